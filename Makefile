@@ -1,0 +1,119 @@
+# ctxd — `make run` installs what is missing and starts the daemon; `make test` runs every test.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-builtin-rules
+
+TMP      := $(CURDIR)/.tmp
+BIN      := $(TMP)/bin
+VENV     := $(TMP)/venv
+PY       := $(VENV)/bin/python
+CTXD     := $(BIN)/ctxd
+GO_PKGS  := ./...
+FUZZTIME ?= 10s
+BENCHTIME ?= 2s
+export PATH := $(BIN):$(PATH)
+
+.PHONY: help
+help: ## Show the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+# ---- setup: every tool the build and tests need, pinned, installed into .tmp ----
+
+$(BIN)/.tools: tools/go.mod tools/go.sum
+	GOBIN=$(BIN) go install -modfile=tools/go.mod tool
+	touch $@
+
+$(VENV)/.deps: clients/python/requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r clients/python/requirements-dev.txt
+	touch $@
+
+clients/ts/node_modules/.deps: clients/ts/package.json clients/ts/package-lock.json
+	cd clients/ts && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+.PHONY: setup
+setup: $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps ## Install pinned tools, Python and Node dependencies
+
+# ---- code generation ----
+
+PROTOS := $(wildcard proto/ctxd/v1/*.proto)
+
+# gen_into DIR: writes every generated file under DIR (the repo root, or a temp dir for checking).
+define gen_into
+	$(BIN)/buf generate -o $(1)
+	mkdir -p $(1)/clients/python/src
+	$(PY) -m grpc_tools.protoc -I proto --python_out=$(1)/clients/python/src \
+		--pyi_out=$(1)/clients/python/src --grpc_python_out=$(1)/clients/python/src $(PROTOS)
+endef
+
+.PHONY: generate
+generate: setup ## Regenerate gen/ and the client stubs from proto/
+	rm -f gen/ctxd/v1/*.go gen/openapi/*.json clients/ts/src/gen/ctxd/v1/*.ts clients/python/src/ctxd/v1/*_pb2*.py*
+	$(call gen_into,.)
+
+.PHONY: checkgenerate
+checkgenerate: setup ## Fail if generated code is out of date with proto/
+	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	$(call gen_into,$$d) && \
+	diff -r $$d/gen/ctxd gen/ctxd && diff $$d/gen/openapi/ctxd.swagger.json gen/openapi/ctxd.swagger.json && \
+	diff -r $$d/clients/ts/src/gen clients/ts/src/gen && \
+	for f in $$d/clients/python/src/ctxd/v1/*; do diff $$f clients/python/src/ctxd/v1/$$(basename $$f); done && \
+	echo "generated code is up to date"
+
+# ---- build, lint ----
+
+.PHONY: build
+build: ## Build the ctxd binary into .tmp/bin
+	go build -o $(CTXD) ./cmd/ctxd
+
+.PHONY: lint
+lint: setup ## go vet, gofmt, buf lint and buf format
+	go vet $(GO_PKGS)
+	test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'))" || { gofmt -l $$(git ls-files '*.go' | grep -v '^gen/'); exit 1; }
+	$(BIN)/buf lint
+	$(BIN)/buf format --diff --exit-code
+
+# ---- tests ----
+
+.PHONY: test
+test: setup checkgenerate lint test-go test-fuzz test-python test-ts ## Run every test (what CI runs)
+
+.PHONY: test-go
+test-go: ## Go unit and integration tests under the race detector
+	go test -race -count=1 $(GO_PKGS)
+
+.PHONY: test-fuzz
+test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
+	go test -run='^$$' -fuzz='^FuzzParseRef$$' -fuzztime=$(FUZZTIME) ./vfs
+	go test -run='^$$' -fuzz='^FuzzApplyPatches$$' -fuzztime=$(FUZZTIME) ./vfs
+
+.PHONY: test-python
+test-python: setup build ## Python client integration test against the real daemon
+	cd clients/python && CTXD_BIN=$(CTXD) $(PY) -m pytest -q
+
+.PHONY: test-ts
+test-ts: setup build ## TypeScript client integration test against the real daemon
+	cd clients/ts && CTXD_BIN=$(CTXD) npm test --silent
+
+# ---- measurements ----
+
+.PHONY: bench
+bench: ## Latency percentiles and throughput over the unix socket
+	mkdir -p bench-results
+	go test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./daemon/ | tee bench-results/vfs.txt
+
+# ---- running ----
+
+.PHONY: run
+run: setup build ## Install what is missing and start the daemon with default settings
+	$(CTXD) serve
+
+.PHONY: install-service
+install-service: build ## Install ctxd into ~/.local/bin and enable the systemd user unit
+	install -D -m 0755 $(CTXD) $(HOME)/.local/bin/ctxd
+	install -D -m 0644 contrib/systemd/ctxd.service $(HOME)/.config/systemd/user/ctxd.service
+	systemctl --user daemon-reload
+	systemctl --user enable --now ctxd.service
+	@echo "ctxd is running; logs: journalctl --user -u ctxd -f"

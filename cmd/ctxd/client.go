@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+)
+
+// maxMessage lets the CLI send and receive items up to the daemon's largest
+// content limit; the daemon enforces its own configured limit.
+const maxMessage = 1 << 30
+
+// clients are the API stubs of one connection.
+type clients struct {
+	conn  *grpc.ClientConn
+	vfs   ctxdv1.VfsServiceClient
+	admin ctxdv1.AdminServiceClient
+}
+
+// dial connects to the daemon's unix socket. grpc connects lazily, so a
+// missing daemon surfaces as UNAVAILABLE on the first call.
+func (c *cli) dial() (*clients, error) {
+	conn, err := grpc.NewClient("unix://"+c.socket,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", c.socket, err)
+	}
+	return &clients{conn: conn, vfs: ctxdv1.NewVfsServiceClient(conn), admin: ctxdv1.NewAdminServiceClient(conn)}, nil
+}
+
+// call dials, runs fn with a deadline, and closes the connection.
+func (c *cli) call(ctx context.Context, fn func(context.Context, *clients) error) error {
+	cl, err := c.dial()
+	if err != nil {
+		return err
+	}
+	defer cl.conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return fn(ctx, cl)
+}
+
+var jsonOut = protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true, EmitUnpopulated: true}
+
+// printJSON writes a response message as JSON.
+func (c *cli) printJSON(m proto.Message) error {
+	b, err := jsonOut.Marshal(m)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, string(b))
+	return nil
+}
+
+// printError reports a failed call: the message, the error type and the hint
+// for people; the status as JSON on stderr with --json.
+func (c *cli) printError(err error) {
+	st, ok := status.FromError(err)
+	if !ok {
+		fmt.Fprintf(c.stderr, "ctxd: %v\n", err)
+		return
+	}
+	var detail *ctxdv1.ErrorDetail
+	for _, d := range st.Details() {
+		if ed, ok := d.(*ctxdv1.ErrorDetail); ok {
+			detail = ed
+		}
+	}
+	if c.json {
+		b, _ := jsonOut.Marshal(st.Proto())
+		fmt.Fprintln(c.stderr, string(b))
+		return
+	}
+	msg := st.Message()
+	if st.Code().String() == "Unavailable" && detail == nil {
+		msg = fmt.Sprintf("cannot reach the daemon at %s: %s", c.socket, msg)
+		detail = &ctxdv1.ErrorDetail{NextActionHint: "Start it with `ctxd serve` (or `make run`), or point --socket / CTXD_SOCKET at its socket."}
+	}
+	kind := st.Code().String()
+	if detail != nil && detail.Type != ctxdv1.ErrorType_ERROR_TYPE_UNSPECIFIED {
+		kind = strings.TrimPrefix(detail.Type.String(), "ERROR_TYPE_")
+	}
+	fmt.Fprintf(c.stderr, "ctxd: %s: %s\n", kind, msg)
+	if detail != nil && detail.NextActionHint != "" {
+		fmt.Fprintf(c.stderr, "hint: %s\n", detail.NextActionHint)
+	}
+}

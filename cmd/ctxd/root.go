@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxd/ctxd/daemon"
+)
+
+// Exit codes: 0 success, 1 a failed call, 2 bad usage. `exists` exits 1 when
+// the ref does not exist.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// cli carries the global flags and output streams of one invocation.
+type cli struct {
+	socket  string
+	json    bool
+	timeout time.Duration
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+// exitCodeError lets a command choose its exit code without printing anything.
+type exitCodeError int
+
+func (e exitCodeError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// usageError marks mistakes in the command line itself.
+type usageError struct{ error }
+
+// Run executes the command line args and returns the process exit code.
+func Run(ctx context.Context, args []string) int {
+	return runWith(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := c.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	var code exitCodeError
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &code):
+		return int(code)
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "ctxd: %v\n", err)
+		return exitUsage
+	default:
+		c.printError(err)
+		return exitError
+	}
+}
+
+func (c *cli) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ctxd",
+		Short: "ctxd is a local memory layer for AI agents",
+		Long: `ctxd keeps an agent's knowledge as items addressed by drive:/path refs.
+
+"ctxd serve" runs the daemon; every other command talks to it over its unix
+socket. A ref is drive:/path, a bare /path (the agent drive), or an item id.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	socket := os.Getenv("CTXD_SOCKET")
+	if socket == "" {
+		socket = daemon.DefaultSocket()
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&c.socket, "socket", socket, "daemon unix socket (env CTXD_SOCKET)")
+	pf.BoolVar(&c.json, "json", false, "print responses as JSON, for scripts")
+	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for each call")
+	root.AddCommand(c.serveCommand())
+	c.addVFSCommands(root)
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a usage error.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.MaximumNArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

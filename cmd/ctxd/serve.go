@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxd/ctxd/daemon"
+)
+
+func (c *cli) serveCommand() *cobra.Command {
+	var configFile string
+	cfg := daemon.DefaultConfig()
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon",
+		Long: `Run the ctxd daemon in the foreground.
+
+Configuration comes from, lowest precedence first: built-in defaults, the
+config file (TOML; default ` + daemon.DefaultConfigFile() + `), CTXD_* environment
+variables, then these flags. SIGINT or SIGTERM stops gracefully; a second
+signal stops at once.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			final := daemon.DefaultConfig()
+			name, required := configFile, true
+			if name == "" {
+				name, required = daemon.DefaultConfigFile(), false
+			}
+			if err := final.LoadConfigFile(name, required); err != nil {
+				return err
+			}
+			if err := final.ApplyEnv(os.LookupEnv); err != nil {
+				return err
+			}
+			overlayFlags(cmd, &final, &cfg)
+			if err := final.Validate(); err != nil {
+				return err
+			}
+			return serve(cmd.Context(), final, c)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configFile, "config", "", "config file (TOML)")
+	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (env CTXD_DATA_DIR)")
+	f.StringVar(&cfg.GRPCTCP, "grpc-tcp", "", "also serve gRPC on this loopback host:port (env CTXD_GRPC_TCP)")
+	f.StringVar(&cfg.HTTP, "http", cfg.HTTP, `JSON/HTTP gateway loopback host:port, "" to disable (env CTXD_HTTP)`)
+	f.StringVar(&cfg.TokenFile, "token-file", cfg.TokenFile, "bearer token file for TCP and HTTP (env CTXD_TOKEN_FILE)")
+	f.Int64Var(&cfg.MaxContentBytes, "max-content-bytes", cfg.MaxContentBytes, "largest item content accepted (env CTXD_MAX_CONTENT_BYTES)")
+	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (env CTXD_LOG_LEVEL)")
+	f.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "text or json (env CTXD_LOG_FORMAT)")
+	return cmd
+}
+
+// overlayFlags copies the flags the user actually set onto cfg. The socket is
+// the root's persistent flag, shared with the client commands.
+func overlayFlags(cmd *cobra.Command, cfg, flags *daemon.Config) {
+	set := func(name string, apply func()) {
+		if cmd.Flags().Changed(name) {
+			apply()
+		}
+	}
+	set("data-dir", func() { cfg.DataDir = flags.DataDir })
+	set("grpc-tcp", func() { cfg.GRPCTCP = flags.GRPCTCP })
+	set("http", func() { cfg.HTTP = flags.HTTP })
+	set("token-file", func() { cfg.TokenFile = flags.TokenFile })
+	set("max-content-bytes", func() { cfg.MaxContentBytes = flags.MaxContentBytes })
+	set("log-level", func() { cfg.LogLevel = flags.LogLevel })
+	set("log-format", func() { cfg.LogFormat = flags.LogFormat })
+	if s, err := cmd.Flags().GetString("socket"); err == nil && cmd.Flags().Changed("socket") {
+		cfg.Socket = s
+	}
+}
+
+func serve(ctx context.Context, cfg daemon.Config, c *cli) error {
+	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[cfg.LogLevel]
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(c.stderr, opts)
+	if cfg.LogFormat == "json" {
+		h = slog.NewJSONHandler(c.stderr, opts)
+	}
+	log := slog.New(h)
+
+	// The first signal cancels ctx for a graceful stop; a second one exits now.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		sig := <-sigs
+		log.Info("signal received, stopping gracefully; send it again to stop at once", "signal", sig.String())
+		cancel()
+		<-sigs
+		fmt.Fprintln(c.stderr, "ctxd: second signal, exiting now")
+		os.Exit(exitError)
+	}()
+	return daemon.Run(ctx, cfg, log)
+}

@@ -1,0 +1,236 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// Config is the daemon's configuration. Precedence, lowest first: DefaultConfig,
+// the config file (TOML), CTXD_* environment variables, command-line flags.
+type Config struct {
+	// DataDir holds the store (ctxd.db) and the lock file.
+	DataDir string `toml:"data_dir"`
+	// Socket is the unix socket path for gRPC; it is created with mode 0600.
+	Socket string `toml:"socket"`
+	// GRPCTCP is an optional loopback host:port for gRPC over TCP; empty disables it.
+	GRPCTCP string `toml:"grpc_tcp"`
+	// HTTP is the loopback host:port of the JSON/HTTP gateway; empty disables it.
+	HTTP string `toml:"http"`
+	// TokenFile holds the owner's bearer token, generated on first start (mode 0600).
+	TokenFile string `toml:"token_file"`
+	// Tokens are additional bearer tokens with limited scopes.
+	Tokens []TokenConfig `toml:"tokens"`
+	// MaxContentBytes limits one item's content.
+	MaxContentBytes int64 `toml:"max_content_bytes"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `toml:"log_level"`
+	// LogFormat is text or json.
+	LogFormat string `toml:"log_format"`
+	// ShutdownTimeout bounds the graceful stop; in-flight calls are then cut off.
+	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+}
+
+// TokenConfig is a scoped bearer token. Only its SHA-256 is stored, so the
+// config file does not hold the secret.
+type TokenConfig struct {
+	// Name identifies the token in logs.
+	Name string `toml:"name"`
+	// SHA256 is the lowercase hex SHA-256 of the token string.
+	SHA256 string `toml:"sha256"`
+	// Scopes granted: any of read, write, admin.
+	Scopes []string `toml:"scopes"`
+}
+
+// Duration is a time.Duration written as a string ("10s") in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	d.Duration = v
+	return err
+}
+
+// DefaultConfig returns the configuration used when nothing is set, following
+// the XDG base directory conventions.
+func DefaultConfig() Config {
+	return Config{
+		DataDir:         filepath.Join(xdgDir("XDG_DATA_HOME", ".local/share"), "ctxd"),
+		Socket:          DefaultSocket(),
+		HTTP:            "127.0.0.1:7077",
+		TokenFile:       filepath.Join(ConfigDir(), "token"),
+		MaxContentBytes: vfs.DefaultMaxContentBytes,
+		LogLevel:        "info",
+		LogFormat:       "text",
+		ShutdownTimeout: Duration{10 * time.Second},
+	}
+}
+
+// ConfigDir is $XDG_CONFIG_HOME/ctxd (default ~/.config/ctxd).
+func ConfigDir() string { return filepath.Join(xdgDir("XDG_CONFIG_HOME", ".config"), "ctxd") }
+
+// DefaultConfigFile is the config file read when none is named.
+func DefaultConfigFile() string { return filepath.Join(ConfigDir(), "config.toml") }
+
+// DefaultSocket is $XDG_RUNTIME_DIR/ctxd/ctxd.sock, falling back to the
+// system temp dir when XDG_RUNTIME_DIR is unset.
+func DefaultSocket() string {
+	dir := os.Getenv("XDG_RUNTIME_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("ctxd-%d", os.Getuid()))
+	}
+	return filepath.Join(dir, "ctxd", "ctxd.sock")
+}
+
+func xdgDir(env, fallback string) string {
+	if d := os.Getenv(env); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, fallback)
+}
+
+// LoadConfig overlays TOML from r onto c. Unknown keys are errors, so a typo
+// does not silently fall back to a default.
+func (c *Config) LoadConfig(r io.Reader) error {
+	md, err := toml.NewDecoder(r).Decode(c)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		return fmt.Errorf("config: unknown key %q", undecoded[0].String())
+	}
+	return nil
+}
+
+// LoadConfigFile overlays the named file; a missing file is an error only
+// when required.
+func (c *Config) LoadConfigFile(name string, required bool) error {
+	f, err := os.Open(name)
+	if errors.Is(err, os.ErrNotExist) && !required {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	if err := c.LoadConfig(f); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// ApplyEnv overlays CTXD_* variables; lookupEnv is os.LookupEnv in production.
+// A set-but-empty variable counts, so CTXD_HTTP= disables the gateway.
+func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
+	strs := map[string]*string{
+		"CTXD_DATA_DIR":   &c.DataDir,
+		"CTXD_SOCKET":     &c.Socket,
+		"CTXD_GRPC_TCP":   &c.GRPCTCP,
+		"CTXD_HTTP":       &c.HTTP,
+		"CTXD_TOKEN_FILE": &c.TokenFile,
+		"CTXD_LOG_LEVEL":  &c.LogLevel,
+		"CTXD_LOG_FORMAT": &c.LogFormat,
+	}
+	for k, p := range strs {
+		if v, ok := lookupEnv(k); ok {
+			*p = v
+		}
+	}
+	if v, ok := lookupEnv("CTXD_MAX_CONTENT_BYTES"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("CTXD_MAX_CONTENT_BYTES: %q is not a whole number of bytes", v)
+		}
+		c.MaxContentBytes = n
+	}
+	if v, ok := lookupEnv("CTXD_SHUTDOWN_TIMEOUT"); ok {
+		if err := c.ShutdownTimeout.UnmarshalText([]byte(v)); err != nil {
+			return fmt.Errorf("CTXD_SHUTDOWN_TIMEOUT: %w", err)
+		}
+	}
+	return nil
+}
+
+// Validate checks every field and names the first bad one.
+func (c *Config) Validate() error {
+	if c.DataDir == "" {
+		return errors.New("config: data_dir must be set")
+	}
+	if c.Socket == "" {
+		return errors.New("config: socket must be set")
+	}
+	// sun_path is 108 bytes on Linux, including the terminating NUL.
+	if len(c.Socket) > 107 {
+		return fmt.Errorf("config: socket path %q is %d bytes; unix sockets allow at most 107", c.Socket, len(c.Socket))
+	}
+	for _, f := range []struct{ name, addr string }{{"grpc_tcp", c.GRPCTCP}, {"http", c.HTTP}} {
+		if f.addr == "" {
+			continue
+		}
+		if err := checkLoopback(f.addr); err != nil {
+			return fmt.Errorf("config: %s: %w", f.name, err)
+		}
+	}
+	if (c.GRPCTCP != "" || c.HTTP != "") && c.TokenFile == "" {
+		return errors.New("config: token_file must be set when grpc_tcp or http is enabled")
+	}
+	if c.MaxContentBytes <= 0 {
+		return fmt.Errorf("config: max_content_bytes must be positive, got %d", c.MaxContentBytes)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("config: log_level must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("config: log_format must be text or json, got %q", c.LogFormat)
+	}
+	if c.ShutdownTimeout.Duration <= 0 {
+		return fmt.Errorf("config: shutdown_timeout must be positive, got %s", c.ShutdownTimeout)
+	}
+	for i, t := range c.Tokens {
+		if _, err := parseScopes(t.Scopes); err != nil {
+			return fmt.Errorf("config: tokens[%d] (%s): %w", i, t.Name, err)
+		}
+		if len(t.SHA256) != 64 || strings.Trim(t.SHA256, "0123456789abcdef") != "" {
+			return fmt.Errorf("config: tokens[%d] (%s): sha256 must be 64 lowercase hex digits", i, t.Name)
+		}
+	}
+	return nil
+}
+
+// checkLoopback accepts host:port where host is localhost or a loopback IP:
+// TCP endpoints never listen beyond this machine.
+func checkLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port: %w", addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%q: port must be a number from 0 to 65535", addr)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%q is not a loopback address; use 127.0.0.1, [::1] or localhost", addr)
+}

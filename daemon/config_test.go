@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfig_LoadConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	err := cfg.LoadConfig(strings.NewReader(`
+data_dir = "/tmp/x"
+http = ""
+max_content_bytes = 1024
+shutdown_timeout = "3s"
+[[tokens]]
+name = "ci"
+sha256 = "` + sha256Hex("t") + `"
+scopes = ["read"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != "/tmp/x" || cfg.HTTP != "" || cfg.MaxContentBytes != 1024 || cfg.ShutdownTimeout.Duration != 3*time.Second || len(cfg.Tokens) != 1 {
+		t.Errorf("loaded %+v", cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+func TestConfig_LoadConfigRejectsUnknownKey(t *testing.T) {
+	cfg := DefaultConfig()
+	err := cfg.LoadConfig(strings.NewReader(`data_dirr = "/tmp/x"`))
+	if err == nil || !strings.Contains(err.Error(), "data_dirr") {
+		t.Fatalf("err = %v, want it to name the unknown key", err)
+	}
+}
+
+func TestConfig_ApplyEnv(t *testing.T) {
+	env := map[string]string{"CTXD_DATA_DIR": "/d", "CTXD_HTTP": "", "CTXD_MAX_CONTENT_BYTES": "77"}
+	cfg := DefaultConfig()
+	if err := cfg.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != "/d" || cfg.HTTP != "" || cfg.MaxContentBytes != 77 {
+		t.Errorf("env not applied: %+v", cfg)
+	}
+	env["CTXD_MAX_CONTENT_BYTES"] = "lots"
+	if err := cfg.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil || !strings.Contains(err.Error(), "CTXD_MAX_CONTENT_BYTES") {
+		t.Errorf("bad number: %v", err)
+	}
+}
+
+func TestConfig_Validate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		want   string // substring of the error naming the field
+	}{
+		{"non-loopback http", func(c *Config) { c.HTTP = "0.0.0.0:7077" }, "http"},
+		{"public grpc", func(c *Config) { c.GRPCTCP = "8.8.8.8:1" }, "grpc_tcp"},
+		{"no port", func(c *Config) { c.HTTP = "127.0.0.1" }, "http"},
+		{"zero limit", func(c *Config) { c.MaxContentBytes = 0 }, "max_content_bytes"},
+		{"log level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},
+		{"long socket", func(c *Config) { c.Socket = "/" + strings.Repeat("s", 120) }, "socket"},
+		{"bad scope", func(c *Config) { c.Tokens = []TokenConfig{{Name: "x", SHA256: sha256Hex("x"), Scopes: []string{"root"}}} }, "tokens[0]"},
+		{"bad digest", func(c *Config) { c.Tokens = []TokenConfig{{Name: "x", SHA256: "abc", Scopes: []string{"read"}}} }, "sha256"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tt.mutate(&cfg)
+			err := cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate = %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+	for _, ok := range []string{"127.0.0.1:0", "[::1]:7077", "localhost:9"} {
+		cfg := DefaultConfig()
+		cfg.HTTP = ok
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s rejected: %v", ok, err)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package daemon
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// This file holds every conversion between vfs domain types and API messages.
+
+func timeToProto(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+func timeFromProto(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+// ItemToProto converts an item's metadata.
+func ItemToProto(it *vfs.Item) *ctxdv1.Item {
+	return &ctxdv1.Item{
+		Id:              it.ID,
+		Ref:             it.Ref(),
+		Drive:           it.Drive,
+		Path:            it.Path,
+		Title:           it.Title,
+		Description:     it.Description,
+		MimeType:        it.MimeType,
+		IsText:          it.IsText,
+		IsDir:           it.IsDir,
+		SizeBytes:       it.Size,
+		ContentHash:     it.ContentHash,
+		SourceUrl:       it.SourceURL,
+		Tags:            it.Tags,
+		Importance:      it.Importance,
+		CreatedAt:       timeToProto(it.CreatedAt),
+		UpdatedAt:       timeToProto(it.UpdatedAt),
+		IndexedAt:       timeToProto(it.IndexedAt),
+		RetrievalCount:  it.RetrievalCount,
+		LastRetrievedAt: timeToProto(it.LastRetrievedAt),
+		LineCount:       it.LineCount,
+	}
+}
+
+// ItemFromProto is the inverse of ItemToProto (the ref is derived, not read).
+func ItemFromProto(p *ctxdv1.Item) vfs.Item {
+	return vfs.Item{
+		ID:              p.GetId(),
+		Drive:           p.GetDrive(),
+		Path:            p.GetPath(),
+		Title:           p.GetTitle(),
+		Description:     p.GetDescription(),
+		MimeType:        p.GetMimeType(),
+		IsText:          p.GetIsText(),
+		IsDir:           p.GetIsDir(),
+		Size:            p.GetSizeBytes(),
+		ContentHash:     p.GetContentHash(),
+		SourceURL:       p.GetSourceUrl(),
+		Tags:            p.GetTags(),
+		Importance:      p.GetImportance(),
+		CreatedAt:       timeFromProto(p.GetCreatedAt()),
+		UpdatedAt:       timeFromProto(p.GetUpdatedAt()),
+		IndexedAt:       timeFromProto(p.GetIndexedAt()),
+		RetrievalCount:  p.GetRetrievalCount(),
+		LastRetrievedAt: timeFromProto(p.GetLastRetrievedAt()),
+		LineCount:       p.GetLineCount(),
+	}
+}
+
+// TreeToProto converts a tree recursively.
+func TreeToProto(n *vfs.TreeNode) *ctxdv1.TreeNode {
+	if n == nil {
+		return nil
+	}
+	p := &ctxdv1.TreeNode{
+		Name:            n.Name,
+		Ref:             n.Ref(),
+		IsDir:           n.IsDir,
+		SizeBytes:       n.Size,
+		MimeType:        n.MimeType,
+		OmittedChildren: int32(n.OmittedChildren),
+		DepthTruncated:  n.DepthTruncated,
+	}
+	for _, c := range n.Children {
+		p.Children = append(p.Children, TreeToProto(c))
+	}
+	return p
+}
+
+// DrivesToProto converts drive summaries.
+func DrivesToProto(ds []vfs.DriveInfo) []*ctxdv1.DriveInfo {
+	out := make([]*ctxdv1.DriveInfo, len(ds))
+	for i, d := range ds {
+		out[i] = &ctxdv1.DriveInfo{Name: d.Name, ItemCount: d.ItemCount, SizeBytes: d.Size}
+	}
+	return out
+}
+
+// EntryToProto converts one listing entry.
+func EntryToProto(e *vfs.Entry) *ctxdv1.ListEntry {
+	p := &ctxdv1.ListEntry{Ref: e.Ref(), Name: e.Name, IsDir: e.IsDir}
+	if e.Item != nil {
+		p.Item = ItemToProto(e.Item)
+	}
+	return p
+}
+
+// OnConflictFromProto converts a conflict policy, substituting def for UNSPECIFIED.
+func OnConflictFromProto(oc ctxdv1.OnConflict, def vfs.OnConflict) vfs.OnConflict {
+	switch oc {
+	case ctxdv1.OnConflict_ON_CONFLICT_ERROR:
+		return vfs.ConflictError
+	case ctxdv1.OnConflict_ON_CONFLICT_OVERWRITE:
+		return vfs.ConflictOverwrite
+	case ctxdv1.OnConflict_ON_CONFLICT_SKIP:
+		return vfs.ConflictSkip
+	}
+	return def
+}
+
+// PatchesFromProto converts edit patches.
+func PatchesFromProto(ps []*ctxdv1.Patch) []vfs.Patch {
+	out := make([]vfs.Patch, len(ps))
+	for i, p := range ps {
+		out[i] = vfs.Patch{StartLine: p.GetStartLine(), EndLine: p.GetEndLine(), Content: p.GetContent()}
+	}
+	return out
+}

@@ -1,0 +1,254 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	sddaemon "github.com/coreos/go-systemd/v22/daemon"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// Version is the daemon's version, overridable at build time with
+// -ldflags "-X github.com/ctxd/ctxd/daemon.Version=...".
+var Version = "0.1.0-dev"
+
+// backend is what the services share. store is set before ready flips to
+// true, and the readiness interceptor keeps calls out until then.
+type backend struct {
+	store   *vfs.Store
+	dataDir string
+	started time.Time
+}
+
+// Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
+type Daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	lock    *os.File
+	b       backend
+	ready   atomic.Bool
+	health  *health.Server
+	grpc    *grpc.Server
+	http    *http.Server
+	gwConn  *grpc.ClientConn
+	tcpAddr net.Addr
+	webAddr net.Addr
+	served  chan error
+}
+
+// Start validates cfg, takes the data-dir lock, starts listening (health
+// NOT_SERVING), opens the store, then reports SERVING and notifies systemd.
+func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	d := &Daemon{cfg: cfg, log: log, health: health.NewServer(), served: make(chan error, 4)}
+	d.b.dataDir, d.b.started = cfg.DataDir, time.Now()
+	defer func() {
+		if err != nil {
+			d.shutdown(context.Background())
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	if d.lock, err = lockDataDir(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	var auth *authenticator
+	if cfg.GRPCTCP != "" || cfg.HTTP != "" {
+		if auth, err = newAuthenticator(cfg.TokenFile, cfg.Tokens); err != nil {
+			return nil, err
+		}
+	}
+	d.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready}, cfg.MaxContentBytes, d.health)
+	ctxdv1.RegisterVfsServiceServer(d.grpc, &vfsService{b: &d.b})
+	ctxdv1.RegisterAdminServiceServer(d.grpc, &adminService{b: &d.b})
+	ctxdv1.RegisterSearchServiceServer(d.grpc, searchService{})
+	ctxdv1.RegisterIngestServiceServer(d.grpc, ingestService{})
+
+	unixLn, err := listenUnix(cfg.Socket)
+	if err != nil {
+		return nil, err
+	}
+	d.serve(unixLn)
+	if cfg.GRPCTCP != "" {
+		ln, err := net.Listen("tcp", cfg.GRPCTCP)
+		if err != nil {
+			return nil, fmt.Errorf("listen grpc_tcp: %w", err)
+		}
+		d.tcpAddr = ln.Addr()
+		d.serve(ln)
+	}
+	if cfg.HTTP != "" {
+		if err := d.startGateway(ctx, auth); err != nil {
+			return nil, err
+		}
+	}
+
+	if d.b.store, err = vfs.Open(filepath.Join(cfg.DataDir, "ctxd.db"), vfs.Options{MaxContentBytes: cfg.MaxContentBytes}); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	d.ready.Store(true)
+	d.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	for name := range d.grpc.GetServiceInfo() {
+		d.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	if _, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
+		log.Warn("systemd notify failed", "err", err)
+	}
+	log.Info("ctxd serving", "version", Version, "data_dir", cfg.DataDir, "socket", cfg.Socket,
+		"grpc_tcp", addrString(d.tcpAddr), "http", addrString(d.webAddr))
+	return d, nil
+}
+
+// startGateway serves the JSON/HTTP gateway. The gateway reaches the gRPC
+// server through its own loopback listener, where tokens are enforced.
+func (d *Daemon) startGateway(ctx context.Context, auth *authenticator) error {
+	internal, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen gateway backend: %w", err)
+	}
+	d.serve(internal)
+	handler, conn, err := newGateway(ctx, internal.Addr().String(), auth, d.cfg.MaxContentBytes)
+	if err != nil {
+		return err
+	}
+	d.gwConn = conn
+	ln, err := net.Listen("tcp", d.cfg.HTTP)
+	if err != nil {
+		return fmt.Errorf("listen http: %w", err)
+	}
+	d.webAddr = ln.Addr()
+	d.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := d.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			d.served <- fmt.Errorf("http: %w", err)
+		}
+	}()
+	return nil
+}
+
+func (d *Daemon) serve(ln net.Listener) {
+	go func() {
+		if err := d.grpc.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			d.served <- fmt.Errorf("grpc on %s: %w", ln.Addr(), err)
+		}
+	}()
+}
+
+// listenUnix listens on a unix socket with mode 0600 inside a 0700 directory.
+// A leftover socket file is removed only when nothing answers on it.
+func listenUnix(path string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create socket dir: %w", err)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("socket %s is in use by another process; stop it or pass --socket", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove stale socket: %w", err)
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("chmod socket: %w", err)
+	}
+	return ln, nil
+}
+
+// GRPCAddr is the loopback TCP address of gRPC, or nil when disabled.
+func (d *Daemon) GRPCAddr() net.Addr { return d.tcpAddr }
+
+// HTTPAddr is the address of the JSON/HTTP gateway, or nil when disabled.
+func (d *Daemon) HTTPAddr() net.Addr { return d.webAddr }
+
+// Wait blocks until ctx ends or a listener fails.
+func (d *Daemon) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-d.served:
+		return err
+	}
+}
+
+// Stop stops gracefully: health turns NOT_SERVING, in-flight calls finish
+// until ctx ends, then remaining calls are cut off and the store is closed.
+func (d *Daemon) Stop(ctx context.Context) error {
+	sddaemon.SdNotify(false, sddaemon.SdNotifyStopping)
+	d.log.Info("ctxd stopping")
+	return d.shutdown(ctx)
+}
+
+func (d *Daemon) shutdown(ctx context.Context) error {
+	d.ready.Store(false)
+	d.health.Shutdown()
+	if d.http != nil {
+		d.http.Shutdown(ctx)
+	}
+	if d.gwConn != nil {
+		d.gwConn.Close()
+	}
+	if d.grpc != nil {
+		done := make(chan struct{})
+		go func() { d.grpc.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			d.grpc.Stop()
+			<-done
+		}
+	}
+	var err error
+	if d.b.store != nil {
+		err = d.b.store.Close()
+	}
+	if d.lock != nil {
+		d.lock.Close()
+	}
+	return err
+}
+
+// Run starts the daemon and serves until ctx is cancelled, then stops
+// gracefully within the configured shutdown timeout.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	d, err := Start(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	werr := d.Wait(ctx)
+	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout.Duration)
+	defer cancel()
+	if err := d.Stop(stopCtx); err != nil {
+		return err
+	}
+	return werr
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return "off"
+	}
+	return a.String()
+}

@@ -1,0 +1,13 @@
+// Package daemon runs ctxd: it owns configuration, the data-dir lock, the
+// gRPC server (unix socket and optional loopback TCP) with its interceptors,
+// the grpc-gateway JSON/HTTP API, bearer-token auth, and the service adapters
+// that translate between API messages and the vfs and index packages.
+//
+// Services are thin: they decode a request, call the domain, and encode the
+// result. Domain errors are mapped to gRPC status with an ErrorDetail in one
+// place (errors.go); conversions live in convert.go.
+//
+// Trust model: the unix socket is protected by its file mode (0600) and needs
+// no token; every call arriving over TCP, including the gateway's, needs a
+// bearer token whose scopes cover the method.
+package daemon

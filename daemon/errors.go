@@ -1,0 +1,98 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// kindTypes maps each vfs sentinel to the API's error type.
+var kindTypes = []struct {
+	kind error
+	typ  ctxdv1.ErrorType
+}{
+	{vfs.ErrNotFound, ctxdv1.ErrorType_ERROR_TYPE_NOT_FOUND},
+	{vfs.ErrConflict, ctxdv1.ErrorType_ERROR_TYPE_PATH_CONFLICT},
+	{vfs.ErrNoText, ctxdv1.ErrorType_ERROR_TYPE_NO_TEXT_CONTENT},
+	{vfs.ErrInvalid, ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT},
+	{vfs.ErrInvalidPatch, ctxdv1.ErrorType_ERROR_TYPE_INVALID_PATCH},
+	{vfs.ErrIsDir, ctxdv1.ErrorType_ERROR_TYPE_IS_DIRECTORY},
+	{vfs.ErrNotDir, ctxdv1.ErrorType_ERROR_TYPE_NOT_DIRECTORY},
+	{vfs.ErrTooLarge, ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE},
+	{vfs.ErrOutOfRange, ctxdv1.ErrorType_ERROR_TYPE_OUT_OF_RANGE},
+	{vfs.ErrChanged, ctxdv1.ErrorType_ERROR_TYPE_CONTENT_CHANGED},
+	{vfs.ErrDirNotEmpty, ctxdv1.ErrorType_ERROR_TYPE_DIRECTORY_NOT_EMPTY},
+}
+
+// typeCodes gives the gRPC code of every error type. It is the one place
+// where error types meet transport codes; grpc-gateway derives HTTP codes.
+var typeCodes = map[ctxdv1.ErrorType]codes.Code{
+	ctxdv1.ErrorType_ERROR_TYPE_NOT_FOUND:           codes.NotFound,
+	ctxdv1.ErrorType_ERROR_TYPE_PATH_CONFLICT:       codes.AlreadyExists,
+	ctxdv1.ErrorType_ERROR_TYPE_NO_TEXT_CONTENT:     codes.FailedPrecondition,
+	ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT:    codes.InvalidArgument,
+	ctxdv1.ErrorType_ERROR_TYPE_INVALID_PATCH:       codes.InvalidArgument,
+	ctxdv1.ErrorType_ERROR_TYPE_IS_DIRECTORY:        codes.FailedPrecondition,
+	ctxdv1.ErrorType_ERROR_TYPE_NOT_DIRECTORY:       codes.FailedPrecondition,
+	ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE:   codes.InvalidArgument,
+	ctxdv1.ErrorType_ERROR_TYPE_OUT_OF_RANGE:        codes.OutOfRange,
+	ctxdv1.ErrorType_ERROR_TYPE_CONTENT_CHANGED:     codes.Aborted,
+	ctxdv1.ErrorType_ERROR_TYPE_DIRECTORY_NOT_EMPTY: codes.FailedPrecondition,
+	ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED:     codes.Unauthenticated,
+	ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED:   codes.PermissionDenied,
+	ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE:         codes.Unavailable,
+	ctxdv1.ErrorType_ERROR_TYPE_UNIMPLEMENTED:       codes.Unimplemented,
+	ctxdv1.ErrorType_ERROR_TYPE_INTERNAL:            codes.Internal,
+}
+
+// apiError builds a status error carrying an ErrorDetail.
+func apiError(typ ctxdv1.ErrorType, msg, hint string) error {
+	return detailedStatus(&ctxdv1.ErrorDetail{Type: typ, NextActionHint: hint}, msg)
+}
+
+func detailedStatus(d *ctxdv1.ErrorDetail, msg string) error {
+	st, err := status.New(typeCodes[d.Type], msg).WithDetails(d)
+	if err != nil { // only fails if the detail cannot be marshalled
+		return status.Error(typeCodes[d.Type], msg)
+	}
+	return st.Err()
+}
+
+// toStatus converts an error from the domain into a gRPC status error. Domain
+// errors keep their message, hint and nearby refs; anything unexpected is
+// logged and becomes a generic Internal error.
+func toStatus(log *slog.Logger, method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var ve *vfs.Error
+	if errors.As(err, &ve) {
+		for _, kt := range kindTypes {
+			if errors.Is(ve.Kind, kt.kind) {
+				return detailedStatus(&ctxdv1.ErrorDetail{
+					Type:           kt.typ,
+					NextActionHint: ve.Hint,
+					Ref:            ve.Ref,
+					NearbyRefs:     ve.Nearby,
+				}, ve.Message)
+			}
+		}
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "request canceled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "request deadline exceeded")
+	}
+	log.Error("internal error", "method", method, "err", err)
+	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INTERNAL, "internal error", "The daemon log has the details; retry, and report it if it persists.")
+}

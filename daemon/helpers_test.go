@@ -1,0 +1,134 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+)
+
+// testDaemon is a real daemon on a real unix socket (plus loopback TCP and
+// HTTP when asked), with its data in a temp dir.
+type testDaemon struct {
+	*Daemon
+	cfg   Config
+	token string
+}
+
+// shortTempDir returns a temp dir whose path is short enough for a unix
+// socket (t.TempDir paths embed the test name and can exceed 107 bytes).
+func shortTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ctxd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// testConfig returns a config rooted in fresh temp dirs, TCP and HTTP off.
+func testConfig(t testing.TB) Config {
+	cfg := DefaultConfig()
+	dir := shortTempDir(t)
+	cfg.DataDir = filepath.Join(dir, "data")
+	cfg.Socket = filepath.Join(dir, "s.sock")
+	cfg.TokenFile = filepath.Join(dir, "token")
+	cfg.HTTP = ""
+	return cfg
+}
+
+// mustStart starts a daemon with cfg and stops it at cleanup.
+func mustStart(t testing.TB, cfg Config) *testDaemon {
+	t.Helper()
+	d, err := Start(context.Background(), cfg, slogDiscard())
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := d.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	td := &testDaemon{Daemon: d, cfg: cfg}
+	if cfg.GRPCTCP != "" || cfg.HTTP != "" {
+		b, err := os.ReadFile(cfg.TokenFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		td.token = strings.TrimSpace(string(b))
+	}
+	return td
+}
+
+// dial opens a client connection to target and closes it at cleanup.
+func dial(t testing.TB, target string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(target,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30), grpc.MaxCallSendMsgSize(1<<30)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// vfsClient returns a VFS client over the daemon's unix socket.
+func (d *testDaemon) vfsClient(t testing.TB) ctxdv1.VfsServiceClient {
+	return ctxdv1.NewVfsServiceClient(dial(t, "unix://"+d.cfg.Socket))
+}
+
+// errorDetail returns the code and ErrorDetail of a status error, failing
+// the test if the detail is missing.
+func errorDetail(t testing.TB, err error) (codes.Code, *ctxdv1.ErrorDetail) {
+	t.Helper()
+	st, ok := status.FromError(err)
+	if !ok || err == nil {
+		t.Fatalf("want a status error, got %v", err)
+	}
+	for _, d := range st.Details() {
+		if ed, ok := d.(*ctxdv1.ErrorDetail); ok {
+			return st.Code(), ed
+		}
+	}
+	t.Fatalf("status %v has no ErrorDetail", st)
+	return 0, nil
+}
+
+// writeText writes a text item and fails the test on error.
+func writeText(t testing.TB, c ctxdv1.VfsServiceClient, ref, content string) *ctxdv1.WriteResponse {
+	t.Helper()
+	resp, err := c.Write(context.Background(), &ctxdv1.WriteRequest{
+		Ref: ref, Body: &ctxdv1.WriteRequest_Content{Content: content},
+		OnConflict: ctxdv1.OnConflict_ON_CONFLICT_OVERWRITE,
+	})
+	if err != nil {
+		t.Fatalf("Write %s: %v", ref, err)
+	}
+	return resp
+}
+
+func slogDiscard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func sha256Sum(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }

@@ -1,0 +1,177 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+)
+
+// These tests run the real ctxd binary as a separate process, so that it can
+// be killed with SIGKILL mid-write.
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	binDir    string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// ctxdBinary builds cmd/ctxd once per test run.
+func ctxdBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "ctxdbin"); buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "ctxd")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/ctxd/ctxd/cmd/ctxd").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// daemonProcess is a ctxd serve child process.
+type daemonProcess struct {
+	cmd    *exec.Cmd
+	socket string
+	done   chan error
+}
+
+// startProcess runs `ctxd serve` on dataDir and waits until health is SERVING.
+func startProcess(t testing.TB, dataDir, socket string) *daemonProcess {
+	t.Helper()
+	cmd := exec.Command(ctxdBinary(t), "serve", "--data-dir", dataDir, "--socket", socket, "--http", "", "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dataDir, "..", "config"))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &daemonProcess{cmd: cmd, socket: socket, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	health := healthpb.NewHealthClient(dial(t, "unix://"+socket))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		resp, err := health.Check(ctx, &healthpb.HealthCheckRequest{})
+		cancel()
+		if err == nil && resp.Status == healthpb.HealthCheckResponse_SERVING {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon not serving after 30s: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestProcess_KillDuringWritesLosesNothing(t *testing.T) {
+	dir := shortTempDir(t)
+	dataDir, socket := filepath.Join(dir, "data"), filepath.Join(dir, "s.sock")
+	p := startProcess(t, dataDir, socket)
+	c := ctxdv1.NewVfsServiceClient(dial(t, "unix://"+socket))
+
+	const writers = 8
+	var mu sync.Mutex
+	acked := map[string]string{}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				ref := fmt.Sprintf("agent:/w%d/item-%05d.md", w, i)
+				body := fmt.Sprintf("writer %d item %d\n%s", w, i, ref)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := c.Write(ctx, &ctxdv1.WriteRequest{Ref: ref, Body: &ctxdv1.WriteRequest_Content{Content: body}})
+				cancel()
+				if err != nil {
+					return // the daemon died
+				}
+				mu.Lock()
+				acked[ref] = body
+				mu.Unlock()
+			}
+		}()
+	}
+	// Let writes flow, then kill without warning.
+	for {
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 400 {
+			break
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	p.done <- nil // for the cleanup
+	wg.Wait()
+
+	startProcess(t, dataDir, socket)
+	c = ctxdv1.NewVfsServiceClient(dial(t, "unix://"+socket))
+	ctx := context.Background()
+	for ref, body := range acked {
+		r, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: ref})
+		if err != nil {
+			t.Fatalf("acknowledged write %s lost after kill -9: %v", ref, err)
+		}
+		if r.Content != body {
+			t.Fatalf("%s = %q after restart, want %q", ref, r.Content, body)
+		}
+	}
+	drives, err := c.ListDrives(ctx, &ctxdv1.ListDrivesRequest{})
+	if err != nil || len(drives.Drives) != 1 || drives.Drives[0].ItemCount < int64(len(acked)) {
+		t.Errorf("drives after restart = %v, %v; want >= %d items", drives, err, len(acked))
+	}
+	t.Logf("%d acknowledged writes survived kill -9", len(acked))
+}
+
+func TestProcess_SIGTERMStopsGracefully(t *testing.T) {
+	dir := shortTempDir(t)
+	p := startProcess(t, filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"))
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("daemon did not stop within 15s of SIGTERM")
+	}
+	if _, err := os.Stat(p.socket); !os.IsNotExist(err) {
+		t.Errorf("socket still present after stop: %v", err)
+	}
+}

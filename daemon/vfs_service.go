@@ -1,0 +1,250 @@
+package daemon
+
+import (
+	"context"
+	"strings"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// Depth and width of the directory snapshot returned by Write.
+const (
+	snapshotDepth  = 2
+	snapshotPerDir = 20
+)
+
+// vfsService adapts VfsService calls onto the item store: decode, call, encode.
+// Errors are returned as they come; the error interceptor maps them.
+type vfsService struct {
+	ctxdv1.UnimplementedVfsServiceServer
+	b *backend
+}
+
+func (s *vfsService) ListDrives(ctx context.Context, _ *ctxdv1.ListDrivesRequest) (*ctxdv1.ListDrivesResponse, error) {
+	ds, err := s.b.store.ListDrives(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.ListDrivesResponse{Drives: DrivesToProto(ds)}, nil
+}
+
+func (s *vfsService) Tree(ctx context.Context, req *ctxdv1.TreeRequest) (*ctxdv1.TreeResponse, error) {
+	var dir vfs.Ref
+	if req.GetRef() != "" {
+		var err error
+		if dir, err = vfs.ParseRef(req.GetRef()); err != nil {
+			return nil, err
+		}
+	}
+	return s.tree(ctx, dir, int(req.GetMaxDepth()), int(req.GetItemsPerDir()))
+}
+
+func (s *vfsService) tree(ctx context.Context, dir vfs.Ref, depth, perDir int) (*ctxdv1.TreeResponse, error) {
+	root, err := s.b.store.Tree(ctx, dir, depth, perDir)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.TreeResponse{Root: TreeToProto(root), Rendered: vfs.RenderTree(root)}, nil
+}
+
+func (s *vfsService) List(ctx context.Context, req *ctxdv1.ListRequest) (*ctxdv1.ListResponse, error) {
+	dir, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	entries, next, err := s.b.store.List(ctx, dir, req.GetRecursive(), int(req.GetLimit()), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	resp := &ctxdv1.ListResponse{NextPageToken: next, Entries: make([]*ctxdv1.ListEntry, len(entries))}
+	for i := range entries {
+		resp.Entries[i] = EntryToProto(&entries[i])
+	}
+	return resp, nil
+}
+
+func (s *vfsService) Read(ctx context.Context, req *ctxdv1.ReadRequest) (*ctxdv1.ReadResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetRaw() {
+		it, data, err := s.b.store.ReadRaw(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		return &ctxdv1.ReadResponse{Item: ItemToProto(&it), Data: data, TotalLines: it.LineCount}, nil
+	}
+	r, err := s.b.store.Read(ctx, ref, req.GetLineOffset(), req.GetLineLimit())
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.ReadResponse{
+		Item:       ItemToProto(&r.Item),
+		Content:    string(r.Content),
+		StartLine:  r.StartLine,
+		EndLine:    r.EndLine,
+		TotalLines: r.TotalLines,
+		HasMore:    r.HasMore,
+	}, nil
+}
+
+func (s *vfsService) Write(ctx context.Context, req *ctxdv1.WriteRequest) (*ctxdv1.WriteResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	p := vfs.WriteParams{
+		Ref:          ref,
+		MimeType:     req.GetMimeType(),
+		Title:        req.GetTitle(),
+		Description:  req.GetDescription(),
+		SourceURL:    req.GetSourceUrl(),
+		Tags:         req.GetTags(),
+		Importance:   req.GetImportance(),
+		OnConflict:   OnConflictFromProto(req.GetOnConflict(), vfs.ConflictError),
+		ExpectedHash: req.GetExpectedContentHash(),
+	}
+	if body, ok := req.GetBody().(*ctxdv1.WriteRequest_Data); ok {
+		p.Content = body.Data
+	} else {
+		p.Content, p.IsText = []byte(req.GetContent()), true
+	}
+	res, err := s.b.store.Write(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := s.tree(ctx, vfs.Ref{Drive: res.Item.Drive, Path: parentPath(res.Item.Path)}, snapshotDepth, snapshotPerDir)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.WriteResponse{Item: ItemToProto(&res.Item), Created: res.Created, Skipped: res.Skipped, Tree: tree}, nil
+}
+
+func (s *vfsService) Edit(ctx context.Context, req *ctxdv1.EditRequest) (*ctxdv1.EditResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.b.store.Edit(ctx, ref, PatchesFromProto(req.GetPatches()), req.GetExpectedContentHash())
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.EditResponse{Item: ItemToProto(&r.Item), LinesBefore: r.LinesBefore, LinesAfter: r.LinesAfter}, nil
+}
+
+func (s *vfsService) Delete(ctx context.Context, req *ctxdv1.DeleteRequest) (*ctxdv1.DeleteResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.b.store.Delete(ctx, ref, req.GetRecursive())
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.DeleteResponse{DeletedCount: n}, nil
+}
+
+// parentPath returns the directory holding p. It cuts at the last "/" rather
+// than using path.Dir, which would clean the "//" of url-drive paths.
+func parentPath(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
+}
+
+// parseRefPair parses a source and a destination ref.
+func parseRefPair(src, dst string) (vfs.Ref, vfs.Ref, error) {
+	s, err := vfs.ParseRef(src)
+	if err != nil {
+		return vfs.Ref{}, vfs.Ref{}, err
+	}
+	d, err := vfs.ParseRef(dst)
+	return s, d, err
+}
+
+func (s *vfsService) Copy(ctx context.Context, req *ctxdv1.CopyRequest) (*ctxdv1.CopyResponse, error) {
+	src, dst, err := parseRefPair(req.GetSourceRef(), req.GetDestinationRef())
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.b.store.Copy(ctx, src, dst, req.GetRecursive(), OnConflictFromProto(req.GetOnConflict(), vfs.ConflictError))
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.CopyResponse{CopiedCount: r.Count, SkippedCount: r.Skipped, DestinationRef: r.Destination}, nil
+}
+
+func (s *vfsService) Move(ctx context.Context, req *ctxdv1.MoveRequest) (*ctxdv1.MoveResponse, error) {
+	src, dst, err := parseRefPair(req.GetSourceRef(), req.GetDestinationRef())
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.b.store.Move(ctx, src, dst, OnConflictFromProto(req.GetOnConflict(), vfs.ConflictError))
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.MoveResponse{MovedCount: r.Count, SkippedCount: r.Skipped, DestinationRef: r.Destination}, nil
+}
+
+func (s *vfsService) Info(ctx context.Context, req *ctxdv1.InfoRequest) (*ctxdv1.InfoResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.b.store.Info(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.InfoResponse{Item: ItemToProto(&info.Item), ItemCount: info.ItemCount}, nil
+}
+
+func (s *vfsService) Exists(ctx context.Context, req *ctxdv1.ExistsRequest) (*ctxdv1.ExistsResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	exists, isDir, err := s.b.store.Exists(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.ExistsResponse{Exists: exists, IsDir: isDir}, nil
+}
+
+func (s *vfsService) MakeDir(ctx context.Context, req *ctxdv1.MakeDirRequest) (*ctxdv1.MakeDirResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	created, err := s.b.store.MakeDir(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.MakeDirResponse{Created: created, Ref: ref.String()}, nil
+}
+
+func (s *vfsService) DirSize(ctx context.Context, req *ctxdv1.DirSizeRequest) (*ctxdv1.DirSizeResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	size, count, err := s.b.store.DirSize(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.DirSizeResponse{SizeBytes: size, ItemCount: count}, nil
+}
+
+func (s *vfsService) CountLines(ctx context.Context, req *ctxdv1.CountLinesRequest) (*ctxdv1.CountLinesResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.b.store.CountLines(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.CountLinesResponse{Lines: n}, nil
+}

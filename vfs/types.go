@@ -1,0 +1,161 @@
+package vfs
+
+import (
+	"time"
+)
+
+// DefaultDrive is the drive a bare "/path" ref refers to: the agent's own scratch space.
+const DefaultDrive = "agent"
+
+// DirMimeType is the MIME type of explicit directory placeholders.
+const DirMimeType = "inode/directory"
+
+// DefaultMaxContentBytes is the default limit on one item's content (64 MiB).
+const DefaultMaxContentBytes = 64 << 20
+
+// Item is the metadata of one stored item. Content is read separately.
+type Item struct {
+	ID              string // stable id (UUIDv7 string); survives moves
+	Drive           string
+	Path            string // cleaned, starts with "/"
+	Title           string
+	Description     string
+	MimeType        string
+	IsText          bool // content is valid UTF-8 text
+	IsDir           bool // explicit directory placeholder
+	Size            int64
+	ContentHash     string // lowercase hex SHA-256 of the content
+	SourceURL       string
+	Tags            []string // sorted, de-duplicated
+	Importance      float64  // in [0, 1]
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	IndexedAt       time.Time // zero until indexing exists
+	RetrievalCount  int64
+	LastRetrievedAt time.Time
+	LineCount       int64 // lines of text content; 0 for binary
+}
+
+// Ref returns the item's address as drive:/path.
+func (it *Item) Ref() string { return FormatRef(it.Drive, it.Path) }
+
+// OnConflict says what a write does when its destination already exists.
+type OnConflict int
+
+const (
+	// ConflictError fails with ErrConflict.
+	ConflictError OnConflict = iota
+	// ConflictOverwrite replaces the existing item, keeping its id and creation time.
+	ConflictOverwrite
+	// ConflictSkip leaves the existing item untouched.
+	ConflictSkip
+)
+
+// WriteParams describes one Write.
+type WriteParams struct {
+	Ref          Ref // must name a path, not an id
+	Content      []byte
+	IsText       bool // Content must then be valid UTF-8
+	MimeType     string // empty: detected from path and content
+	Title        string // empty: last path segment
+	Description  string
+	SourceURL    string
+	Tags         []string
+	Importance   float64
+	OnConflict   OnConflict
+	ExpectedHash string // with ConflictOverwrite: stored content must have this hash
+}
+
+// WriteResult is the outcome of a Write.
+type WriteResult struct {
+	Item    Item
+	Created bool // a new item was created
+	Skipped bool // ConflictSkip left an existing item untouched
+}
+
+// ReadResult is a window of an item's text.
+type ReadResult struct {
+	Item       Item
+	Content    []byte // the selected lines, newlines included
+	StartLine  int64  // 1-based first returned line; 0 when none
+	EndLine    int64  // 1-based last returned line; 0 when none
+	TotalLines int64
+	HasMore    bool // lines after EndLine exist
+}
+
+// Patch replaces, inserts or deletes a 1-based inclusive line range.
+// EndLine 0 inserts Content before StartLine; empty Content deletes the range.
+type Patch struct {
+	StartLine int64
+	EndLine   int64
+	Content   string
+}
+
+// EditResult is the outcome of an Edit.
+type EditResult struct {
+	Item        Item
+	LinesBefore int64
+	LinesAfter  int64
+}
+
+// TransferResult is the outcome of a Copy or Move.
+type TransferResult struct {
+	Count       int64  // items written at the destination
+	Skipped     int64  // items left alone because of ConflictSkip
+	Destination string // the destination ref (after resolving "into a directory")
+}
+
+// Info describes an item, or a directory synthesized as an Item with IsDir set
+// and Size the total below it.
+type Info struct {
+	Item      Item
+	ItemCount int64 // for directories: items below
+}
+
+// DriveInfo summarises one drive.
+type DriveInfo struct {
+	Name      string
+	ItemCount int64
+	Size      int64
+}
+
+// Entry is one child in a listing.
+type Entry struct {
+	Drive string
+	Path  string
+	Name  string
+	IsDir bool  // implicit or explicit directory
+	Item  *Item // nil for implicit directories
+}
+
+// Ref returns the entry's address as drive:/path.
+func (e *Entry) Ref() string { return FormatRef(e.Drive, e.Path) }
+
+// TreeNode is one node of a rendered tree.
+type TreeNode struct {
+	Name            string
+	Drive           string
+	Path            string // "" for the all-drives root
+	IsDir           bool
+	Size            int64 // items: content size; directories: bytes of listed descendants
+	MimeType        string
+	Children        []*TreeNode // directories first, then items, each by name
+	OmittedChildren int         // children not listed because of the per-directory cap
+	DepthTruncated  bool        // has children that the depth limit kept out
+}
+
+// Ref returns the node's address as drive:/path ("" for the all-drives root).
+func (n *TreeNode) Ref() string {
+	if n.Drive == "" {
+		return ""
+	}
+	return FormatRef(n.Drive, n.Path)
+}
+
+// Stats summarises the whole store.
+type Stats struct {
+	ItemCount int64
+	Size      int64 // total content bytes
+	FileSize  int64 // bytes of the bbolt file on disk
+	Drives    []DriveInfo
+}
