@@ -10,7 +10,7 @@ import (
 
 // Depth and width of the directory snapshot returned by Write.
 const (
-	snapshotDepth  = 2
+	snapshotDepth  = 1
 	snapshotPerDir = 20
 )
 

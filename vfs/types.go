@@ -55,7 +55,7 @@ const (
 type WriteParams struct {
 	Ref          Ref // must name a path, not an id
 	Content      []byte
-	IsText       bool // Content must then be valid UTF-8
+	IsText       bool   // Content must then be valid UTF-8
 	MimeType     string // empty: detected from path and content
 	Title        string // empty: last path segment
 	Description  string
@@ -137,11 +137,15 @@ type TreeNode struct {
 	Drive           string
 	Path            string // "" for the all-drives root
 	IsDir           bool
-	Size            int64 // items: content size; directories: bytes of listed descendants
+	Size            int64 // items: content size; directories: bytes of all items below, listed or not
 	MimeType        string
 	Children        []*TreeNode // directories first, then items, each by name
 	OmittedChildren int         // children not listed because of the per-directory cap
 	DepthTruncated  bool        // has children that the depth limit kept out
+
+	// shownItems counts item children kept while building, so that items past
+	// the per-directory cap are only counted, never allocated.
+	shownItems int
 }
 
 // Ref returns the node's address as drive:/path ("" for the all-drives root).

@@ -776,7 +776,7 @@ type WriteResponse struct {
 	Created bool `protobuf:"varint,2,opt,name=created" json:"created,omitempty"`
 	// True when on_conflict SKIP left an existing item untouched.
 	Skipped bool `protobuf:"varint,3,opt,name=skipped" json:"skipped,omitempty"`
-	// The parent directory after the write, two levels deep.
+	// The parent directory after the write, one level deep.
 	Tree          *TreeResponse `protobuf:"bytes,4,opt,name=tree" json:"tree,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

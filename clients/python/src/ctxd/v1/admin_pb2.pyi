@@ -1,0 +1,69 @@
+import datetime
+
+from ctxd.v1 import types_pb2 as _types_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class StatusRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class EmbeddingStatus(_message.Message):
+    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second")
+    AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    DIMENSIONS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    available: bool
+    unavailable_reason: str
+    model_id: str
+    dimensions: int
+    embedded_chunks: int
+    pending_chunks: int
+    chunks_per_second: float
+    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ...) -> None: ...
+
+class IndexStatus(_message.Message):
+    __slots__ = ("available", "unavailable_reason", "chunk_count", "outbox_sequence", "applied_sequence")
+    AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    OUTBOX_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    available: bool
+    unavailable_reason: str
+    chunk_count: int
+    outbox_sequence: int
+    applied_sequence: int
+    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., chunk_count: _Optional[int] = ..., outbox_sequence: _Optional[int] = ..., applied_sequence: _Optional[int] = ...) -> None: ...
+
+class StatusResponse(_message.Message):
+    __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    DATA_DIR_FIELD_NUMBER: _ClassVar[int]
+    ITEM_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    STORE_FILE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DRIVES_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    started_at: _timestamp_pb2.Timestamp
+    data_dir: str
+    item_count: int
+    size_bytes: int
+    store_file_bytes: int
+    drives: _containers.RepeatedCompositeFieldContainer[_types_pb2.DriveInfo]
+    embedding: EmbeddingStatus
+    index: IndexStatus
+    def __init__(self, version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., data_dir: _Optional[str] = ..., item_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., store_file_bytes: _Optional[int] = ..., drives: _Optional[_Iterable[_Union[_types_pb2.DriveInfo, _Mapping]]] = ..., embedding: _Optional[_Union[EmbeddingStatus, _Mapping]] = ..., index: _Optional[_Union[IndexStatus, _Mapping]] = ...) -> None: ...

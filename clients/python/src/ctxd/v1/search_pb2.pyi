@@ -1,0 +1,150 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SearchMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SEARCH_MODE_UNSPECIFIED: _ClassVar[SearchMode]
+    SEARCH_MODE_HYBRID: _ClassVar[SearchMode]
+    SEARCH_MODE_BM25: _ClassVar[SearchMode]
+    SEARCH_MODE_VECTOR: _ClassVar[SearchMode]
+
+class SearchLeg(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SEARCH_LEG_UNSPECIFIED: _ClassVar[SearchLeg]
+    SEARCH_LEG_BM25: _ClassVar[SearchLeg]
+    SEARCH_LEG_SUBSTRING: _ClassVar[SearchLeg]
+    SEARCH_LEG_VECTOR: _ClassVar[SearchLeg]
+SEARCH_MODE_UNSPECIFIED: SearchMode
+SEARCH_MODE_HYBRID: SearchMode
+SEARCH_MODE_BM25: SearchMode
+SEARCH_MODE_VECTOR: SearchMode
+SEARCH_LEG_UNSPECIFIED: SearchLeg
+SEARCH_LEG_BM25: SearchLeg
+SEARCH_LEG_SUBSTRING: SearchLeg
+SEARCH_LEG_VECTOR: SearchLeg
+
+class SearchQuery(_message.Message):
+    __slots__ = ("text", "vector")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    vector: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class SearchFilter(_message.Message):
+    __slots__ = ("drives", "path_prefixes", "mime_types", "tags")
+    DRIVES_FIELD_NUMBER: _ClassVar[int]
+    PATH_PREFIXES_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPES_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    drives: _containers.RepeatedScalarFieldContainer[str]
+    path_prefixes: _containers.RepeatedScalarFieldContainer[str]
+    mime_types: _containers.RepeatedScalarFieldContainer[str]
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, drives: _Optional[_Iterable[str]] = ..., path_prefixes: _Optional[_Iterable[str]] = ..., mime_types: _Optional[_Iterable[str]] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class LegWeight(_message.Message):
+    __slots__ = ("leg", "weight")
+    LEG_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    leg: SearchLeg
+    weight: float
+    def __init__(self, leg: _Optional[_Union[SearchLeg, str]] = ..., weight: _Optional[float] = ...) -> None: ...
+
+class SearchRequest(_message.Message):
+    __slots__ = ("queries", "mode", "filter", "limit", "token_budget", "snippet_length", "max_chunks_per_item", "leg_weights", "rrf_k")
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    MAX_CHUNKS_PER_ITEM_FIELD_NUMBER: _ClassVar[int]
+    LEG_WEIGHTS_FIELD_NUMBER: _ClassVar[int]
+    RRF_K_FIELD_NUMBER: _ClassVar[int]
+    queries: _containers.RepeatedCompositeFieldContainer[SearchQuery]
+    mode: SearchMode
+    filter: SearchFilter
+    limit: int
+    token_budget: int
+    snippet_length: int
+    max_chunks_per_item: int
+    leg_weights: _containers.RepeatedCompositeFieldContainer[LegWeight]
+    rrf_k: int
+    def __init__(self, queries: _Optional[_Iterable[_Union[SearchQuery, _Mapping]]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., filter: _Optional[_Union[SearchFilter, _Mapping]] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ..., snippet_length: _Optional[int] = ..., max_chunks_per_item: _Optional[int] = ..., leg_weights: _Optional[_Iterable[_Union[LegWeight, _Mapping]]] = ..., rrf_k: _Optional[int] = ...) -> None: ...
+
+class LegRank(_message.Message):
+    __slots__ = ("leg", "rank", "score")
+    LEG_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    leg: SearchLeg
+    rank: int
+    score: float
+    def __init__(self, leg: _Optional[_Union[SearchLeg, str]] = ..., rank: _Optional[int] = ..., score: _Optional[float] = ...) -> None: ...
+
+class ByteSpan(_message.Message):
+    __slots__ = ("start", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: int
+    end: int
+    def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ...) -> None: ...
+
+class SearchResult(_message.Message):
+    __slots__ = ("ref", "item_id", "chunk_id", "title", "heading", "snippet", "span", "score", "leg_ranks", "query_indexes", "mime_type", "token_count")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    HEADING_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_FIELD_NUMBER: _ClassVar[int]
+    SPAN_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    LEG_RANKS_FIELD_NUMBER: _ClassVar[int]
+    QUERY_INDEXES_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    item_id: str
+    chunk_id: str
+    title: str
+    heading: str
+    snippet: str
+    span: ByteSpan
+    score: float
+    leg_ranks: _containers.RepeatedCompositeFieldContainer[LegRank]
+    query_indexes: _containers.RepeatedScalarFieldContainer[int]
+    mime_type: str
+    token_count: int
+    def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., chunk_id: _Optional[str] = ..., title: _Optional[str] = ..., heading: _Optional[str] = ..., snippet: _Optional[str] = ..., span: _Optional[_Union[ByteSpan, _Mapping]] = ..., score: _Optional[float] = ..., leg_ranks: _Optional[_Iterable[_Union[LegRank, _Mapping]]] = ..., query_indexes: _Optional[_Iterable[int]] = ..., mime_type: _Optional[str] = ..., token_count: _Optional[int] = ...) -> None: ...
+
+class QueryReport(_message.Message):
+    __slots__ = ("text", "corrected_text", "candidate_count")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CORRECTED_TEXT_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    corrected_text: str
+    candidate_count: int
+    def __init__(self, text: _Optional[str] = ..., corrected_text: _Optional[str] = ..., candidate_count: _Optional[int] = ...) -> None: ...
+
+class SearchResponse(_message.Message):
+    __slots__ = ("results", "mode_used", "mode_reason", "queries", "tokens_used")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    MODE_USED_FIELD_NUMBER: _ClassVar[int]
+    MODE_REASON_FIELD_NUMBER: _ClassVar[int]
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[SearchResult]
+    mode_used: SearchMode
+    mode_reason: str
+    queries: _containers.RepeatedCompositeFieldContainer[QueryReport]
+    tokens_used: int
+    def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., mode_used: _Optional[_Union[SearchMode, str]] = ..., mode_reason: _Optional[str] = ..., queries: _Optional[_Iterable[_Union[QueryReport, _Mapping]]] = ..., tokens_used: _Optional[int] = ...) -> None: ...

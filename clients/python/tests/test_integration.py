@@ -1,0 +1,168 @@
+"""Integration tests: the Python client against the real ctxd daemon."""
+
+from __future__ import annotations
+
+import hashlib
+
+import grpc
+import pytest
+
+import ctxd
+from ctxd.v1 import types_pb2, vfs_pb2
+
+
+def _refs(node: types_pb2.TreeNode) -> list[str]:
+    out = [node.ref]
+    for child in node.children:
+        out.extend(_refs(child))
+    return out
+
+
+def test_write_read_tree_delete_then_not_found(client: ctxd.Client) -> None:
+    keep, gone = "agent:/it/notes/a.md", "agent:/it/notes/b.md"
+    text = "# B\n\nsecond note, with ünïcode ✓\n"
+
+    w = client.write(keep, "first note\n")
+    assert w.created
+    assert w.item.ref == keep
+    w = client.write(gone, text, tags=["t2", "t1", "t2"])
+    assert w.created and not w.skipped
+    assert w.item.ref == gone
+    assert w.item.is_text
+    assert list(w.item.tags) == ["t1", "t2"]
+    assert w.item.size_bytes == len(text.encode())
+    assert w.item.content_hash == hashlib.sha256(text.encode()).hexdigest()
+    assert gone in _refs(w.tree.root), w.tree.rendered
+
+    r = client.read(gone)
+    assert r.content == text
+    assert r.item.ref == gone
+    assert r.total_lines == 3
+    assert (r.start_line, r.end_line, r.has_more) == (1, 3, False)
+
+    # Also reachable by id, and as a bare /path on the agent drive.
+    assert client.read(w.item.id).content == text
+    assert client.read("/it/notes/b.md").content == text
+
+    t = client.tree("agent:/it/notes")
+    refs = _refs(t.root)
+    assert keep in refs and gone in refs
+    assert "b.md" in t.rendered and "a.md" in t.rendered
+    assert client.exists(gone) is True
+
+    d = client.rm(gone)
+    assert d.deleted_count == 1
+    assert client.exists(gone) is False
+
+    with pytest.raises(ctxd.NotFoundError) as ei:
+        client.read(gone)
+    e = ei.value
+    assert isinstance(e, ctxd.CtxdError)
+    assert e.type == "NOT_FOUND"
+    assert e.code == grpc.StatusCode.NOT_FOUND
+    assert gone in e.message
+    assert e.ref == gone
+    assert e.hint, "NOT_FOUND must carry a next_action_hint"
+    assert keep in e.hint, e.hint
+    assert keep in e.nearby
+    assert gone not in e.nearby
+    assert e.detail is not None
+    assert "NOT_FOUND" in str(e) and e.hint in str(e)
+
+
+@pytest.mark.parametrize("ref", ["Bad:/x", "9drive:/x", ""])
+def test_bad_ref_is_invalid_argument(client: ctxd.Client, ref: str) -> None:
+    with pytest.raises(ctxd.InvalidArgumentError) as ei:
+        client.write(ref, "x")
+    e = ei.value
+    assert e.type == "INVALID_ARGUMENT"
+    assert e.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert e.message
+    # Nothing was stored under any spelling of it.
+    with pytest.raises(ctxd.CtxdError) as ei2:
+        client.read(ref)
+    assert ei2.value.type in ("INVALID_ARGUMENT", "NOT_FOUND")
+
+
+def test_binary_round_trip(client: ctxd.Client) -> None:
+    ref = "agent:/it/bin/blob.bin"
+    data = bytes(range(256)) + b"\x00\xff\xfe" * 100
+    w = client.write(ref, data)
+    assert w.created
+    assert not w.item.is_text
+    assert w.item.size_bytes == len(data)
+    assert w.item.content_hash == hashlib.sha256(data).hexdigest()
+
+    r = client.read(ref, raw=True)
+    assert r.data == data
+    assert client.info(ref).item.size_bytes == len(data)
+
+    with pytest.raises(ctxd.NoTextContentError) as ei:
+        client.read(ref)
+    assert ei.value.type == "NO_TEXT_CONTENT"
+    assert ei.value.code == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_other_vfs_calls(client: ctxd.Client) -> None:
+    base = "agent:/it/misc"
+    client.write(f"{base}/lines.txt", "one\ntwo\nthree\nfour\n")
+
+    # read with a line window
+    r = client.read(f"{base}/lines.txt", offset=1, limit=2)
+    assert r.content == "two\nthree\n"
+    assert (r.start_line, r.end_line, r.total_lines, r.has_more) == (2, 3, 4, True)
+    with pytest.raises(ctxd.OutOfRangeError):
+        client.read(f"{base}/lines.txt", offset=10)
+
+    assert client.wc(f"{base}/lines.txt") == 4
+
+    # edit: replace line 2, delete line 4, patches given out of order
+    e = client.edit(f"{base}/lines.txt", [(4, 4, ""), {"start_line": 2, "end_line": 2, "content": "TWO"}])
+    assert (e.lines_before, e.lines_after) == (4, 3)
+    assert client.read(f"{base}/lines.txt").content == "one\nTWO\nthree\n"
+    with pytest.raises(ctxd.InvalidPatchError) as ei:
+        client.edit(f"{base}/lines.txt", [vfs_pb2.Patch(start_line=2, end_line=99, content="x")])
+    assert ei.value.type == "INVALID_PATCH"
+
+    # conflicts and overwrite
+    with pytest.raises(ctxd.PathConflictError) as pc:
+        client.write(f"{base}/lines.txt", "again\n")
+    assert pc.value.code == grpc.StatusCode.ALREADY_EXISTS
+    w = client.write(f"{base}/lines.txt", "again\n", on_conflict="overwrite")
+    assert not w.created
+    assert client.write(f"{base}/lines.txt", "ignored\n", on_conflict="skip").skipped
+    assert client.read(f"{base}/lines.txt").content == "again\n"
+
+    # copy and move
+    c = client.cp(f"{base}/lines.txt", f"{base}/copy.txt")
+    assert c.copied_count == 1
+    m = client.mv(f"{base}/copy.txt", "scratch:/moved.txt")
+    assert m.moved_count == 1
+    assert client.read("scratch:/moved.txt").content == "again\n"
+    assert not client.exists(f"{base}/copy.txt")
+
+    # directories
+    md = client.mkdir(f"{base}/empty")
+    assert md.created and md.ref == f"{base}/empty"
+    assert client.mkdir(f"{base}/empty").created is False
+    names = {entry.name: entry.is_dir for entry in client.ls(base).entries}
+    assert names == {"empty": True, "lines.txt": False}
+    du = client.du(base)
+    assert du.size_bytes == len("again\n")
+    with pytest.raises(ctxd.DirectoryNotEmptyError):
+        client.rm(base)
+
+    drives = {d.name for d in client.list_drives()}
+    assert {"agent", "scratch"} <= drives
+
+    st = client.status()
+    assert st.item_count >= 3
+    assert st.version
+
+
+def test_unreachable_socket_is_unavailable(tmp_path) -> None:
+    with ctxd.Client(socket=str(tmp_path / "nobody.sock"), timeout=5) as c:
+        with pytest.raises(ctxd.UnavailableError) as ei:
+            c.exists("/x")
+    assert ei.value.code == grpc.StatusCode.UNAVAILABLE
+    assert ei.value.type == "UNAVAILABLE"

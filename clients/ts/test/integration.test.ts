@@ -1,0 +1,187 @@
+// Integration test: the TypeScript client against the real ctxd daemon.
+//
+// The binary is $CTXD_BIN (relative paths resolve against the repo root) or
+// .tmp/bin/ctxd in the repo root; `make test-ts` builds it.
+import { strict as assert } from "node:assert";
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import {
+  Code,
+  CtxdError,
+  type CtxdClient,
+  type TreeNode,
+  createClient,
+} from "../src/index.js";
+
+// dist/test/integration.test.js -> the package dir is two levels up, the repo four.
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, "../../../..");
+const ctxdBin = path.resolve(repoRoot, process.env.CTXD_BIN || ".tmp/bin/ctxd");
+const READY_TIMEOUT_MS = 20_000;
+
+function refs(node: TreeNode | undefined): string[] {
+  if (!node) return [];
+  return [node.ref, ...node.children.flatMap(refs)];
+}
+
+async function rejection(p: Promise<unknown>): Promise<CtxdError> {
+  const e = await p.then(
+    () => assert.fail("expected the call to fail"),
+    (err: unknown) => err,
+  );
+  assert.ok(e instanceof CtxdError, `expected a CtxdError, got ${String(e)}`);
+  return e;
+}
+
+describe("ctxd daemon", () => {
+  let proc: ChildProcess;
+  let exited: Promise<number | string | null>;
+  let workDir: string;
+  let socketPath: string;
+  let logPath: string;
+  let c: CtxdClient;
+  const log = () => (fs.existsSync(logPath) ? fs.readFileSync(logPath, "utf8") : "");
+
+  before(async () => {
+    assert.ok(fs.existsSync(ctxdBin), `ctxd binary not found at ${ctxdBin}; run make build or set CTXD_BIN`);
+    // Short: unix socket paths are limited to ~107 bytes.
+    workDir = fs.mkdtempSync(path.join("/tmp", "ctxd-ts-"));
+    socketPath = path.join(workDir, "s.sock");
+    logPath = path.join(workDir, "daemon.log");
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) {
+      if (!k.startsWith("CTXD_")) env[k] = v;
+    }
+    // Hermetic: no user config, no HTTP gateway (fixed port, token file).
+    env.XDG_CONFIG_HOME = path.join(workDir, "config");
+    const out = fs.openSync(logPath, "w");
+    proc = spawn(
+      ctxdBin,
+      ["serve", "--data-dir", path.join(workDir, "data"), "--socket", socketPath, "--http="],
+      { stdio: ["ignore", out, out], env },
+    );
+    fs.closeSync(out);
+    exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve(code ?? signal)));
+
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    let last: unknown;
+    for (;;) {
+      if (proc.exitCode !== null || proc.signalCode !== null) {
+        assert.fail(`ctxd exited (${proc.exitCode ?? proc.signalCode}) before serving:\n${log()}`);
+      }
+      if (fs.existsSync(socketPath)) {
+        const probe = createClient({ socketPath, timeoutMs: 2000 });
+        try {
+          await probe.vfs.listDrives({});
+          break;
+        } catch (e) {
+          if (!(e instanceof CtxdError) || e.type !== "UNAVAILABLE") throw e;
+          last = e;
+        } finally {
+          probe.close();
+        }
+      }
+      if (Date.now() > deadline) {
+        assert.fail(`ctxd not ready after ${READY_TIMEOUT_MS} ms (last error: ${String(last)}):\n${log()}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    c = createClient({ socketPath, timeoutMs: 10_000 });
+  });
+
+  after(async () => {
+    c?.close();
+    let status: number | string | null = "not started";
+    if (proc) {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill("SIGTERM");
+        const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
+        status = await exited;
+        clearTimeout(timer);
+      } else {
+        status = proc.exitCode ?? proc.signalCode;
+      }
+    }
+    const text = log();
+    fs.rmSync(workDir, { recursive: true, force: true });
+    assert.equal(status, 0, `ctxd did not exit 0 after SIGTERM:\n${text}`);
+  });
+
+  it("write, read, tree, delete, then NOT_FOUND with a hint", async () => {
+    const keep = "agent:/it/notes/a.md";
+    const gone = "agent:/it/notes/b.md";
+    const text = "# B\n\nsecond note, with ünïcode ✓\n";
+
+    const w1 = await c.vfs.write({ ref: keep, body: { case: "content", value: "first note\n" } });
+    assert.equal(w1.created, true);
+    assert.equal(w1.item?.ref, keep);
+    const w = await c.vfs.write({ ref: gone, body: { case: "content", value: text }, tags: ["t2", "t1", "t2"] });
+    assert.equal(w.created, true);
+    assert.equal(w.item?.ref, gone);
+    assert.equal(w.item?.isText, true);
+    assert.deepEqual(w.item?.tags, ["t1", "t2"]);
+    assert.equal(w.item?.sizeBytes, BigInt(Buffer.byteLength(text)));
+    assert.equal(w.item?.contentHash, createHash("sha256").update(text).digest("hex"));
+    assert.ok(refs(w.tree?.root).includes(gone), w.tree?.rendered);
+
+    const r = await c.vfs.read({ ref: gone });
+    assert.equal(r.content, text);
+    assert.equal(r.totalLines, 3n);
+    assert.equal((await c.vfs.read({ ref: w.item!.id })).content, text);
+    assert.equal((await c.vfs.read({ ref: "/it/notes/b.md" })).content, text);
+
+    const t = await c.vfs.tree({ ref: "agent:/it/notes" });
+    const treeRefs = refs(t.root);
+    assert.ok(treeRefs.includes(keep) && treeRefs.includes(gone), treeRefs.join(", "));
+    assert.match(t.rendered, /b\.md/);
+    assert.equal((await c.vfs.exists({ ref: gone })).exists, true);
+
+    const d = await c.vfs.delete({ ref: gone });
+    assert.equal(d.deletedCount, 1n);
+    assert.equal((await c.vfs.exists({ ref: gone })).exists, false);
+
+    const e = await rejection(c.vfs.read({ ref: gone }));
+    assert.equal(e.type, "NOT_FOUND");
+    assert.equal(e.code, Code.NotFound);
+    assert.ok(e.message.includes(gone), e.message);
+    assert.equal(e.ref, gone);
+    assert.ok(e.hint.length > 0, "NOT_FOUND must carry a next_action_hint");
+    assert.ok(e.hint.includes(keep), e.hint);
+    assert.ok(e.nearby.includes(keep), e.nearby.join(", "));
+    assert.ok(!e.nearby.includes(gone));
+  });
+
+  for (const ref of ["Bad:/x", "9drive:/x", ""]) {
+    it(`maps the invalid ref ${JSON.stringify(ref)} to INVALID_ARGUMENT`, async () => {
+      const e = await rejection(c.vfs.write({ ref, body: { case: "content", value: "x" } }));
+      assert.equal(e.type, "INVALID_ARGUMENT");
+      assert.equal(e.code, Code.InvalidArgument);
+      assert.ok(e.message.length > 0);
+    });
+  }
+
+  it("round-trips binary content", async () => {
+    const ref = "agent:/it/bin/blob.bin";
+    const data = new Uint8Array(256 + 300);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 7 + 3) % 256;
+    data[0] = 0;
+    data[1] = 0xff;
+    const w = await c.vfs.write({ ref, body: { case: "data", value: data } });
+    assert.equal(w.created, true);
+    assert.equal(w.item?.isText, false);
+    assert.equal(w.item?.sizeBytes, BigInt(data.length));
+    assert.equal(w.item?.contentHash, createHash("sha256").update(data).digest("hex"));
+
+    const r = await c.vfs.read({ ref, raw: true });
+    assert.deepEqual(Buffer.from(r.data), Buffer.from(data));
+
+    const e = await rejection(c.vfs.read({ ref }));
+    assert.equal(e.type, "NO_TEXT_CONTENT");
+    assert.equal(e.code, Code.FailedPrecondition);
+  });
+});

@@ -1,0 +1,229 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	bolt "go.etcd.io/bbolt"
+)
+
+// mustOpenStore opens a store in a temp dir; at cleanup it checks the store's
+// invariants and closes it.
+func mustOpenStore(t testing.TB, opts ...Options) *Store {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	s, err := Open(filepath.Join(t.TempDir(), "ctxd.db"), o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.check(); err != nil {
+			t.Errorf("store invariants: %v", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// check verifies that paths, items, content and the drive counters agree.
+func (s *Store) check() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		t := newTxn(tx)
+		type tally struct{ count, size int64 }
+		counts := map[string]tally{}
+		ids := map[string]bool{}
+		err := t.paths.ForEachBucket(func(name []byte) error {
+			drive := string(name)
+			if err := ValidateDrive(drive); err != nil {
+				return fmt.Errorf("drive bucket %q: %v", name, err)
+			}
+			b := t.paths.Bucket(name)
+			return b.ForEach(func(k, v []byte) error {
+				p := keyPath(k)
+				ref := FormatRef(drive, p)
+				if c, err := CleanPath(drive, p); err != nil || c != p || p == "/" {
+					return fmt.Errorf("%s: path not clean (%q, %v)", ref, c, err)
+				}
+				if len(v) < 25 {
+					return fmt.Errorf("%s: short paths value", ref)
+				}
+				pv := decodePathVal(v)
+				id := uuid.UUID(pv.id).String()
+				if ids[id] {
+					return fmt.Errorf("%s: id %s used twice", ref, id)
+				}
+				ids[id] = true
+				it, err := t.item(pv.id)
+				if err != nil {
+					return fmt.Errorf("%s: %v", ref, err)
+				}
+				content := t.content.Get(pv.id)
+				switch {
+				case it.ID != id || it.Drive != drive || it.Path != p:
+					return fmt.Errorf("%s: metadata says %s at %s", ref, it.ID, it.Ref())
+				case content == nil:
+					return fmt.Errorf("%s: content missing", ref)
+				case int64(len(content)) != pv.size || it.Size != pv.size:
+					return fmt.Errorf("%s: sizes %d/%d/%d disagree", ref, len(content), pv.size, it.Size)
+				case hashOf(content) != it.ContentHash:
+					return fmt.Errorf("%s: hash mismatch", ref)
+				case it.IsDir != pv.dir() || it.IsText != pv.text() || it.MimeType != pv.mime:
+					return fmt.Errorf("%s: flags or mime disagree", ref)
+				case it.IsText && (it.LineCount != CountLines(content) || !utf8.Valid(content)):
+					return fmt.Errorf("%s: bad text or line count", ref)
+				case it.IsDir && (it.Size != 0 || it.MimeType != DirMimeType):
+					return fmt.Errorf("%s: bad placeholder", ref)
+				case !it.IsDir && hasPrefix(b, dirPrefix(p)):
+					return fmt.Errorf("%s: an item has items below it", ref)
+				case it.CreatedAt.IsZero() || it.UpdatedAt.Before(it.CreatedAt):
+					return fmt.Errorf("%s: bad timestamps", ref)
+				}
+				c := counts[drive]
+				c.count++
+				c.size += pv.size
+				counts[drive] = c
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+		if n := t.items.Stats().KeyN; n != len(ids) {
+			return fmt.Errorf("%d item records for %d paths", n, len(ids))
+		}
+		if n := t.content.Stats().KeyN; n != len(ids) {
+			return fmt.Errorf("%d content records for %d paths", n, len(ids))
+		}
+		seen := 0
+		err = t.drives.ForEach(func(k, _ []byte) error {
+			seen++
+			c, sz := t.counts(string(k))
+			if want := counts[string(k)]; c != want.count || sz != want.size {
+				return fmt.Errorf("drive %s: counters %d items %d bytes, actual %d items %d bytes", k, c, sz, want.count, want.size)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if seen != len(counts) {
+			return fmt.Errorf("%d drive counters for %d drives with items", seen, len(counts))
+		}
+		return nil
+	})
+}
+
+// snapshot renders every key and value of the file, to assert that a failed
+// call changed nothing.
+func snapshot(t testing.TB, s *Store) string {
+	t.Helper()
+	var sb strings.Builder
+	var walk func(prefix string, b *bolt.Bucket)
+	walk = func(prefix string, b *bolt.Bucket) {
+		b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				walk(prefix+string(k)+"/", b.Bucket(k))
+				return nil
+			}
+			fmt.Fprintf(&sb, "%s%q=%q\n", prefix, k, v)
+			return nil
+		})
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			walk(string(name)+"/", b)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb.String()
+}
+
+func mustRef(t testing.TB, s string) Ref {
+	t.Helper()
+	r, err := ParseRef(s)
+	if err != nil {
+		t.Fatalf("ParseRef(%q): %v", s, err)
+	}
+	return r
+}
+
+func mustWrite(t testing.TB, s *Store, ref, content string) Item {
+	t.Helper()
+	res, err := s.Write(context.Background(), WriteParams{Ref: mustRef(t, ref), Content: []byte(content), IsText: true})
+	if err != nil {
+		t.Fatalf("Write(%s): %v", ref, err)
+	}
+	return res.Item
+}
+
+func mustMkdir(t testing.TB, s *Store, ref string) {
+	t.Helper()
+	if _, err := s.MakeDir(context.Background(), mustRef(t, ref)); err != nil {
+		t.Fatalf("MakeDir(%s): %v", ref, err)
+	}
+}
+
+// wantErr asserts that err is an *Error of the given kind with a message and hint.
+func wantErr(t testing.TB, err, kind error) *Error {
+	t.Helper()
+	if !errors.Is(err, kind) {
+		t.Fatalf("error = %v, want %v", err, kind)
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v is not an *Error", err)
+	}
+	if e.Message == "" || e.Hint == "" {
+		t.Errorf("error %v lacks message or hint: %+v", err, e)
+	}
+	if !utf8.ValidString(e.Message) || !utf8.ValidString(e.Hint) {
+		t.Errorf("error text is not valid UTF-8: %q / %q", e.Message, e.Hint)
+	}
+	return e
+}
+
+// paths lists every item ref in the store, in key order.
+func paths(t testing.TB, s *Store) []string {
+	t.Helper()
+	var out []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		t := newTxn(tx)
+		for _, d := range t.driveNames() {
+			subtree(t.driveBucket(d), "/", func(k, v []byte) {
+				r := FormatRef(d, keyPath(k))
+				if v[0]&flagDir != 0 {
+					r += "/"
+				}
+				out = append(out, r)
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustRead(t testing.TB, s *Store, ref string) string {
+	t.Helper()
+	res, err := s.Read(context.Background(), mustRef(t, ref), 0, 0)
+	if err != nil {
+		t.Fatalf("Read(%s): %v", ref, err)
+	}
+	return string(res.Content)
+}

@@ -1,0 +1,354 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+const defaultListLimit = 1000
+
+// resolveItem resolves ref to a stored item or placeholder, turning missing
+// refs into ErrNotFound and implicit directories into ErrIsDir.
+func (t *txn) resolveItem(ref Ref) (node, error) {
+	n, err := t.lookup(ref)
+	if err != nil {
+		return n, err
+	}
+	if n.val == nil {
+		if n.children {
+			r := n.ref()
+			return n, newError(ErrIsDir, r, "call tree "+r+" or list it to see its items",
+				"%s is a directory, not an item.", r)
+		}
+		return n, t.notFound(n)
+	}
+	return n, nil
+}
+
+// resolveText resolves ref to a text item; binary items and placeholders are ErrNoText.
+func (t *txn) resolveText(ref Ref) (node, pathVal, error) {
+	n, err := t.resolveItem(ref)
+	if err != nil {
+		return n, pathVal{}, err
+	}
+	pv := n.pv()
+	r := n.ref()
+	if pv.dir() {
+		return n, pv, newError(ErrNoText, r, "call tree "+r+" to see its items, or info for its metadata",
+			"%s is an empty directory placeholder and has no text.", r)
+	}
+	if !pv.text() {
+		return n, pv, newError(ErrNoText, r, "use a raw read to get its bytes, or info for its metadata",
+			"%s is binary (%s, %d bytes) and has no text content.", r, pv.mime, pv.size)
+	}
+	return n, pv, nil
+}
+
+// Read returns lines [lineOffset, lineOffset+lineLimit) of a text item;
+// lineLimit 0 means to the end.
+func (s *Store) Read(ctx context.Context, ref Ref, lineOffset, lineLimit int64) (ReadResult, error) {
+	if lineOffset < 0 || lineLimit < 0 {
+		return ReadResult{}, newError(ErrInvalid, ref.String(), "pass offset >= 0 and limit >= 0 (0 reads to the end)",
+			"Line offset %d and limit %d must not be negative.", lineOffset, lineLimit)
+	}
+	var res ReadResult
+	err := s.view(ctx, func(t *txn) error {
+		n, pv, err := t.resolveText(ref)
+		if err != nil {
+			return err
+		}
+		it, err := t.item(pv.id)
+		if err != nil {
+			return err
+		}
+		if lineOffset > it.LineCount {
+			r := n.ref()
+			return newError(ErrOutOfRange, r, "pass an offset from 0 to the line count",
+				"Line offset %d is past the end of %s, which has %d lines.", lineOffset, r, it.LineCount)
+		}
+		content := t.content.Get(pv.id)
+		start := lineStart(content, lineOffset)
+		end := len(content)
+		got := it.LineCount - lineOffset
+		if lineLimit > 0 && lineLimit < got {
+			got = lineLimit
+			end = start + lineStart(content[start:], lineLimit)
+		}
+		res = ReadResult{Item: it, Content: bytes.Clone(content[start:end]), TotalLines: it.LineCount}
+		if res.Content == nil {
+			res.Content = []byte{}
+		}
+		if got > 0 {
+			res.StartLine, res.EndLine = lineOffset+1, lineOffset+got
+		}
+		res.HasMore = lineOffset+got < it.LineCount
+		return nil
+	})
+	return res, err
+}
+
+// lineStart returns the byte offset where line n (0-based) begins, or len(b).
+func lineStart(b []byte, n int64) int {
+	pos := 0
+	for ; n > 0; n-- {
+		i := bytes.IndexByte(b[pos:], '\n')
+		if i < 0 {
+			return len(b)
+		}
+		pos += i + 1
+	}
+	return pos
+}
+
+// ReadRaw returns any item's metadata and bytes.
+func (s *Store) ReadRaw(ctx context.Context, ref Ref) (Item, []byte, error) {
+	var (
+		it      Item
+		content []byte
+	)
+	err := s.view(ctx, func(t *txn) error {
+		n, err := t.resolveItem(ref)
+		if err != nil {
+			return err
+		}
+		pv := n.pv()
+		if pv.dir() {
+			r := n.ref()
+			return newError(ErrIsDir, r, "call tree "+r+" to see what is there", "%s is a directory and has no content.", r)
+		}
+		if it, err = t.item(pv.id); err != nil {
+			return err
+		}
+		content = bytes.Clone(t.content.Get(pv.id))
+		if content == nil {
+			content = []byte{}
+		}
+		return nil
+	})
+	if err != nil {
+		return Item{}, nil, err
+	}
+	return it, content, nil
+}
+
+// Info describes an item, or synthesizes one for a directory.
+func (s *Store) Info(ctx context.Context, ref Ref) (Info, error) {
+	var info Info
+	err := s.view(ctx, func(t *txn) error {
+		info = Info{}
+		n, err := t.lookup(ref)
+		if err != nil {
+			return err
+		}
+		if !n.exists() {
+			return t.notFound(n)
+		}
+		if n.val != nil {
+			if info.Item, err = t.item(n.pv().id); err != nil {
+				return err
+			}
+			if !n.isDir() {
+				return nil
+			}
+		} else {
+			title := baseName(n.path)
+			if n.path == "/" {
+				title = n.drive
+			}
+			info.Item = Item{Drive: n.drive, Path: n.path, Title: title, IsDir: true, MimeType: DirMimeType}
+		}
+		info.Item.Size, info.ItemCount = dirTotals(t.driveBucket(n.drive), n.path)
+		return nil
+	})
+	return info, err
+}
+
+// dirTotals sums sizes and counts the items below dir.
+func dirTotals(b *bolt.Bucket, dir string) (size, count int64) {
+	subtree(b, dir, func(_, v []byte) {
+		size += sizeOf(v)
+		count++
+	})
+	return size, count
+}
+
+// Exists reports whether ref names an item or a directory.
+func (s *Store) Exists(ctx context.Context, ref Ref) (exists, isDir bool, err error) {
+	err = s.view(ctx, func(t *txn) error {
+		n, err := t.lookup(ref)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		exists, isDir = n.exists(), n.isDir()
+		return nil
+	})
+	return exists, isDir, err
+}
+
+// DirSize returns the bytes and number of items below a directory; for an
+// item it returns the item's own size and 1.
+func (s *Store) DirSize(ctx context.Context, ref Ref) (size, count int64, err error) {
+	err = s.view(ctx, func(t *txn) error {
+		n, err := t.lookup(ref)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !n.exists():
+			return t.notFound(n)
+		case n.isFile():
+			size, count = sizeOf(n.val), 1
+		default:
+			size, count = dirTotals(t.driveBucket(n.drive), n.path)
+		}
+		return nil
+	})
+	return size, count, err
+}
+
+// CountLines returns the number of lines of a text item.
+func (s *Store) CountLines(ctx context.Context, ref Ref) (int64, error) {
+	var lines int64
+	err := s.view(ctx, func(t *txn) error {
+		_, pv, err := t.resolveText(ref)
+		if err != nil {
+			return err
+		}
+		it, err := t.item(pv.id)
+		lines = it.LineCount
+		return err
+	})
+	return lines, err
+}
+
+// ListDrives returns the drives that have items, by name.
+func (s *Store) ListDrives(ctx context.Context) ([]DriveInfo, error) {
+	var out []DriveInfo
+	err := s.view(ctx, func(t *txn) error {
+		out = t.driveInfos()
+		return nil
+	})
+	return out, err
+}
+
+func (t *txn) driveInfos() []DriveInfo {
+	var out []DriveInfo
+	for _, name := range t.driveNames() {
+		c, sz := t.counts(name)
+		out = append(out, DriveInfo{Name: name, ItemCount: c, Size: sz})
+	}
+	return out
+}
+
+// Stats summarises the store from the per-drive counters.
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := s.view(ctx, func(t *txn) error {
+		st = Stats{Drives: t.driveInfos(), FileSize: t.tx.Size()}
+		for _, d := range st.Drives {
+			st.ItemCount += d.ItemCount
+			st.Size += d.Size
+		}
+		return nil
+	})
+	return st, err
+}
+
+// List returns the direct children of dir in name order (Entry.Name is the
+// child's name), or with recursive every item below it in path order
+// (Entry.Name is the path relative to dir). It returns at most limit entries (0 means
+// 1000) and a token to pass back for the next page ("" when done).
+func (s *Store) List(ctx context.Context, dir Ref, recursive bool, limit int, pageToken string) ([]Entry, string, error) {
+	if limit < 0 {
+		return nil, "", newError(ErrInvalid, dir.String(), "pass limit 0 for the default of 1000", "The limit %d is negative.", limit)
+	}
+	if limit == 0 {
+		limit = defaultListLimit
+	}
+	var after []byte
+	if pageToken != "" {
+		var err error
+		if after, err = base64.RawURLEncoding.DecodeString(pageToken); err != nil || len(after) == 0 {
+			return nil, "", badToken(dir)
+		}
+	}
+	var (
+		entries []Entry
+		next    string
+	)
+	err := s.view(ctx, func(t *txn) error {
+		entries, next = nil, ""
+		n, err := t.lookup(dir)
+		if err != nil {
+			return err
+		}
+		r := n.ref()
+		switch {
+		case !n.exists():
+			return t.notFound(n)
+		case n.isFile():
+			return newError(ErrNotDir, r, "use read or info for an item", "%s is an item, not a directory.", r)
+		}
+		prefix := dirPrefix(n.path)
+		if after != nil && !bytes.HasPrefix(after, prefix) {
+			return badToken(dir)
+		}
+		b := t.driveBucket(n.drive)
+		var last []byte
+		var ferr error
+		add := func(k, v []byte, name string) bool {
+			if len(entries) == limit {
+				next = base64.RawURLEncoding.EncodeToString(last)
+				return false
+			}
+			e := Entry{Drive: n.drive, Path: keyPath(k), Name: name, IsDir: v == nil || v[0]&flagDir != 0}
+			if v != nil {
+				it, err := t.item(decodePathVal(v).id)
+				if err != nil {
+					ferr = err
+					return false
+				}
+				e.Item = &it
+			}
+			entries = append(entries, e)
+			last = bytes.Clone(k)
+			return true
+		}
+		if recursive {
+			c := b.Cursor()
+			k, v := c.Seek(prefix)
+			if after != nil {
+				if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+					k, v = c.Next()
+				}
+			}
+			for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+				if !add(k, v, strings.TrimPrefix(keyPath(k[len(prefix):]), "/")) {
+					break
+				}
+			}
+		} else {
+			children(b, n.path, after, func(k, v []byte) bool {
+				return add(k, v, baseName(keyPath(k)))
+			})
+		}
+		return ferr
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return entries, next, nil
+}
+
+func badToken(dir Ref) *Error {
+	return newError(ErrInvalid, dir.String(), "pass the next_page_token from the previous list of the same directory, or none to start over",
+		"The page token does not belong to a listing of %s.", dir.String())
+}

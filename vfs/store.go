@@ -1,0 +1,518 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Bucket and key names of the bbolt file; see doc.go for the layout.
+const (
+	bucketMeta    = "meta"
+	bucketDrives  = "drives" // nested in meta: drive -> count(8) | bytes(8)
+	bucketItems   = "items"
+	bucketContent = "content"
+	bucketPaths   = "paths" // one nested bucket per drive: encoded path -> pathVal
+	keySchema     = "schema_version"
+	schemaVersion = 1
+)
+
+// batchDelay bounds how long a write waits for others to share its fsync. bbolt's
+// 10ms default caps 16 synchronous writers at ~1,600 writes/s; 1ms keeps batching
+// while a lone writer barely notices.
+const batchDelay = time.Millisecond
+
+// Options configures Open.
+type Options struct {
+	MaxContentBytes int64         // 0 means DefaultMaxContentBytes
+	OpenTimeout     time.Duration // bbolt flock timeout; 0 means 1s
+}
+
+// Store is the item store. It is safe for concurrent use.
+type Store struct {
+	db         *bolt.DB
+	maxContent int64
+}
+
+// Open opens or creates the store at path, creating its buckets and checking
+// the schema version. A second opener of the same file fails after
+// opts.OpenTimeout.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.MaxContentBytes < 0 || opts.OpenTimeout < 0 {
+		return nil, fmt.Errorf("open %s: negative option", path)
+	}
+	if opts.MaxContentBytes == 0 {
+		opts.MaxContentBytes = DefaultMaxContentBytes
+	}
+	if opts.OpenTimeout == 0 {
+		opts.OpenTimeout = time.Second
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: opts.OpenTimeout,
+		// The freelist is rebuilt on open instead of written on every commit.
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open %s: the store is locked by another process (gave up after %s); stop the other ctxd or use another data dir", path, opts.OpenTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.MaxBatchDelay = batchDelay
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists([]byte(bucketMeta))
+		if err != nil {
+			return err
+		}
+		if v := meta.Get([]byte(keySchema)); v == nil {
+			if err := meta.Put([]byte(keySchema), []byte(strconv.Itoa(schemaVersion))); err != nil {
+				return err
+			}
+		} else if string(v) != strconv.Itoa(schemaVersion) {
+			return fmt.Errorf("schema version %q is not supported (this ctxd reads version %d); use a matching ctxd build", v, schemaVersion)
+		}
+		if _, err := meta.CreateBucketIfNotExists([]byte(bucketDrives)); err != nil {
+			return err
+		}
+		for _, name := range []string{bucketItems, bucketContent, bucketPaths} {
+			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return &Store{db: db, maxContent: opts.MaxContentBytes}, nil
+}
+
+// Close closes the bbolt file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// MaxContentBytes returns the limit on one item's content.
+func (s *Store) MaxContentBytes() int64 { return s.maxContent }
+
+// update runs fn in a batched write transaction. bbolt may run fn more than
+// once, so fn must reset its outputs first.
+func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Batch(func(tx *bolt.Tx) error { return fn(newTxn(tx)) })
+}
+
+// view runs fn in a read transaction. Bytes must be copied out of it.
+func (s *Store) view(ctx context.Context, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(func(tx *bolt.Tx) error { return fn(newTxn(tx)) })
+}
+
+// txn wraps a bbolt transaction with the store's buckets and record helpers.
+type txn struct {
+	tx      *bolt.Tx
+	items   *bolt.Bucket
+	content *bolt.Bucket
+	paths   *bolt.Bucket
+	drives  *bolt.Bucket
+	now     time.Time
+}
+
+func newTxn(tx *bolt.Tx) *txn {
+	return &txn{
+		tx:      tx,
+		items:   tx.Bucket([]byte(bucketItems)),
+		content: tx.Bucket([]byte(bucketContent)),
+		paths:   tx.Bucket([]byte(bucketPaths)),
+		drives:  tx.Bucket([]byte(bucketMeta)).Bucket([]byte(bucketDrives)),
+		now:     time.Now().UTC(),
+	}
+}
+
+// pathVal is the value of a paths entry: enough for listings, trees and sizes
+// without decoding item metadata. Layout: flags(1) | id(16) | size(8) | mime.
+type pathVal struct {
+	flags byte
+	id    []byte
+	size  int64
+	mime  string
+}
+
+const (
+	flagDir  = 1 << 0 // explicit directory placeholder
+	flagText = 1 << 1 // content is UTF-8 text
+)
+
+func (pv pathVal) dir() bool  { return pv.flags&flagDir != 0 }
+func (pv pathVal) text() bool { return pv.flags&flagText != 0 }
+
+func encodePathVal(it *Item, id []byte) []byte {
+	b := make([]byte, 25, 25+len(it.MimeType))
+	if it.IsDir {
+		b[0] |= flagDir
+	}
+	if it.IsText {
+		b[0] |= flagText
+	}
+	copy(b[1:17], id)
+	binary.BigEndian.PutUint64(b[17:25], uint64(it.Size))
+	return append(b, it.MimeType...)
+}
+
+// decodePathVal decodes v; id aliases v, so it is valid only inside the transaction.
+func decodePathVal(v []byte) pathVal {
+	return pathVal{flags: v[0], id: v[1:17], size: int64(binary.BigEndian.Uint64(v[17:25])), mime: string(v[25:])}
+}
+
+// sizeOf reads only the size field of a paths value.
+func sizeOf(v []byte) int64 { return int64(binary.BigEndian.Uint64(v[17:25])) }
+
+// Paths are stored with "/" encoded as 0x00 (NUL is banned in paths) so that
+// keys sort segment by segment: a directory's subtree is one contiguous key
+// range right after it, "/a" < "/a/x" < "/a-b", and the range of "/a" never
+// includes "/ab".
+func pathKey(p string) []byte {
+	k := []byte(p)
+	for i, c := range k {
+		if c == '/' {
+			k[i] = 0
+		}
+	}
+	return k
+}
+
+func keyPath(k []byte) string {
+	b := bytes.Clone(k)
+	for i, c := range b {
+		if c == 0 {
+			b[i] = '/'
+		}
+	}
+	return string(b)
+}
+
+// dirPrefix returns the key prefix of everything below dir.
+func dirPrefix(dir string) []byte {
+	if dir == "/" {
+		return []byte{0}
+	}
+	return append(pathKey(dir), 0)
+}
+
+// afterSubtree returns the first key past k and everything below it.
+func afterSubtree(k []byte) []byte {
+	return append(bytes.Clone(k), 1)
+}
+
+// segmentEnd returns the end of the path segment of k starting at pos. The
+// search starts one byte in so an empty segment (the "//" of url paths) joins
+// the following one: "/https:" contains "/https://host".
+func segmentEnd(k []byte, pos int) int {
+	if pos+1 >= len(k) {
+		return len(k)
+	}
+	if i := bytes.IndexByte(k[pos+1:], 0); i >= 0 {
+		return pos + 1 + i
+	}
+	return len(k)
+}
+
+func (t *txn) driveBucket(drive string) *bolt.Bucket {
+	return t.paths.Bucket([]byte(drive))
+}
+
+func (t *txn) createDriveBucket(drive string) (*bolt.Bucket, error) {
+	b, err := t.paths.CreateBucketIfNotExists([]byte(drive))
+	if err != nil {
+		return nil, fmt.Errorf("create drive bucket %q: %w", drive, err)
+	}
+	return b, nil
+}
+
+// item decodes the metadata of id.
+func (t *txn) item(id []byte) (Item, error) {
+	v := t.items.Get(id)
+	if v == nil {
+		return Item{}, fmt.Errorf("item %x: metadata missing", id)
+	}
+	var it Item
+	if err := json.Unmarshal(v, &it); err != nil {
+		return Item{}, fmt.Errorf("item %x: decode metadata: %w", id, err)
+	}
+	return it, nil
+}
+
+// putItem stores it with content at its path. old is the paths value being
+// replaced at that path (nil for a new path) and keeps the drive counters exact.
+func (t *txn) putItem(it *Item, content []byte, old []byte) error {
+	u, err := parseID(it.ID)
+	if err != nil {
+		return err
+	}
+	b, err := t.createDriveBucket(it.Drive)
+	if err != nil {
+		return err
+	}
+	rec, err := json.Marshal(it)
+	if err != nil {
+		return fmt.Errorf("encode item %s: %w", it.ID, err)
+	}
+	if err := t.items.Put(u, rec); err != nil {
+		return fmt.Errorf("put item %s: %w", it.ID, err)
+	}
+	if content != nil {
+		if err := t.content.Put(u, content); err != nil {
+			return fmt.Errorf("put content %s: %w", it.ID, err)
+		}
+	}
+	if err := b.Put(pathKey(it.Path), encodePathVal(it, u)); err != nil {
+		return fmt.Errorf("put path %s: %w", it.Ref(), err)
+	}
+	dCount, dBytes := int64(1), it.Size
+	if old != nil {
+		dCount, dBytes = 0, it.Size-sizeOf(old)
+	}
+	return t.addCounts(it.Drive, dCount, dBytes)
+}
+
+// removeItem deletes the item stored at key in drive, with its metadata and content.
+func (t *txn) removeItem(drive string, key []byte) error {
+	b := t.driveBucket(drive)
+	v := b.Get(key)
+	if v == nil {
+		return fmt.Errorf("remove %s: path missing", FormatRef(drive, keyPath(key)))
+	}
+	id, size := bytes.Clone(v[1:17]), sizeOf(v)
+	if err := b.Delete(key); err != nil {
+		return fmt.Errorf("delete path: %w", err)
+	}
+	if err := t.items.Delete(id); err != nil {
+		return fmt.Errorf("delete item: %w", err)
+	}
+	if err := t.content.Delete(id); err != nil {
+		return fmt.Errorf("delete content: %w", err)
+	}
+	return t.addCounts(drive, -1, -size)
+}
+
+// addCounts adjusts a drive's item and byte counters; a drive at zero items is
+// dropped from the counters, which is what makes it disappear from ListDrives.
+func (t *txn) addCounts(drive string, dCount, dBytes int64) error {
+	if dCount == 0 && dBytes == 0 {
+		return nil
+	}
+	count, size := t.counts(drive)
+	count += dCount
+	size += dBytes
+	if count <= 0 {
+		return t.drives.Delete([]byte(drive))
+	}
+	v := make([]byte, 16)
+	binary.BigEndian.PutUint64(v[:8], uint64(count))
+	binary.BigEndian.PutUint64(v[8:], uint64(size))
+	return t.drives.Put([]byte(drive), v)
+}
+
+func (t *txn) counts(drive string) (count, size int64) {
+	v := t.drives.Get([]byte(drive))
+	if v == nil {
+		return 0, 0
+	}
+	return int64(binary.BigEndian.Uint64(v[:8])), int64(binary.BigEndian.Uint64(v[8:]))
+}
+
+func (t *txn) driveNames() []string {
+	var names []string
+	t.drives.ForEach(func(k, _ []byte) error {
+		names = append(names, string(k))
+		return nil
+	})
+	return names
+}
+
+// node is what a ref resolves to.
+type node struct {
+	drive, path string
+	key         []byte
+	val         []byte // the paths value when an item or placeholder is stored at path
+	children    bool   // items exist below path
+}
+
+func (n *node) ref() string  { return FormatRef(n.drive, n.path) }
+func (n *node) exists() bool { return n.val != nil || n.children }
+func (n *node) isDir() bool  { return n.children || (n.val != nil && n.val[0]&flagDir != 0) }
+func (n *node) isFile() bool { return n.val != nil && n.val[0]&flagDir == 0 }
+func (n *node) pv() pathVal  { return decodePathVal(n.val) }
+
+// normRef validates a ref built by a caller (not necessarily by ParseRef).
+func normRef(r Ref) (Ref, error) {
+	if r.ID != "" {
+		if _, err := parseID(r.ID); err != nil {
+			return Ref{}, err
+		}
+		return Ref{ID: strings.ToLower(r.ID)}, nil
+	}
+	if r.Drive == "" && r.Path == "" {
+		return Ref{}, newError(ErrInvalid, "", refFormsHint, "The ref is empty.")
+	}
+	if err := ValidateDrive(r.Drive); err != nil {
+		return Ref{}, err
+	}
+	p := r.Path
+	if p == "" {
+		p = "/"
+	}
+	p, err := CleanPath(r.Drive, p)
+	if err != nil {
+		return Ref{}, err
+	}
+	return Ref{Drive: r.Drive, Path: p}, nil
+}
+
+// lookup resolves r. A missing path yields a node that does not exist; a
+// missing id yields ErrNotFound.
+func (t *txn) lookup(r Ref) (node, error) {
+	r, err := normRef(r)
+	if err != nil {
+		return node{}, err
+	}
+	if r.ID != "" {
+		id, _ := parseID(r.ID)
+		if t.items.Get(id) == nil {
+			return node{}, newError(ErrNotFound, r.ID, "ids stay valid across moves but not deletes; use tree or list to find the item by path",
+				"No item has the id %s.", r.ID)
+		}
+		it, err := t.item(id)
+		if err != nil {
+			return node{}, err
+		}
+		r = Ref{Drive: it.Drive, Path: it.Path}
+	}
+	n := node{drive: r.Drive, path: r.Path, key: pathKey(r.Path)}
+	b := t.driveBucket(r.Drive)
+	if b == nil {
+		return n, nil
+	}
+	if r.Path != "/" {
+		n.val = b.Get(n.key)
+	}
+	n.children = hasPrefix(b, dirPrefix(r.Path))
+	return n, nil
+}
+
+func hasPrefix(b *bolt.Bucket, prefix []byte) bool {
+	k, _ := b.Cursor().Seek(prefix)
+	return k != nil && bytes.HasPrefix(k, prefix)
+}
+
+// fileAncestor returns the nearest ancestor of path stored as a file, if any.
+func fileAncestor(b *bolt.Bucket, path string) (string, bool) {
+	if b == nil {
+		return "", false
+	}
+	for p := parentOf(path); p != "/"; p = parentOf(p) {
+		if v := b.Get(pathKey(p)); v != nil && v[0]&flagDir == 0 {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// subtree calls fn for every entry below dir, in key order.
+func subtree(b *bolt.Bucket, dir string, fn func(k, v []byte)) {
+	if b == nil {
+		return
+	}
+	prefix := dirPrefix(dir)
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		fn(k, v)
+	}
+}
+
+// children calls fn for each direct child of dir, in name order, starting
+// after the child whose key is after (nil: from the start). v is nil for
+// implicit directories. fn returns false to stop.
+func children(b *bolt.Bucket, dir string, after []byte, fn func(k, v []byte) bool) {
+	if b == nil {
+		return
+	}
+	prefix := dirPrefix(dir)
+	c := b.Cursor()
+	start := prefix
+	if after != nil {
+		start = afterSubtree(after)
+	}
+	k, v := c.Seek(start)
+	for k != nil && bytes.HasPrefix(k, prefix) {
+		end := segmentEnd(k, len(prefix))
+		if end == len(k) {
+			if !fn(k, v) {
+				return
+			}
+			if v[0]&flagDir == 0 {
+				k, v = c.Next()
+				continue
+			}
+		} else {
+			k = k[:end]
+			if !fn(k, nil) {
+				return
+			}
+		}
+		k, v = c.Seek(afterSubtree(k))
+	}
+}
+
+// notFound builds ErrNotFound for a missing ref, with nearby refs: children of
+// the nearest populated ancestor, or the drives that have items.
+func (t *txn) notFound(n node) *Error {
+	ref := n.ref()
+	e := newError(ErrNotFound, ref, "", "No item or directory at %s.", ref)
+	b := t.driveBucket(n.drive)
+	if cnt, _ := t.counts(n.drive); cnt == 0 || b == nil {
+		drives := t.driveNames()
+		if len(drives) == 0 {
+			e.Message = fmt.Sprintf("No item at %s: the store is empty.", ref)
+			e.Hint = "write an item first"
+			return e
+		}
+		for _, d := range drives {
+			e.Nearby = append(e.Nearby, FormatRef(d, "/"))
+		}
+		e.Message = fmt.Sprintf("No item at %s: drive %q has no items.", ref, n.drive)
+		e.Hint = fmt.Sprintf("Drives with items: %s. Call list_drives or tree to see them.", strings.Join(drives, ", "))
+		return e
+	}
+	for p := parentOf(n.path); ; p = parentOf(p) {
+		children(b, p, nil, func(k, v []byte) bool {
+			r := FormatRef(n.drive, keyPath(k))
+			if v == nil || v[0]&flagDir != 0 {
+				r += "/"
+			}
+			e.Nearby = append(e.Nearby, r)
+			return len(e.Nearby) < 5
+		})
+		if len(e.Nearby) > 0 {
+			dir := FormatRef(n.drive, p)
+			e.Hint = fmt.Sprintf("Nearby items under %s: %s. Call tree %s to see more.", dir, strings.Join(e.Nearby, ", "), dir)
+			return e
+		}
+		if p == "/" {
+			return e
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package vfs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"mime"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+const maxTagBytes = 128
+
+// Write creates or replaces the item at p.Ref according to p.OnConflict.
+func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
+	it, content, err := s.prepareWrite(p)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	var res WriteResult
+	err = s.update(ctx, func(t *txn) error {
+		res = WriteResult{}
+		n, err := t.lookup(Ref{Drive: it.Drive, Path: it.Path})
+		if err != nil {
+			return err
+		}
+		ref := n.ref()
+		if n.isDir() {
+			return newError(ErrIsDir, ref, "write to a path below it, or choose another path",
+				"%s is a directory, not an item.", ref)
+		}
+		b := t.driveBucket(it.Drive)
+		if p, bad := fileAncestor(b, it.Path); bad {
+			return newError(ErrNotDir, ref, "choose a path that is not below an item",
+				"Cannot write %s: %s is an item, not a directory.", ref, FormatRef(it.Drive, p))
+		}
+		item := it
+		if n.val != nil {
+			old, err := t.item(n.pv().id)
+			if err != nil {
+				return err
+			}
+			switch p.OnConflict {
+			case ConflictSkip:
+				res = WriteResult{Item: old, Skipped: true}
+				return nil
+			case ConflictError:
+				return newError(ErrConflict, ref, "pass on_conflict=overwrite to replace it, or choose another path",
+					"An item already exists at %s.", ref)
+			}
+			if p.ExpectedHash != "" && p.ExpectedHash != old.ContentHash {
+				return changedError(ref, p.ExpectedHash, old.ContentHash)
+			}
+			item.ID, item.CreatedAt = old.ID, old.CreatedAt
+			// New content needs indexing again; retrieval history stays.
+			item.RetrievalCount, item.LastRetrievedAt = old.RetrievalCount, old.LastRetrievedAt
+		} else {
+			if p.ExpectedHash != "" {
+				return newError(ErrChanged, ref, "read it again, or write without expected_hash to create it",
+					"%s no longer exists, so its hash cannot be %s.", ref, p.ExpectedHash)
+			}
+			id, err := uuid.NewV7()
+			if err != nil {
+				return fmt.Errorf("new id: %w", err)
+			}
+			item.ID, item.CreatedAt = id.String(), t.now
+			res.Created = true
+		}
+		item.UpdatedAt = t.now
+		res.Item = item
+		return t.putItem(&item, content, n.val)
+	})
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return res, nil
+}
+
+func changedError(ref, expected, actual string) *Error {
+	return newError(ErrChanged, ref, "read it again and redo the change against the current content",
+		"%s changed: its content hash is %s, not the expected %s.", ref, actual, expected)
+}
+
+// prepareWrite validates everything that does not depend on stored state.
+func (s *Store) prepareWrite(p WriteParams) (Item, []byte, error) {
+	if p.Ref.ID != "" {
+		return Item{}, nil, newError(ErrInvalid, p.Ref.ID, "address the item as drive:/path",
+			"Write needs a drive:/path ref, not the id %s.", quote(p.Ref.ID))
+	}
+	r, err := normRef(p.Ref)
+	if err != nil {
+		return Item{}, nil, err
+	}
+	ref := r.String()
+	if r.Path == "/" {
+		return Item{}, nil, newError(ErrIsDir, ref, "write to a path below the root, e.g. "+FormatRef(r.Drive, "/notes.md"),
+			"%s is the drive root, a directory.", ref)
+	}
+	if p.OnConflict < ConflictError || p.OnConflict > ConflictSkip {
+		return Item{}, nil, newError(ErrInvalid, ref, "use on_conflict error, overwrite or skip", "Unknown on_conflict value %d.", p.OnConflict)
+	}
+	if int64(len(p.Content)) > s.maxContent {
+		return Item{}, nil, tooLarge(ref, int64(len(p.Content)), s.maxContent)
+	}
+	if p.IsText && !utf8.Valid(p.Content) {
+		return Item{}, nil, newError(ErrInvalid, ref, "send it as binary data, or re-encode it as UTF-8",
+			"The text for %s is not valid UTF-8: the first bad byte is at offset %d.", ref, invalidUTF8Offset(p.Content))
+	}
+	tags, err := cleanTags(ref, p.Tags)
+	if err != nil {
+		return Item{}, nil, err
+	}
+	if math.IsNaN(p.Importance) || p.Importance < 0 || p.Importance > 1 {
+		return Item{}, nil, newError(ErrInvalid, ref, "use a number from 0 to 1", "Importance %v is outside [0, 1].", p.Importance)
+	}
+	for _, f := range []struct{ name, v string }{{"title", p.Title}, {"description", p.Description}, {"source URL", p.SourceURL}, {"mime type", p.MimeType}} {
+		if !utf8.ValidString(f.v) {
+			return Item{}, nil, newError(ErrInvalid, ref, "send UTF-8 text", "The %s %s is not valid UTF-8.", f.name, quote(f.v))
+		}
+	}
+	if strings.ContainsFunc(p.Title, isControl) {
+		return Item{}, nil, newError(ErrInvalid, ref, "remove control characters and newlines from the title", "The title %s contains control characters.", quote(p.Title))
+	}
+	mt := p.MimeType
+	if mt == "" {
+		mt = detectMime(r.Path, p.Content, p.IsText)
+	} else if _, _, err := mime.ParseMediaType(mt); err != nil {
+		return Item{}, nil, newError(ErrInvalid, ref, `use a MIME type such as "text/markdown" or leave it empty to detect it`, "The mime type %s is malformed.", quote(mt))
+	} else if strings.HasPrefix(mt, DirMimeType) {
+		return Item{}, nil, newError(ErrInvalid, ref, "use make dir to create a directory", "Items cannot have the directory mime type %s.", DirMimeType)
+	}
+	title := p.Title
+	if title == "" {
+		title = baseName(r.Path)
+	}
+	it := Item{
+		Drive:       r.Drive,
+		Path:        r.Path,
+		Title:       title,
+		Description: p.Description,
+		MimeType:    mt,
+		IsText:      p.IsText,
+		Size:        int64(len(p.Content)),
+		ContentHash: hashOf(p.Content),
+		SourceURL:   p.SourceURL,
+		Tags:        tags,
+		Importance:  p.Importance,
+	}
+	if p.IsText {
+		it.LineCount = CountLines(p.Content)
+	}
+	content := p.Content
+	if content == nil {
+		content = []byte{}
+	}
+	return it, content, nil
+}
+
+func tooLarge(ref string, size, limit int64) *Error {
+	return newError(ErrTooLarge, ref, "split the content into several items",
+		"The content for %s is %d bytes; the limit is %d bytes.", ref, size, limit)
+}
+
+func hashOf(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// cleanTags trims, validates, sorts and de-duplicates tags.
+func cleanTags(ref string, tags []string) ([]string, error) {
+	if len(tags) == 0 {
+		return nil, nil
+	}
+	const hint = "tags are short labels: non-empty, at most 128 bytes, no control characters"
+	out := make([]string, 0, len(tags))
+	for i, tag := range tags {
+		tag = strings.TrimSpace(tag)
+		switch {
+		case tag == "":
+			return nil, newError(ErrInvalid, ref, hint, "Tag %d is empty.", i)
+		case !utf8.ValidString(tag):
+			return nil, newError(ErrInvalid, ref, hint, "Tag %d (%s) is not valid UTF-8.", i, quote(tag))
+		case len(tag) > maxTagBytes:
+			return nil, newError(ErrInvalid, ref, hint, "Tag %d is %d bytes; the limit is %d.", i, len(tag), maxTagBytes)
+		case strings.ContainsFunc(tag, isControl):
+			return nil, newError(ErrInvalid, ref, hint, "Tag %d (%s) contains control characters.", i, quote(tag))
+		}
+		out = append(out, tag)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// textMimes maps common text extensions to MIME types. It is a fixed table
+// rather than mime.TypeByExtension, whose answers depend on the host's
+// /etc/mime.types.
+var textMimes = map[string]string{
+	".md":       "text/markdown; charset=utf-8",
+	".markdown": "text/markdown; charset=utf-8",
+	".txt":      "text/plain; charset=utf-8",
+	".json":     "application/json",
+	".jsonl":    "application/jsonl",
+	".yaml":     "application/yaml",
+	".yml":      "application/yaml",
+	".toml":     "application/toml",
+	".xml":      "application/xml",
+	".go":       "text/x-go; charset=utf-8",
+	".py":       "text/x-python; charset=utf-8",
+	".ts":       "text/typescript; charset=utf-8",
+	".tsx":      "text/typescript; charset=utf-8",
+	".js":       "text/javascript; charset=utf-8",
+	".jsx":      "text/javascript; charset=utf-8",
+	".rs":       "text/x-rust; charset=utf-8",
+	".java":     "text/x-java; charset=utf-8",
+	".c":        "text/x-c; charset=utf-8",
+	".h":        "text/x-c; charset=utf-8",
+	".sh":       "text/x-shellscript; charset=utf-8",
+	".sql":      "application/sql",
+	".html":     "text/html; charset=utf-8",
+	".htm":      "text/html; charset=utf-8",
+	".css":      "text/css; charset=utf-8",
+	".csv":      "text/csv; charset=utf-8",
+}
+
+// detectMime picks a MIME type from the extension for text and sniffs binary
+// content with http.DetectContentType.
+func detectMime(p string, content []byte, isText bool) string {
+	if !isText {
+		return http.DetectContentType(content)
+	}
+	if mt, ok := textMimes[strings.ToLower(path.Ext(baseName(p)))]; ok {
+		return mt
+	}
+	return "text/plain; charset=utf-8"
+}
+
+// MakeDir creates an explicit directory placeholder at ref. It reports
+// created=false when a directory (implicit or explicit) is already there.
+func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
+	r, err := normRef(ref)
+	if err != nil {
+		return false, err
+	}
+	if r.ID != "" {
+		return false, newError(ErrInvalid, r.ID, "address the directory as drive:/path", "Make dir needs a drive:/path ref, not an id.")
+	}
+	var created bool
+	err = s.update(ctx, func(t *txn) error {
+		created = false
+		n, err := t.lookup(r)
+		if err != nil {
+			return err
+		}
+		ref := n.ref()
+		switch {
+		case n.isDir():
+			return nil
+		case n.val != nil:
+			return newError(ErrConflict, ref, "choose another path, or delete the item first",
+				"An item already exists at %s, so it cannot become a directory.", ref)
+		case n.path == "/":
+			return newError(ErrInvalid, ref, "create a directory or item below it, e.g. "+FormatRef(n.drive, "/notes"),
+				"%s is a drive root; it exists as soon as the drive has items.", ref)
+		}
+		if p, bad := fileAncestor(t.driveBucket(n.drive), n.path); bad {
+			return newError(ErrNotDir, ref, "choose a path that is not below an item",
+				"Cannot create %s: %s is an item, not a directory.", ref, FormatRef(n.drive, p))
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return fmt.Errorf("new id: %w", err)
+		}
+		it := Item{
+			ID: id.String(), Drive: n.drive, Path: n.path, Title: baseName(n.path),
+			MimeType: DirMimeType, IsDir: true, ContentHash: hashOf(nil),
+			CreatedAt: t.now, UpdatedAt: t.now,
+		}
+		created = true
+		return t.putItem(&it, []byte{}, nil)
+	})
+	return created, err
+}
