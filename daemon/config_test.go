@@ -64,7 +64,9 @@ func TestConfig_Validate(t *testing.T) {
 		{"zero limit", func(c *Config) { c.MaxContentBytes = 0 }, "max_content_bytes"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},
 		{"long socket", func(c *Config) { c.Socket = "/" + strings.Repeat("s", 120) }, "socket"},
-		{"bad scope", func(c *Config) { c.Tokens = []TokenConfig{{Name: "x", SHA256: sha256Hex("x"), Scopes: []string{"root"}}} }, "tokens[0]"},
+		{"bad scope", func(c *Config) {
+			c.Tokens = []TokenConfig{{Name: "x", SHA256: sha256Hex("x"), Scopes: []string{"root"}}}
+		}, "tokens[0]"},
 		{"bad digest", func(c *Config) { c.Tokens = []TokenConfig{{Name: "x", SHA256: "abc", Scopes: []string{"read"}}} }, "sha256"},
 	}
 	for _, tt := range tests {

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 )
@@ -213,7 +213,10 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 		wantHTTP int
 	}{
 		{"not found",
-			func(ctx context.Context) error { _, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: "/dir/zz.md"}); return err },
+			func(ctx context.Context) error {
+				_, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: "/dir/zz.md"})
+				return err
+			},
 			"GET", "/v1/read?ref=" + url.QueryEscape("/dir/zz.md"), "",
 			ctxdv1.ErrorType_ERROR_TYPE_NOT_FOUND, codes.NotFound, 404},
 		{"path conflict",
@@ -228,11 +231,17 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 			"GET", "/v1/read?ref=Bad:/x", "",
 			ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, codes.InvalidArgument, 400},
 		{"dot dot",
-			func(ctx context.Context) error { _, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: "agent:/dir/../etc"}); return err },
+			func(ctx context.Context) error {
+				_, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: "agent:/dir/../etc"})
+				return err
+			},
 			"GET", "/v1/read?ref=" + url.QueryEscape("agent:/dir/../etc"), "",
 			ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, codes.InvalidArgument, 400},
 		{"no text",
-			func(ctx context.Context) error { _, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: "/bin.dat"}); return err },
+			func(ctx context.Context) error {
+				_, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: "/bin.dat"})
+				return err
+			},
 			"GET", "/v1/read?ref=/bin.dat", "",
 			ctxdv1.ErrorType_ERROR_TYPE_NO_TEXT_CONTENT, codes.FailedPrecondition, 400},
 		{"is a directory",
@@ -247,7 +256,10 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 			"POST", "/v1/write", `{"ref":"/dir/a.md/b","content":"x"}`,
 			ctxdv1.ErrorType_ERROR_TYPE_NOT_DIRECTORY, codes.FailedPrecondition, 400},
 		{"out of range",
-			func(ctx context.Context) error { _, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: "/dir/a.md", LineOffset: 9}); return err },
+			func(ctx context.Context) error {
+				_, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: "/dir/a.md", LineOffset: 9})
+				return err
+			},
 			"GET", "/v1/read?ref=/dir/a.md&line_offset=9", "",
 			ctxdv1.ErrorType_ERROR_TYPE_OUT_OF_RANGE, codes.OutOfRange, 400},
 		{"invalid patch",
@@ -265,7 +277,10 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 			"POST", "/v1/edit", `{"ref":"/dir/a.md","expected_content_hash":"` + strings.Repeat("0", 64) + `","patches":[{"start_line":1,"end_line":1,"content":"a"}]}`,
 			ctxdv1.ErrorType_ERROR_TYPE_CONTENT_CHANGED, codes.Aborted, 409},
 		{"directory not empty",
-			func(ctx context.Context) error { _, err := c.Delete(ctx, &ctxdv1.DeleteRequest{Ref: "/dir"}); return err },
+			func(ctx context.Context) error {
+				_, err := c.Delete(ctx, &ctxdv1.DeleteRequest{Ref: "/dir"})
+				return err
+			},
 			"POST", "/v1/delete", `{"ref":"/dir"}`,
 			ctxdv1.ErrorType_ERROR_TYPE_DIRECTORY_NOT_EMPTY, codes.FailedPrecondition, 400},
 		{"too large",

@@ -48,12 +48,12 @@ func ctxd(t *testing.T, socket, stdin string, args ...string) (int, string, stri
 func TestCLI_Workflow(t *testing.T) {
 	s := startDaemon(t)
 	steps := []struct {
-		name      string
-		stdin     string
-		args      []string
-		wantCode  int
-		wantOut   string // substring of stdout
-		wantErr   string // substring of stderr
+		name     string
+		stdin    string
+		args     []string
+		wantCode int
+		wantOut  string // substring of stdout
+		wantErr  string // substring of stderr
 	}{
 		{"write", "line one\nline two\nline three\n", []string{"write", "agent:/notes/a.md", "--tag", "x"}, 0, "created agent:/notes/a.md (29 bytes)", ""},
 		{"write again conflicts", "new\n", []string{"write", "agent:/notes/a.md"}, 1, "", "PATH_CONFLICT"},
