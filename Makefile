@@ -38,28 +38,19 @@ setup: $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps ## Install pinn
 
 # ---- code generation ----
 
-PROTOS := $(wildcard proto/ctxd/v1/*.proto)
-
-# gen_into DIR: writes every generated file under DIR (the repo root, or a temp dir for checking).
-define gen_into
-	$(BIN)/buf generate -o $(1)
-	mkdir -p $(1)/clients/python/src
-	$(PY) -m grpc_tools.protoc -I proto --python_out=$(1)/clients/python/src \
-		--pyi_out=$(1)/clients/python/src --grpc_python_out=$(1)/clients/python/src $(PROTOS)
-endef
-
 .PHONY: generate
 generate: setup ## Regenerate gen/ and the client stubs from proto/
 	rm -f gen/ctxd/v1/*.go gen/openapi/*.json clients/ts/src/gen/ctxd/v1/*.ts clients/python/src/ctxd/v1/*_pb2*.py*
-	$(call gen_into,.)
+	scripts/generate.sh .
 
 .PHONY: checkgenerate
 checkgenerate: setup ## Fail if generated code is out of date with proto/
-	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
-	$(call gen_into,$$d) && \
-	diff -r $$d/gen/ctxd gen/ctxd && diff $$d/gen/openapi/ctxd.swagger.json gen/openapi/ctxd.swagger.json && \
-	diff -r $$d/clients/ts/src/gen clients/ts/src/gen && \
-	for f in $$d/clients/python/src/ctxd/v1/*; do diff $$f clients/python/src/ctxd/v1/$$(basename $$f); done && \
+	d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	scripts/generate.sh "$$d"; \
+	diff -r "$$d/gen/ctxd" gen/ctxd; \
+	diff "$$d/gen/openapi/ctxd.swagger.json" gen/openapi/ctxd.swagger.json; \
+	diff -r "$$d/clients/ts/src/gen" clients/ts/src/gen; \
+	for f in "$$d"/clients/python/src/ctxd/v1/*; do diff "$$f" "clients/python/src/ctxd/v1/$${f##*/}"; done; \
 	echo "generated code is up to date"
 
 # ---- build, lint ----
