@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -60,11 +62,13 @@ type daemonProcess struct {
 	done   chan error
 }
 
-// startProcess runs `ctxd serve` on dataDir and waits until health is SERVING.
-func startProcess(t testing.TB, dataDir, socket string) *daemonProcess {
+// startProcess runs `ctxd serve` on dataDir (with extra KEY=VALUE env) and
+// waits until health is SERVING.
+func startProcess(t testing.TB, dataDir, socket string, env ...string) *daemonProcess {
 	t.Helper()
 	cmd := exec.Command(ctxdBinary(t), "serve", "--data-dir", dataDir, "--socket", socket, "--http", "", "--log-level", "warn")
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dataDir, "..", "config"))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -173,5 +177,27 @@ func TestProcess_SIGTERMStopsGracefully(t *testing.T) {
 	}
 	if _, err := os.Stat(p.socket); !os.IsNotExist(err) {
 		t.Errorf("socket still present after stop: %v", err)
+	}
+}
+
+// TestProcess_NotifiesSystemd stands in for systemd: it listens on a
+// NOTIFY_SOCKET and expects READY=1 once the daemon serves.
+func TestProcess_NotifiesSystemd(t *testing.T) {
+	dir := shortTempDir(t)
+	notify := filepath.Join(dir, "notify")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notify, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	startProcess(t, filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "NOTIFY_SOCKET="+notify)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 256)
+	n, err := conn.Read(buf)
+	if err != nil {
+		t.Fatalf("no notification: %v", err)
+	}
+	if got := string(buf[:n]); !strings.Contains(got, "READY=1") {
+		t.Errorf("notification = %q, want READY=1", got)
 	}
 }
