@@ -286,16 +286,9 @@ func (s *Store) List(ctx context.Context, dir Ref, recursive bool, limit int, pa
 	)
 	err := s.view(ctx, func(t *txn) error {
 		entries, next = nil, ""
-		n, err := t.lookup(dir)
+		n, err := t.lookupDir(dir)
 		if err != nil {
 			return err
-		}
-		r := n.ref()
-		switch {
-		case !n.exists():
-			return t.notFound(n)
-		case n.isFile():
-			return newError(ErrNotDir, r, "use read or info for an item", "%s is an item, not a directory.", r)
 		}
 		prefix := dirPrefix(n.path)
 		if after != nil && !bytes.HasPrefix(after, prefix) {

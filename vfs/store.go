@@ -477,6 +477,23 @@ func children(b *bolt.Bucket, dir string, after []byte, fn func(k, v []byte) boo
 	}
 }
 
+// lookupDir resolves r and requires an existing directory: not-found errors
+// carry nearby refs, and an item gets ErrNotDir.
+func (t *txn) lookupDir(r Ref) (node, error) {
+	n, err := t.lookup(r)
+	if err != nil {
+		return node{}, err
+	}
+	switch {
+	case !n.exists():
+		return node{}, t.notFound(n)
+	case n.isFile():
+		ref := n.ref()
+		return node{}, newError(ErrNotDir, ref, "use read or info for an item", "%s is an item, not a directory.", ref)
+	}
+	return n, nil
+}
+
 // notFound builds ErrNotFound for a missing ref, with nearby refs: children of
 // the nearest populated ancestor, or the drives that have items.
 func (t *txn) notFound(n node) *Error {

@@ -47,16 +47,9 @@ func (s *Store) Tree(ctx context.Context, dir Ref, maxDepth, perDir int) (*TreeN
 			trimTree(root, perDir)
 			return nil
 		}
-		n, err := t.lookup(dir)
+		n, err := t.lookupDir(dir)
 		if err != nil {
 			return err
-		}
-		r := n.ref()
-		switch {
-		case !n.exists():
-			return t.notFound(n)
-		case n.isFile():
-			return newError(ErrNotDir, r, "use info or read for an item", "%s is an item, not a directory.", r)
 		}
 		root = buildTree(t.driveBucket(n.drive), n.drive, n.path, maxDepth, perDir)
 		trimTree(root, perDir)

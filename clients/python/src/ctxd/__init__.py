@@ -14,48 +14,9 @@ The generated messages and stubs are in ``ctxd.v1`` (``ctxd.v1.vfs_pb2`` ...).
 """
 
 from ctxd.client import Client, default_socket_path
-from ctxd.errors import (
-    ContentChangedError,
-    ContentTooLargeError,
-    CtxdError,
-    DirectoryNotEmptyError,
-    InternalError,
-    InvalidArgumentError,
-    InvalidPatchError,
-    IsDirectoryError,
-    NoTextContentError,
-    NotDirectoryError,
-    NotFoundError,
-    OutOfRangeError,
-    PathConflictError,
-    PermissionDeniedError,
-    UnauthenticatedError,
-    UnavailableError,
-    UnimplementedError,
-    from_rpc_error,
-)
+from ctxd import errors
+from ctxd.errors import *  # noqa: F403 - the error classes are part of the top-level API
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Client",
-    "default_socket_path",
-    "from_rpc_error",
-    "CtxdError",
-    "NotFoundError",
-    "PathConflictError",
-    "NoTextContentError",
-    "InvalidArgumentError",
-    "InvalidPatchError",
-    "IsDirectoryError",
-    "NotDirectoryError",
-    "ContentTooLargeError",
-    "OutOfRangeError",
-    "ContentChangedError",
-    "DirectoryNotEmptyError",
-    "UnauthenticatedError",
-    "PermissionDeniedError",
-    "UnavailableError",
-    "UnimplementedError",
-    "InternalError",
-]
+__all__ = ["Client", "default_socket_path", *errors.__all__]
