@@ -1,7 +1,9 @@
 package vfs
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -39,7 +41,7 @@ func mustOpenStore(t testing.TB, opts ...Options) *Store {
 // check verifies that paths, items, content and the drive counters agree.
 func (s *Store) check() error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		t := newTxn(tx)
+		t := s.newTxn(tx)
 		type tally struct{ count, size int64 }
 		counts := map[string]tally{}
 		ids := map[string]bool{}
@@ -119,6 +121,90 @@ func (s *Store) check() error {
 		}
 		if seen != len(counts) {
 			return fmt.Errorf("%d drive counters for %d drives with items", seen, len(counts))
+		}
+		return checkIndex(t)
+	})
+}
+
+// checkIndex verifies the derived state: every non-empty text item is
+// chunked or queued for chunking; every chunk lies inside its
+// item's content and has a vector or a queue entry with its hash; counters
+// match the buckets.
+func checkIndex(t *txn) error {
+	chunked := map[string]int{}
+	err := t.chunks.ForEach(func(k, v []byte) error {
+		id := string(k[:16])
+		content := t.content.Get(k[:16])
+		c := decodeChunk(v)
+		switch {
+		case t.items.Get(k[:16]) == nil:
+			return fmt.Errorf("chunk %x of a missing item", k)
+		case c.Start < 0 || c.End > len(content) || c.Start >= c.End:
+			return fmt.Errorf("chunk %x span %d-%d outside %d bytes", k, c.Start, c.End, len(content))
+		case int(binary.BigEndian.Uint32(k[16:])) != chunked[id]:
+			return fmt.Errorf("chunk %x out of sequence", k)
+		}
+		chunked[id]++
+		q := t.embedq.Get(k)
+		if q != nil && !bytes.Equal(q[:32], c.Hash[:]) {
+			return fmt.Errorf("chunk %x queued with another hash", k)
+		}
+		if q == nil && !t.hasVector(c.Hash[:]) {
+			return fmt.Errorf("chunk %x has neither a vector nor a queue entry", k)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var nChunks, nQueued, nPending int64
+	for _, n := range chunked {
+		nChunks += int64(n)
+	}
+	err = t.paths.ForEachBucket(func(name []byte) error {
+		return t.paths.Bucket(name).ForEach(func(k, v []byte) error {
+			pv := decodePathVal(v)
+			_, has := chunked[string(pv.id)]
+			queued := t.chunkq.Get(pv.id) != nil
+			wants := pv.text() && !pv.dir() && pv.size > 0
+			if queued {
+				nPending++
+			}
+			// Chunked and queued at once is fine: a new chunker re-chunks items
+			// that keep their old chunks until then.
+			switch {
+			case !wants && (has || queued):
+				return fmt.Errorf("%s: has chunks but no text", keyPath(k))
+			case wants && !has && !queued:
+				return fmt.Errorf("%s: text item neither chunked nor queued", keyPath(k))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	err = t.embedq.ForEach(func(k, _ []byte) error {
+		nQueued++
+		if t.chunks.Get(k) == nil {
+			return fmt.Errorf("queued chunk %x has no record", k)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for name, want := range map[string]int64{counterChunks: nChunks, counterEmbedQ: nQueued, counterChunkQ: nPending} {
+		if got := t.counter(name); got != want {
+			return fmt.Errorf("counter %s = %d, actual %d", name, got, want)
+		}
+	}
+	if n := int64(t.chunkq.Stats().KeyN); n != nPending {
+		return fmt.Errorf("%d chunking queue entries for %d pending items", n, nPending)
+	}
+	return t.vectors.ForEachBucket(func(model []byte) error {
+		if got, want := t.counter(vectorCounter(string(model))), int64(t.vectors.Bucket(model).Stats().KeyN); got != want {
+			return fmt.Errorf("vector counter of %s = %d, actual %d", model, got, want)
 		}
 		return nil
 	})
@@ -201,7 +287,7 @@ func paths(t testing.TB, s *Store) []string {
 	t.Helper()
 	var out []string
 	err := s.db.View(func(tx *bolt.Tx) error {
-		t := newTxn(tx)
+		t := s.newTxn(tx)
 		for _, d := range t.driveNames() {
 			subtree(t.driveBucket(d), "/", func(k, v []byte) {
 				r := FormatRef(d, keyPath(k))

@@ -185,7 +185,7 @@ func (s *Store) Edit(ctx context.Context, ref Ref, patches []Patch, expectedHash
 		it.Size, it.ContentHash, it.LineCount, it.UpdatedAt = int64(len(out)), hashOf(out), CountLines(out), t.now
 		it.IndexedAt = time.Time{} // the new content needs indexing again
 		res.Item, res.LinesAfter = it, it.LineCount
-		return t.putItem(&it, out, n.val)
+		return t.putItem(&it, out, n.val, nil)
 	})
 	return res, err
 }

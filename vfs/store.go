@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -41,6 +42,11 @@ type Options struct {
 type Store struct {
 	db         *bolt.DB
 	maxContent int64
+	work       chan struct{} // signalled after every committed update
+
+	mu      sync.RWMutex // guards chunker and model, set by SetIndexing
+	chunker Chunker
+	model   string
 }
 
 // Open opens or creates the store at path, creating its buckets and checking
@@ -81,10 +87,12 @@ func Open(path string, opts Options) (*Store, error) {
 		} else if string(v) != strconv.Itoa(schemaVersion) {
 			return fmt.Errorf("schema version %q is not supported (this ctxd reads version %d); use a matching ctxd build", v, schemaVersion)
 		}
-		if _, err := meta.CreateBucketIfNotExists([]byte(bucketDrives)); err != nil {
-			return err
+		for _, name := range []string{bucketDrives, bucketCounters} {
+			if _, err := meta.CreateBucketIfNotExists([]byte(name)); err != nil {
+				return err
+			}
 		}
-		for _, name := range []string{bucketItems, bucketContent, bucketPaths} {
+		for _, name := range []string{bucketItems, bucketContent, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -95,7 +103,7 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return &Store{db: db, maxContent: opts.MaxContentBytes}, nil
+	return &Store{db: db, maxContent: opts.MaxContentBytes, work: make(chan struct{}, 1)}, nil
 }
 
 // Close closes the bbolt file.
@@ -110,7 +118,14 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Batch(func(tx *bolt.Tx) error { return fn(newTxn(tx)) })
+	err := s.db.Batch(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
+	if err == nil {
+		select {
+		case s.work <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 // view runs fn in a read transaction. Bytes must be copied out of it.
@@ -118,27 +133,44 @@ func (s *Store) view(ctx context.Context, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.View(func(tx *bolt.Tx) error { return fn(newTxn(tx)) })
+	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
 }
 
 // txn wraps a bbolt transaction with the store's buckets and record helpers.
 type txn struct {
-	tx      *bolt.Tx
-	items   *bolt.Bucket
-	content *bolt.Bucket
-	paths   *bolt.Bucket
-	drives  *bolt.Bucket
-	now     time.Time
+	tx       *bolt.Tx
+	items    *bolt.Bucket
+	content  *bolt.Bucket
+	paths    *bolt.Bucket
+	drives   *bolt.Bucket
+	counters *bolt.Bucket
+	chunks   *bolt.Bucket
+	embedq   *bolt.Bucket
+	chunkq   *bolt.Bucket
+	vectors  *bolt.Bucket
+	chunker  Chunker // nil while no chunker is installed
+	model    string  // embedding model id; "" while unknown
+	now      time.Time
 }
 
-func newTxn(tx *bolt.Tx) *txn {
+func (s *Store) newTxn(tx *bolt.Tx) *txn {
+	meta := tx.Bucket([]byte(bucketMeta))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return &txn{
-		tx:      tx,
-		items:   tx.Bucket([]byte(bucketItems)),
-		content: tx.Bucket([]byte(bucketContent)),
-		paths:   tx.Bucket([]byte(bucketPaths)),
-		drives:  tx.Bucket([]byte(bucketMeta)).Bucket([]byte(bucketDrives)),
-		now:     time.Now().UTC(),
+		tx:       tx,
+		items:    tx.Bucket([]byte(bucketItems)),
+		content:  tx.Bucket([]byte(bucketContent)),
+		paths:    tx.Bucket([]byte(bucketPaths)),
+		drives:   meta.Bucket([]byte(bucketDrives)),
+		counters: meta.Bucket([]byte(bucketCounters)),
+		chunks:   tx.Bucket([]byte(bucketChunks)),
+		embedq:   tx.Bucket([]byte(bucketEmbedQ)),
+		chunkq:   tx.Bucket([]byte(bucketChunkQ)),
+		vectors:  tx.Bucket([]byte(bucketVectors)),
+		chunker:  s.chunker,
+		model:    s.model,
+		now:      time.Now().UTC(),
 	}
 }
 
@@ -257,7 +289,10 @@ func (t *txn) item(id []byte) (Item, error) {
 
 // putItem stores it with content at its path. old is the paths value being
 // replaced at that path (nil for a new path) and keeps the drive counters exact.
-func (t *txn) putItem(it *Item, content []byte, old []byte) error {
+// New content (non-nil) is chunked and queued for embedding in the same
+// transaction; chunksFrom names an item with identical content whose chunks
+// are reused instead (Copy).
+func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 	u, err := parseID(it.ID)
 	if err != nil {
 		return err
@@ -276,6 +311,9 @@ func (t *txn) putItem(it *Item, content []byte, old []byte) error {
 	if content != nil {
 		if err := t.content.Put(u, content); err != nil {
 			return fmt.Errorf("put content %s: %w", it.ID, err)
+		}
+		if err := t.reindex(u, it, content, chunksFrom); err != nil {
+			return err
 		}
 	}
 	if err := b.Put(pathKey(it.Path), encodePathVal(it, u)); err != nil {
@@ -304,6 +342,9 @@ func (t *txn) removeItem(drive string, key []byte) error {
 	}
 	if err := t.content.Delete(id); err != nil {
 		return fmt.Errorf("delete content: %w", err)
+	}
+	if err := t.dropChunks(id); err != nil {
+		return err
 	}
 	return t.addCounts(drive, -1, -size)
 }

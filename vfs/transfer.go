@@ -252,7 +252,7 @@ func (t *txn) copyOne(dstDrive string, op transferOp) error {
 		}
 		it.ID = id.String()
 	}
-	return t.putItem(&it, content, op.dstVal)
+	return t.putItem(&it, content, op.dstVal, pv.id)
 }
 
 func (t *txn) moveOne(srcDrive, dstDrive string, op transferOp) error {
@@ -279,5 +279,5 @@ func (t *txn) moveOne(srcDrive, dstDrive string, op transferOp) error {
 	it.Drive = dstDrive
 	retitle(&it, op.dstPath)
 	it.UpdatedAt = t.now
-	return t.putItem(&it, nil, nil)
+	return t.putItem(&it, nil, nil, nil)
 }

@@ -75,7 +75,7 @@ func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
 		}
 		item.UpdatedAt = t.now
 		res.Item = item
-		return t.putItem(&item, content, n.val)
+		return t.putItem(&item, content, n.val, nil)
 	})
 	if err != nil {
 		return WriteResult{}, err
@@ -283,7 +283,7 @@ func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
 			CreatedAt: t.now, UpdatedAt: t.now,
 		}
 		created = true
-		return t.putItem(&it, []byte{}, nil)
+		return t.putItem(&it, []byte{}, nil, nil)
 	})
 	return created, err
 }

@@ -1,0 +1,552 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// This file keeps the derived state of items in step with their content:
+// chunk records, the queue of chunks waiting for an embedding, the queue of
+// items waiting for a chunker, and the vectors themselves. All of it changes
+// in the same transaction as the content it derives from, so a crash can never
+// leave an item without its chunks or a chunk without a queue entry or vector.
+
+// ChunkSpan is one chunk of an item's text as the store keeps it.
+type ChunkSpan struct {
+	Start, End int      // byte span [Start, End) of the content
+	Heading    string   // heading breadcrumb
+	Tokens     int      // model tokens of the embedded text, specials included
+	Hash       [32]byte // SHA-256 of the exact text the model embeds; vectors are keyed by it
+}
+
+// Chunker splits text content into chunks. The store calls it inside write
+// transactions: it must be deterministic, fast, and must not use the store.
+type Chunker interface {
+	// ID names the chunking scheme (tokenizer and window); when it changes,
+	// every text item is chunked again.
+	ID() string
+	// Chunk splits one item's content.
+	Chunk(content []byte, mimeType, path string) []ChunkSpan
+}
+
+// IndexingChange reports what SetIndexing found against the stored state.
+type IndexingChange struct {
+	PrevChunker, PrevModel string
+	Rechunk                int64 // items queued to be chunked again
+	Reembed                int64 // chunks queued for the new model
+}
+
+// EmbedStats counts the derived state.
+type EmbedStats struct {
+	Chunks          int64 // chunk records
+	PendingEmbed    int64 // chunks waiting for an embedding
+	PendingChunking int64 // text items waiting for a chunker
+	Vectors         int64 // vectors of the current model
+}
+
+// PendingChunk is a queued chunk with the text its embedding needs.
+type PendingChunk struct {
+	key     []byte
+	Hash    [32]byte
+	Heading string
+	Text    []byte // the chunk's bytes of the item content
+	// Have is set when a vector for Hash already exists and the entry was not
+	// forced: nothing needs computing, SaveEmbeddings just clears the entry.
+	Have bool
+}
+
+const (
+	bucketChunks   = "chunks"   // item id (16) | index (4) -> chunkVal
+	bucketEmbedQ   = "embedq"   // item id (16) | index (4) -> hash (32) | force (1)
+	bucketChunkQ   = "chunkq"   // item id (16) -> queuedMark
+	bucketVectors  = "vectors"  // nested per model id: hash (32) -> float32 little-endian
+	bucketCounters = "counters" // nested in meta: name -> int64
+
+	keyChunker = "chunker"
+	keyModel   = "embed_model"
+
+	counterChunks = "chunks"
+	counterEmbedQ = "embedq"
+	counterChunkQ = "chunkq"
+)
+
+// queuedMark is the chunkq value: bbolt's Get returns nil for an empty value,
+// which would be indistinguishable from a missing key.
+var queuedMark = []byte{1}
+
+func vectorCounter(model string) string { return "vectors/" + model }
+
+// chunkVal layout: start (8) | end (8) | tokens (4) | hash (32) | heading.
+func encodeChunk(c ChunkSpan) []byte {
+	v := make([]byte, 52+len(c.Heading))
+	binary.BigEndian.PutUint64(v[0:], uint64(c.Start))
+	binary.BigEndian.PutUint64(v[8:], uint64(c.End))
+	binary.BigEndian.PutUint32(v[16:], uint32(c.Tokens))
+	copy(v[20:52], c.Hash[:])
+	copy(v[52:], c.Heading)
+	return v
+}
+
+func decodeChunk(v []byte) ChunkSpan {
+	c := ChunkSpan{
+		Start:   int(binary.BigEndian.Uint64(v[0:])),
+		End:     int(binary.BigEndian.Uint64(v[8:])),
+		Tokens:  int(binary.BigEndian.Uint32(v[16:])),
+		Heading: string(v[52:]),
+	}
+	copy(c.Hash[:], v[20:52])
+	return c
+}
+
+func chunkKey(id []byte, i int) []byte {
+	k := make([]byte, 20)
+	copy(k, id)
+	binary.BigEndian.PutUint32(k[16:], uint32(i))
+	return k
+}
+
+func (t *txn) counter(name string) int64 {
+	v := t.counters.Get([]byte(name))
+	if v == nil {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(v))
+}
+
+func (t *txn) addCounter(name string, d int64) error {
+	if d == 0 {
+		return nil
+	}
+	v := make([]byte, 8)
+	binary.BigEndian.PutUint64(v, uint64(t.counter(name)+d))
+	return t.counters.Put([]byte(name), v)
+}
+
+// vectorBucket returns the current model's vectors, or nil when no model is set
+// or none of its vectors exist yet.
+func (t *txn) vectorBucket() *bolt.Bucket {
+	if t.model == "" {
+		return nil
+	}
+	return t.vectors.Bucket([]byte(t.model))
+}
+
+func (t *txn) hasVector(hash []byte) bool {
+	b := t.vectorBucket()
+	return b != nil && b.Get(hash) != nil
+}
+
+// reindex replaces the chunks of item id after its content was written.
+// chunksFrom, when set, is an item with the same content whose chunk records
+// are copied instead of chunking again (Copy).
+func (t *txn) reindex(id []byte, it *Item, content, chunksFrom []byte) error {
+	if err := t.dropChunks(id); err != nil {
+		return err
+	}
+	if !it.IsText || it.IsDir || len(content) == 0 {
+		return nil
+	}
+	if chunksFrom != nil {
+		if t.chunkq.Get(chunksFrom) == nil {
+			return t.putChunks(id, t.chunksOf(chunksFrom))
+		}
+	} else if t.chunker != nil {
+		return t.putChunks(id, t.chunker.Chunk(content, it.MimeType, it.Path))
+	}
+	// No chunker yet (no model installed): remember the item for later.
+	if err := t.chunkq.Put(bytes.Clone(id), queuedMark); err != nil {
+		return fmt.Errorf("queue chunking: %w", err)
+	}
+	return t.addCounter(counterChunkQ, 1)
+}
+
+// putChunks stores chunk records and queues those without a vector.
+func (t *txn) putChunks(id []byte, spans []ChunkSpan) error {
+	for i, c := range spans {
+		k := chunkKey(id, i)
+		if err := t.chunks.Put(k, encodeChunk(c)); err != nil {
+			return fmt.Errorf("put chunk: %w", err)
+		}
+		if t.hasVector(c.Hash[:]) {
+			continue
+		}
+		if err := t.queueEmbed(k, c.Hash, false); err != nil {
+			return err
+		}
+	}
+	return t.addCounter(counterChunks, int64(len(spans)))
+}
+
+func (t *txn) queueEmbed(key []byte, hash [32]byte, force bool) error {
+	existed := t.embedq.Get(key) != nil
+	v := make([]byte, 33)
+	copy(v, hash[:])
+	if force {
+		v[32] = 1
+	}
+	if err := t.embedq.Put(key, v); err != nil {
+		return fmt.Errorf("queue embedding: %w", err)
+	}
+	if existed {
+		return nil
+	}
+	return t.addCounter(counterEmbedQ, 1)
+}
+
+// chunksOf returns the chunk records of item id.
+func (t *txn) chunksOf(id []byte) []ChunkSpan {
+	var out []ChunkSpan
+	c := t.chunks.Cursor()
+	for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
+		out = append(out, decodeChunk(v))
+	}
+	return out
+}
+
+// dropChunks removes every chunk record and queue entry of item id.
+func (t *txn) dropChunks(id []byte) error {
+	var keys [][]byte
+	c := t.chunks.Cursor()
+	for k, _ := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	var queued int64
+	for _, k := range keys {
+		if err := t.chunks.Delete(k); err != nil {
+			return fmt.Errorf("delete chunk: %w", err)
+		}
+		if t.embedq.Get(k) != nil {
+			if err := t.embedq.Delete(k); err != nil {
+				return fmt.Errorf("dequeue embedding: %w", err)
+			}
+			queued++
+		}
+	}
+	if err := t.addCounter(counterChunks, -int64(len(keys))); err != nil {
+		return err
+	}
+	if err := t.addCounter(counterEmbedQ, -queued); err != nil {
+		return err
+	}
+	if t.chunkq.Get(id) != nil {
+		if err := t.chunkq.Delete(id); err != nil {
+			return fmt.Errorf("dequeue chunking: %w", err)
+		}
+		return t.addCounter(counterChunkQ, -1)
+	}
+	return nil
+}
+
+// SetIndexing installs the chunker and the embedding model id (either may be
+// nil/empty while unavailable) and reconciles the store with them in one
+// transaction: a changed chunker queues every text item to be chunked again;
+// a changed model queues every chunk that lacks one of its vectors. Vectors of
+// other models are kept, never mixed in.
+func (s *Store) SetIndexing(ctx context.Context, c Chunker, model string) (IndexingChange, error) {
+	s.mu.Lock()
+	s.chunker, s.model = c, model
+	s.mu.Unlock()
+	var ch IndexingChange
+	err := s.update(ctx, func(t *txn) error {
+		ch = IndexingChange{}
+		meta := t.tx.Bucket([]byte(bucketMeta))
+		ch.PrevChunker, ch.PrevModel = string(meta.Get([]byte(keyChunker))), string(meta.Get([]byte(keyModel)))
+		if c != nil && ch.PrevChunker != c.ID() {
+			if err := t.queueAllForChunking(&ch.Rechunk); err != nil {
+				return err
+			}
+			if err := meta.Put([]byte(keyChunker), []byte(c.ID())); err != nil {
+				return err
+			}
+		}
+		if model != "" && ch.PrevModel != model {
+			if err := t.queueMissingVectors(&ch.Reembed); err != nil {
+				return err
+			}
+			if err := meta.Put([]byte(keyModel), []byte(model)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ch, err
+}
+
+func (t *txn) queueAllForChunking(n *int64) error {
+	*n = 0
+	return t.paths.ForEachBucket(func(name []byte) error {
+		return t.paths.Bucket(name).ForEach(func(_, v []byte) error {
+			pv := decodePathVal(v)
+			if !pv.text() || pv.dir() || pv.size == 0 || t.chunkq.Get(pv.id) != nil {
+				return nil
+			}
+			if err := t.chunkq.Put(bytes.Clone(pv.id), queuedMark); err != nil {
+				return err
+			}
+			*n++
+			return t.addCounter(counterChunkQ, 1)
+		})
+	})
+}
+
+func (t *txn) queueMissingVectors(n *int64) error {
+	*n = 0
+	var keys [][]byte
+	var hashes [][32]byte
+	err := t.chunks.ForEach(func(k, v []byte) error {
+		c := decodeChunk(v)
+		if !t.hasVector(c.Hash[:]) && t.embedq.Get(k) == nil {
+			keys, hashes = append(keys, bytes.Clone(k)), append(hashes, c.Hash)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if err := t.queueEmbed(k, hashes[i], false); err != nil {
+			return err
+		}
+	}
+	*n = int64(len(keys))
+	return nil
+}
+
+// ChunkPending chunks up to limit items waiting for a chunker and returns how
+// many it handled. It does nothing while no chunker is installed.
+func (s *Store) ChunkPending(ctx context.Context, limit int) (int, error) {
+	var n int
+	err := s.update(ctx, func(t *txn) error {
+		n = 0
+		if t.chunker == nil {
+			return nil
+		}
+		var ids [][]byte
+		c := t.chunkq.Cursor()
+		for k, _ := c.First(); k != nil && len(ids) < limit; k, _ = c.Next() {
+			ids = append(ids, bytes.Clone(k))
+		}
+		for _, id := range ids {
+			it, err := t.item(id)
+			if err != nil {
+				return err
+			}
+			if err := t.reindex(id, &it, t.content.Get(id), nil); err != nil {
+				return err
+			}
+		}
+		n = len(ids)
+		return nil
+	})
+	return n, err
+}
+
+// PendingEmbeddings returns up to limit queued chunks with their text, in
+// queue order.
+func (s *Store) PendingEmbeddings(ctx context.Context, limit int) ([]PendingChunk, error) {
+	var out []PendingChunk
+	err := s.view(ctx, func(t *txn) error {
+		out = out[:0]
+		c := t.embedq.Cursor()
+		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+			cv := t.chunks.Get(k)
+			if cv == nil {
+				return fmt.Errorf("queued chunk %x has no record", k)
+			}
+			ch := decodeChunk(cv)
+			content := t.content.Get(k[:16])
+			if ch.End > len(content) || ch.Start > ch.End {
+				return fmt.Errorf("chunk %x span %d-%d outside content of %d bytes", k, ch.Start, ch.End, len(content))
+			}
+			p := PendingChunk{key: bytes.Clone(k), Hash: ch.Hash, Heading: ch.Heading, Text: bytes.Clone(content[ch.Start:ch.End])}
+			p.Have = v[32] == 0 && t.hasVector(ch.Hash[:])
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// SaveEmbeddings stores the vectors computed for pending chunks (vecs[i] for
+// done[i]; nil where Have was set) under model and clears their queue entries,
+// in one transaction. Entries re-queued meanwhile (the item changed) stay
+// queued. Nothing is saved if model is no longer the store's model.
+func (s *Store) SaveEmbeddings(ctx context.Context, model string, done []PendingChunk, vecs [][]float32) error {
+	if len(vecs) != len(done) {
+		return fmt.Errorf("save embeddings: %d vectors for %d chunks", len(vecs), len(done))
+	}
+	return s.update(ctx, func(t *txn) error {
+		if t.model != model {
+			return nil
+		}
+		b, err := t.vectors.CreateBucketIfNotExists([]byte(model))
+		if err != nil {
+			return err
+		}
+		var added, dequeued int64
+		for i, p := range done {
+			if vecs[i] != nil {
+				if b.Get(p.Hash[:]) == nil {
+					added++
+				}
+				if err := b.Put(bytes.Clone(p.Hash[:]), encodeVector(vecs[i])); err != nil {
+					return fmt.Errorf("put vector: %w", err)
+				}
+			}
+			if v := t.embedq.Get(p.key); v != nil && bytes.Equal(v[:32], p.Hash[:]) {
+				if err := t.embedq.Delete(p.key); err != nil {
+					return err
+				}
+				dequeued++
+			}
+		}
+		if err := t.addCounter(vectorCounter(model), added); err != nil {
+			return err
+		}
+		return t.addCounter(counterEmbedQ, -dequeued)
+	})
+}
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeVector(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// Reembed queues every chunk of the items at refs (items or directories; all
+// items when all is set) to be embedded again even though vectors exist,
+// and returns how many chunks it queued.
+func (s *Store) Reembed(ctx context.Context, refs []Ref, all bool) (int64, error) {
+	var n int64
+	err := s.update(ctx, func(t *txn) error {
+		n = 0
+		queue := func(id []byte) error {
+			for i, c := range t.chunksOf(id) {
+				if err := t.queueEmbed(chunkKey(id, i), c.Hash, true); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		}
+		if all {
+			var ids [][]byte
+			c := t.chunks.Cursor()
+			for k, _ := c.First(); k != nil; k, _ = c.Seek(afterID(k[:16])) {
+				ids = append(ids, bytes.Clone(k[:16]))
+			}
+			for _, id := range ids {
+				if err := queue(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for _, r := range refs {
+			nd, err := t.lookup(r)
+			if err != nil {
+				return err
+			}
+			switch {
+			case !nd.exists():
+				return t.notFound(nd)
+			case nd.isFile():
+				if err := queue(nd.pv().id); err != nil {
+					return err
+				}
+			default:
+				var ids [][]byte
+				subtree(t.driveBucket(nd.drive), nd.path, func(_, v []byte) { ids = append(ids, bytes.Clone(v[1:17])) })
+				for _, id := range ids {
+					if err := queue(id); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// afterID returns the first chunk key past every chunk of id.
+func afterID(id []byte) []byte {
+	k := make([]byte, 20)
+	copy(k, id)
+	for i := 16; i < 20; i++ {
+		k[i] = 0xff
+	}
+	return append(k, 0)
+}
+
+// Chunks returns the chunk records of the item at ref (nil while it waits
+// for a chunker).
+func (s *Store) Chunks(ctx context.Context, ref Ref) ([]ChunkSpan, error) {
+	var out []ChunkSpan
+	err := s.view(ctx, func(t *txn) error {
+		n, err := t.lookup(ref)
+		if err != nil {
+			return err
+		}
+		if !n.isFile() {
+			if !n.exists() {
+				return t.notFound(n)
+			}
+			r := n.ref()
+			return newError(ErrIsDir, r, "pass an item ref", "%s is a directory, not an item.", r)
+		}
+		out = t.chunksOf(n.pv().id)
+		return nil
+	})
+	return out, err
+}
+
+// Vector returns the current model's vector for a chunk text hash, or nil.
+func (s *Store) Vector(ctx context.Context, hash [32]byte) ([]float32, error) {
+	var v []float32
+	err := s.view(ctx, func(t *txn) error {
+		if b := t.vectorBucket(); b != nil {
+			if raw := b.Get(hash[:]); raw != nil {
+				v = decodeVector(raw)
+			}
+		}
+		return nil
+	})
+	return v, err
+}
+
+// EmbedStats reads the derived-state counters.
+func (s *Store) EmbedStats(ctx context.Context) (EmbedStats, error) {
+	var st EmbedStats
+	err := s.view(ctx, func(t *txn) error {
+		st = EmbedStats{
+			Chunks:          t.counter(counterChunks),
+			PendingEmbed:    t.counter(counterEmbedQ),
+			PendingChunking: t.counter(counterChunkQ),
+		}
+		if t.model != "" {
+			st.Vectors = t.counter(vectorCounter(t.model))
+		}
+		return nil
+	})
+	return st, err
+}
+
+// Work signals after each committed change, so background indexers can wait
+// for new work instead of polling.
+func (s *Store) Work() <-chan struct{} { return s.work }
