@@ -9,6 +9,9 @@ BIN      := $(TMP)/bin
 VENV     := $(TMP)/venv
 PY       := $(VENV)/bin/python
 CTXD     := $(BIN)/ctxd
+MODEL    := all-MiniLM-L6-v2
+MODEL_DIR := $(CURDIR)/.cache/models/$(MODEL)
+ORT_LIB  := $(CURDIR)/.cache/onnxruntime/libonnxruntime.so
 GO_PKGS  := ./...
 FUZZTIME ?= 10s
 BENCHTIME ?= 2s
@@ -33,8 +36,13 @@ clients/ts/node_modules/.deps: clients/ts/package.json clients/ts/package-lock.j
 	cd clients/ts && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# ONNX Runtime and the embedding models, into .cache/ (scripts/setup-models.sh says what and why).
+.cache/.models: scripts/setup-models.sh scripts/models/requirements.txt $(wildcard scripts/models/*.py)
+	scripts/setup-models.sh
+	touch $@
+
 .PHONY: setup
-setup: $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps ## Install pinned tools, Python and Node dependencies
+setup: $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps .cache/.models ## Install pinned tools, Python and Node dependencies, ONNX Runtime and the embedding models
 
 # ---- code generation ----
 
@@ -79,6 +87,8 @@ test-go: ## Go unit and integration tests under the race detector
 test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	go test -run='^$$' -fuzz='^FuzzParseRef$$' -fuzztime=$(FUZZTIME) ./vfs
 	go test -run='^$$' -fuzz='^FuzzApplyPatches$$' -fuzztime=$(FUZZTIME) ./vfs
+	go test -run='^$$' -fuzz='^FuzzTokenizer_Encode$$' -fuzztime=$(FUZZTIME) ./index/tokenize
+	go test -run='^$$' -fuzz='^FuzzSplit$$' -fuzztime=$(FUZZTIME) ./index/chunk
 
 .PHONY: test-python
 test-python: setup build ## Python client integration test against the real daemon
@@ -90,20 +100,32 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench
-bench: ## Latency percentiles and throughput over the unix socket
+.PHONY: bench bench-vfs bench-index bench-e2e
+bench: bench-vfs bench-index bench-e2e ## Every measurement the issues ask for; results in bench-results/
+
+bench-vfs: setup ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items
 	mkdir -p bench-results
-	go test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./daemon/ | tee bench-results/vfs.txt
+	go test -run='^$$' -bench='Read|Write|Tree' -benchtime=$(BENCHTIME) -count=1 ./daemon/ | tee bench-results/vfs.txt
+
+bench-index: setup ## Tokenizer and chunker speed, embedding throughput per batch size and model, query latency
+	mkdir -p bench-results
+	go test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./index/... | tee bench-results/index.txt
+
+bench-e2e: setup ## Write the 20,629-file docs corpus until every chunk is embedded (CTXD_BENCH_DOCS=N for a slice)
+	mkdir -p bench-results
+	go test -run='^$$' -bench=EndToEnd -benchtime=1x -count=1 -timeout=3h ./daemon/ | tee bench-results/e2e.txt
 
 # ---- running ----
 
 .PHONY: run
 run: setup build ## Install what is missing and start the daemon with default settings
-	$(CTXD) serve
+	$(CTXD) serve --model-dir $(MODEL_DIR) --onnxruntime-lib $(ORT_LIB)
 
 .PHONY: install-service
-install-service: build ## Install ctxd into ~/.local/bin and enable the systemd user unit
+install-service: setup build ## Install ctxd, the model and ONNX Runtime for this user and enable the systemd unit
 	install -D -m 0755 $(CTXD) $(HOME)/.local/bin/ctxd
+	install -D -m 0644 $(ORT_LIB) $(HOME)/.local/share/ctxd/lib/libonnxruntime.so
+	mkdir -p $(HOME)/.local/share/ctxd/models && cp -r $(MODEL_DIR) $(HOME)/.local/share/ctxd/models/
 	install -D -m 0644 contrib/systemd/ctxd.service $(HOME)/.config/systemd/user/ctxd.service
 	systemctl --user daemon-reload
 	systemctl --user enable --now ctxd.service

@@ -8,11 +8,8 @@ import (
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 )
 
-// Reasons reported while the search and embedding layers are not built.
-const (
-	noEmbeddingReason = "this build has no embedding model; embeddings arrive with the chunking and embedding layer"
-	noIndexReason     = "this build has no search index; the BM25 and vector indexes arrive with the search layer"
-)
+// noIndexReason is reported while the search layer is not built.
+const noIndexReason = "this build has no search index; the BM25 and vector indexes arrive with the search layer"
 
 // adminService reports on the daemon.
 type adminService struct {
@@ -25,6 +22,11 @@ func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ct
 	if err != nil {
 		return nil, err
 	}
+	es, err := s.b.store.EmbedStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec, available, reason, rate := s.b.ix.status()
 	return &ctxdv1.StatusResponse{
 		Version:        Version,
 		StartedAt:      timestamppb.New(s.b.started),
@@ -33,7 +35,15 @@ func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ct
 		SizeBytes:      st.Size,
 		StoreFileBytes: st.FileSize,
 		Drives:         DrivesToProto(st.Drives),
-		Embedding:      &ctxdv1.EmbeddingStatus{UnavailableReason: noEmbeddingReason},
-		Index:          &ctxdv1.IndexStatus{UnavailableReason: noIndexReason},
+		Embedding: &ctxdv1.EmbeddingStatus{
+			Available:         available,
+			UnavailableReason: reason,
+			ModelId:           spec.ID,
+			Dimensions:        int32(spec.Dimensions),
+			EmbeddedChunks:    es.Vectors,
+			PendingChunks:     es.PendingEmbed + es.PendingChunking,
+			ChunksPerSecond:   rate,
+		},
+		Index: &ctxdv1.IndexStatus{UnavailableReason: noIndexReason, ChunkCount: es.Chunks},
 	}, nil
 }

@@ -31,6 +31,12 @@ type Config struct {
 	TokenFile string `toml:"token_file"`
 	// Tokens are additional bearer tokens with limited scopes.
 	Tokens []TokenConfig `toml:"tokens"`
+	// ModelDir holds the embedding model: model.onnx, tokenizer.json or
+	// vocab.txt, and ctxd-model.json. Empty disables chunking and embedding;
+	// a missing directory leaves the daemon serving without them until it appears.
+	ModelDir string `toml:"model_dir"`
+	// OnnxRuntimeLib is the path of libonnxruntime.so (ONNX Runtime >= 1.24).
+	OnnxRuntimeLib string `toml:"onnxruntime_lib"`
 	// MaxContentBytes limits one item's content.
 	MaxContentBytes int64 `toml:"max_content_bytes"`
 	// LogLevel is debug, info, warn or error.
@@ -66,10 +72,12 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // the XDG base directory conventions.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:         filepath.Join(xdgDir("XDG_DATA_HOME", ".local/share"), "ctxd"),
+		DataDir:         filepath.Join(dataHome(), "ctxd"),
 		Socket:          DefaultSocket(),
 		HTTP:            "127.0.0.1:7077",
 		TokenFile:       filepath.Join(ConfigDir(), "token"),
+		ModelDir:        filepath.Join(dataHome(), "ctxd", "models", "all-MiniLM-L6-v2"),
+		OnnxRuntimeLib:  filepath.Join(dataHome(), "ctxd", "lib", "libonnxruntime.so"),
 		MaxContentBytes: vfs.DefaultMaxContentBytes,
 		LogLevel:        "info",
 		LogFormat:       "text",
@@ -92,6 +100,8 @@ func DefaultSocket() string {
 	}
 	return filepath.Join(dir, "ctxd", "ctxd.sock")
 }
+
+func dataHome() string { return xdgDir("XDG_DATA_HOME", ".local/share") }
 
 func xdgDir(env, fallback string) string {
 	if d := os.Getenv(env); d != "" {
@@ -138,13 +148,15 @@ func (c *Config) LoadConfigFile(name string, required bool) error {
 // A set-but-empty variable counts, so CTXD_HTTP= disables the gateway.
 func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 	strs := map[string]*string{
-		"CTXD_DATA_DIR":   &c.DataDir,
-		"CTXD_SOCKET":     &c.Socket,
-		"CTXD_GRPC_TCP":   &c.GRPCTCP,
-		"CTXD_HTTP":       &c.HTTP,
-		"CTXD_TOKEN_FILE": &c.TokenFile,
-		"CTXD_LOG_LEVEL":  &c.LogLevel,
-		"CTXD_LOG_FORMAT": &c.LogFormat,
+		"CTXD_DATA_DIR":        &c.DataDir,
+		"CTXD_SOCKET":          &c.Socket,
+		"CTXD_GRPC_TCP":        &c.GRPCTCP,
+		"CTXD_HTTP":            &c.HTTP,
+		"CTXD_TOKEN_FILE":      &c.TokenFile,
+		"CTXD_MODEL_DIR":       &c.ModelDir,
+		"CTXD_ONNXRUNTIME_LIB": &c.OnnxRuntimeLib,
+		"CTXD_LOG_LEVEL":       &c.LogLevel,
+		"CTXD_LOG_FORMAT":      &c.LogFormat,
 	}
 	for k, p := range strs {
 		if v, ok := lookupEnv(k); ok {

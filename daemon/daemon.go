@@ -29,6 +29,7 @@ var Version = "0.1.0-dev"
 // true, and the readiness interceptor keeps calls out until then.
 type backend struct {
 	store   *vfs.Store
+	ix      *indexer
 	dataDir string
 	started time.Time
 }
@@ -47,6 +48,7 @@ type Daemon struct {
 	tcpAddr net.Addr
 	webAddr net.Addr
 	served  chan error
+	stopIx  context.CancelFunc
 }
 
 // Start validates cfg, takes the data-dir lock, starts listening (health
@@ -79,7 +81,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	ctxdv1.RegisterVfsServiceServer(d.grpc, &vfsService{b: &d.b})
 	ctxdv1.RegisterAdminServiceServer(d.grpc, &adminService{b: &d.b})
 	ctxdv1.RegisterSearchServiceServer(d.grpc, searchService{})
-	ctxdv1.RegisterIngestServiceServer(d.grpc, ingestService{})
+	ctxdv1.RegisterIngestServiceServer(d.grpc, &ingestService{b: &d.b})
 
 	unixLn, err := listenUnix(cfg.Socket)
 	if err != nil {
@@ -103,6 +105,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if d.b.store, err = vfs.Open(filepath.Join(cfg.DataDir, "ctxd.db"), vfs.Options{MaxContentBytes: cfg.MaxContentBytes}); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	d.b.ix = newIndexer(d.b.store, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
+	ixCtx, stopIx := context.WithCancel(context.Background())
+	d.stopIx = stopIx
+	go d.b.ix.run(ixCtx)
 	d.ready.Store(true)
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	for name := range d.grpc.GetServiceInfo() {
@@ -219,6 +225,10 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 			d.grpc.Stop()
 			<-done
 		}
+	}
+	if d.stopIx != nil {
+		d.stopIx()
+		<-d.b.ix.stopped
 	}
 	var err error
 	if d.b.store != nil {

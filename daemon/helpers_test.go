@@ -40,7 +40,8 @@ func shortTempDir(t testing.TB) string {
 	return dir
 }
 
-// testConfig returns a config rooted in fresh temp dirs, TCP and HTTP off.
+// testConfig returns a config rooted in fresh temp dirs, with TCP, HTTP and
+// embeddings off.
 func testConfig(t testing.TB) Config {
 	cfg := DefaultConfig()
 	dir := shortTempDir(t)
@@ -48,6 +49,7 @@ func testConfig(t testing.TB) Config {
 	cfg.Socket = filepath.Join(dir, "s.sock")
 	cfg.TokenFile = filepath.Join(dir, "token")
 	cfg.HTTP = ""
+	cfg.ModelDir = "" // tests that embed opt in with withModel
 	return cfg
 }
 

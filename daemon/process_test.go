@@ -59,25 +59,35 @@ func ctxdBinary(t testing.TB) string {
 type daemonProcess struct {
 	cmd    *exec.Cmd
 	socket string
-	done   chan error
+	exited chan struct{}
+	err    error // the exit status, once exited is closed
 }
 
-// startProcess runs `ctxd serve` on dataDir (with extra KEY=VALUE env) and
-// waits until health is SERVING.
-func startProcess(t testing.TB, dataDir, socket string, env ...string) *daemonProcess {
+// startProcess runs `ctxd serve` on dataDir with extra flags and waits until
+// health is SERVING.
+func startProcess(t testing.TB, dataDir, socket string, args ...string) *daemonProcess {
+	return startProcessEnv(t, nil, dataDir, socket, args...)
+}
+
+// startProcessEnv is startProcess with extra KEY=VALUE environment.
+func startProcessEnv(t testing.TB, env []string, dataDir, socket string, args ...string) *daemonProcess {
 	t.Helper()
-	cmd := exec.Command(ctxdBinary(t), "serve", "--data-dir", dataDir, "--socket", socket, "--http", "", "--log-level", "warn")
+	args = append([]string{"serve", "--data-dir", dataDir, "--socket", socket, "--http", "", "--model-dir", "", "--log-level", "warn"}, args...)
+	cmd := exec.Command(ctxdBinary(t), args...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dataDir, "..", "config"))
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &daemonProcess{cmd: cmd, socket: socket, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait() }()
+	p := &daemonProcess{cmd: cmd, socket: socket, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		<-p.done
+		<-p.exited
 	})
 	health := healthpb.NewHealthClient(dial(t, "unix://"+socket))
 	deadline := time.Now().Add(30 * time.Second)
@@ -92,6 +102,31 @@ func startProcess(t testing.TB, dataDir, socket string, env ...string) *daemonPr
 			t.Fatalf("daemon not serving after 30s: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill stops the process with SIGKILL: no chance to flush or clean up.
+func (p *daemonProcess) kill(t testing.TB) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+}
+
+// stop sends SIGTERM and requires a clean exit within 15s.
+func (p *daemonProcess) stop(t testing.TB) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.exited:
+		if p.err != nil {
+			t.Fatalf("exit after SIGTERM: %v", p.err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("daemon did not stop within 15s of SIGTERM")
 	}
 }
 
@@ -134,11 +169,7 @@ func TestProcess_KillDuringWritesLosesNothing(t *testing.T) {
 			break
 		}
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-p.done
-	p.done <- nil // for the cleanup
+	p.kill(t)
 	wg.Wait()
 
 	startProcess(t, dataDir, socket)
@@ -163,18 +194,7 @@ func TestProcess_KillDuringWritesLosesNothing(t *testing.T) {
 func TestProcess_SIGTERMStopsGracefully(t *testing.T) {
 	dir := shortTempDir(t)
 	p := startProcess(t, filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"))
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.done:
-		p.done <- err
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("daemon did not stop within 15s of SIGTERM")
-	}
+	p.stop(t)
 	if _, err := os.Stat(p.socket); !os.IsNotExist(err) {
 		t.Errorf("socket still present after stop: %v", err)
 	}
@@ -190,7 +210,7 @@ func TestProcess_NotifiesSystemd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	startProcess(t, filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "NOTIFY_SOCKET="+notify)
+	startProcessEnv(t, []string{"NOTIFY_SOCKET=" + notify}, filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"))
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	buf := make([]byte, 256)
 	n, err := conn.Read(buf)

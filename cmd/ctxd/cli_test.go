@@ -24,7 +24,7 @@ func startDaemon(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	cfg := daemon.DefaultConfig()
-	cfg.DataDir, cfg.Socket, cfg.HTTP = filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), ""
+	cfg.DataDir, cfg.Socket, cfg.HTTP, cfg.ModelDir = filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "", ""
 	d, err := daemon.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,7 @@ func (c *cli) addVFSCommands(root *cobra.Command) {
 		c.drivesCommand(), c.treeCommand(), c.lsCommand(), c.readCommand(), c.writeCommand(),
 		c.editCommand(), c.rmCommand(), c.cpCommand(), c.mvCommand(), c.infoCommand(),
 		c.existsCommand(), c.mkdirCommand(), c.duCommand(), c.wcCommand(), c.statusCommand(),
+		c.reembedCommand(),
 	)
 }
 
@@ -439,11 +440,69 @@ func (c *cli) statusCommand() *cobra.Command {
 			row("items", r.ItemCount)
 			row("content bytes", r.SizeBytes)
 			row("store file bytes", r.StoreFileBytes)
-			row("embedding", availability(r.Embedding.GetAvailable(), r.Embedding.GetUnavailableReason()))
+			e := r.GetEmbedding()
+			row("embedding", availability(e.GetAvailable(), e.GetUnavailableReason()))
+			if e.GetModelId() != "" {
+				row("model", fmt.Sprintf("%s (%d dimensions)", e.GetModelId(), e.GetDimensions()))
+			}
+			row("chunks", r.GetIndex().GetChunkCount())
+			row("embedded chunks", e.GetEmbeddedChunks())
+			row("pending chunks", e.GetPendingChunks())
+			if e.GetChunksPerSecond() > 0 {
+				row("embedding rate", fmt.Sprintf("%.0f chunks/s", e.GetChunksPerSecond()))
+			}
 			row("search index", availability(r.Index.GetAvailable(), r.Index.GetUnavailableReason()))
 			tw.Flush()
 		}),
 	}
+}
+
+func (c *cli) reembedCommand() *cobra.Command {
+	req := &ctxdv1.ReembedRequest{}
+	cmd := &cobra.Command{
+		Use:   "reembed [REF...]",
+		Short: "Compute the embeddings of items (or --all) again",
+		Long:  "Queue the chunks of the given items or directories (or every item with --all) for embedding with the current model, and follow progress until the queue is empty.",
+		PreRunE: func(_ *cobra.Command, args []string) error {
+			req.Refs = args
+			if len(args) == 0 && !req.All {
+				return usageError{fmt.Errorf("give refs or --all")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := c.dial()
+			if err != nil {
+				return err
+			}
+			defer cl.conn.Close()
+			stream, err := ctxdv1.NewIngestServiceClient(cl.conn).Reembed(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			for {
+				ev, err := stream.Recv()
+				if err == io.EOF {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if c.json {
+					c.printJSON(ev)
+					continue
+				}
+				if p := ev.GetProgress(); p != nil {
+					fmt.Fprintf(c.stderr, "embedding: %d/%d chunks (%.0f/s, eta %.0fs)\n", p.ChunksDone, p.ItemsTotal, p.ItemsPerSecond, p.EtaSeconds)
+				}
+				if sum := ev.GetSummary(); sum != nil {
+					fmt.Fprintf(c.stdout, "re-embedded %d chunks in %.1fs\n", sum.ChunksEmbedded, sum.Seconds)
+				}
+			}
+		},
+	}
+	cmd.Flags().BoolVar(&req.All, "all", false, "re-embed every item")
+	return cmd
 }
 
 func availability(ok bool, reason string) string {

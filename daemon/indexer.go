@@ -1,0 +1,253 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ctxd/ctxd/index/chunk"
+	"github.com/ctxd/ctxd/index/embed"
+	"github.com/ctxd/ctxd/index/tokenize"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// Batch sizes of the background passes: small enough that each store
+// transaction is short, large enough that the embedder sees full batches.
+const (
+	chunkPassItems  = 16
+	embedPassChunks = 256
+	// retryModelEvery is how often a missing model or runtime is looked for again.
+	retryModelEvery = 30 * time.Second
+)
+
+// indexer keeps derived state current in the background: it chunks items
+// that were stored without a chunker and embeds queued chunks with the one
+// embedding worker. It degrades instead of failing: without a model the store
+// keeps queueing, and the queues drain once the model is found.
+type indexer struct {
+	store    *vfs.Store
+	log      *slog.Logger
+	modelDir string
+	libPath  string
+
+	mu      sync.Mutex
+	spec    embed.Spec
+	tok     *tokenize.Tokenizer
+	worker  *embed.Worker // nil while embedding is unavailable
+	reason  string        // why embedding is unavailable
+	rate    float64       // chunks/s, smoothed
+	stopped chan struct{}
+}
+
+func newIndexer(store *vfs.Store, log *slog.Logger, modelDir, libPath string) *indexer {
+	return &indexer{store: store, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{})}
+}
+
+// run loads what it can and then works until ctx ends.
+func (ix *indexer) run(ctx context.Context) {
+	defer close(ix.stopped)
+	defer ix.closeWorker()
+	ix.load(ctx)
+	retry := time.NewTicker(retryModelEvery)
+	defer retry.Stop()
+	for {
+		busy, err := ix.pass(ctx)
+		if err != nil && ctx.Err() == nil {
+			ix.log.Error("indexing pass failed", "err", err)
+			busy = false
+		}
+		if busy {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ix.store.Work():
+		case <-retry.C:
+			if ix.available() == nil {
+				ix.load(ctx)
+			}
+		}
+	}
+}
+
+// load installs the chunker (needs the tokenizer and spec) and then the
+// embedding model (needs ONNX Runtime as well). Each missing piece is
+// recorded as the reason embeddings are unavailable.
+func (ix *indexer) load(ctx context.Context) {
+	if ix.modelDir == "" {
+		ix.setReason("no model configured (model_dir is empty)")
+		return
+	}
+	if ix.tok == nil {
+		spec, err := embed.LoadSpec(ix.modelDir)
+		if err != nil {
+			ix.setReason(fmt.Sprintf("no model at %s: %v; run `make setup` or point --model-dir at a model directory", ix.modelDir, err))
+			return
+		}
+		tok, err := tokenize.Load(ix.modelDir)
+		if err != nil {
+			ix.setReason(fmt.Sprintf("model tokenizer: %v", err))
+			return
+		}
+		id, err := chunkerID(ix.modelDir, spec)
+		if err != nil {
+			ix.setReason(err.Error())
+			return
+		}
+		change, err := ix.store.SetIndexing(ctx, &modelChunker{id: id, tok: tok, maxTokens: spec.MaxTokens}, spec.ID)
+		if err != nil {
+			ix.setReason(fmt.Sprintf("install chunker: %v", err))
+			return
+		}
+		if change.PrevModel != "" && change.PrevModel != spec.ID {
+			ix.log.Warn("embedding model changed; re-embedding with the new one", "from", change.PrevModel, "to", spec.ID, "chunks", change.Reembed)
+		}
+		if change.PrevChunker != "" && change.Rechunk > 0 {
+			ix.log.Info("chunking changed; chunking items again", "items", change.Rechunk)
+		}
+		ix.mu.Lock()
+		ix.spec, ix.tok = spec, tok
+		ix.mu.Unlock()
+	}
+	m, err := embed.Open(ix.modelDir, embed.Options{LibraryPath: ix.libPath})
+	if err != nil {
+		ix.setReason(fmt.Sprintf("embedding model cannot run: %v", err))
+		return
+	}
+	ix.mu.Lock()
+	ix.worker, ix.reason = embed.NewWorker(m), ""
+	ix.mu.Unlock()
+	ix.log.Info("embedding model loaded", "model", ix.spec.ID, "dimensions", ix.spec.Dimensions, "max_tokens", ix.spec.MaxTokens)
+}
+
+func (ix *indexer) setReason(r string) {
+	ix.mu.Lock()
+	ix.reason = r
+	ix.mu.Unlock()
+	ix.log.Warn("embeddings unavailable", "reason", r)
+}
+
+// available returns the worker, or nil while embedding is unavailable.
+func (ix *indexer) available() *embed.Worker {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.worker
+}
+
+// pass does one bounded unit of work and reports whether there may be more.
+func (ix *indexer) pass(ctx context.Context) (bool, error) {
+	n, err := ix.store.ChunkPending(ctx, chunkPassItems)
+	if err != nil || n > 0 {
+		return n > 0, err
+	}
+	w := ix.available()
+	if w == nil {
+		return false, nil
+	}
+	pending, err := ix.store.PendingEmbeddings(ctx, embedPassChunks)
+	if err != nil || len(pending) == 0 {
+		return false, err
+	}
+	start := time.Now()
+	var texts []string
+	var at []int
+	for i, p := range pending {
+		if !p.Have {
+			texts, at = append(texts, chunk.EmbedText(p.Heading, p.Text)), append(at, i)
+		}
+	}
+	vecs := make([][]float32, len(pending))
+	if len(texts) > 0 {
+		out, err := w.Embed(ctx, texts, false)
+		if err != nil {
+			return false, fmt.Errorf("embed: %w", err)
+		}
+		for j, i := range at {
+			vecs[i] = out[j]
+		}
+	}
+	if err := ix.store.SaveEmbeddings(ctx, w.Spec().ID, pending, vecs); err != nil {
+		return false, err
+	}
+	ix.observe(len(texts), time.Since(start))
+	return true, nil
+}
+
+// observe smooths the embedding throughput reported by Status.
+func (ix *indexer) observe(n int, d time.Duration) {
+	if n == 0 || d <= 0 {
+		return
+	}
+	r := float64(n) / d.Seconds()
+	ix.mu.Lock()
+	if ix.rate == 0 {
+		ix.rate = r
+	} else {
+		ix.rate = 0.8*ix.rate + 0.2*r
+	}
+	ix.mu.Unlock()
+}
+
+// status describes the embedding side for AdminService.Status.
+func (ix *indexer) status() (spec embed.Spec, available bool, reason string, rate float64) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.spec, ix.worker != nil, ix.reason, ix.rate
+}
+
+func (ix *indexer) closeWorker() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.worker != nil {
+		ix.worker.Close()
+		ix.worker = nil
+	}
+}
+
+// chunkerID names the chunking scheme: the tokenizer's vocabulary and the
+// model window. Changing either re-chunks every item; switching between
+// models that share both (fp32 and int8 builds) only re-embeds.
+func chunkerID(dir string, spec embed.Spec) (string, error) {
+	for _, name := range []string{"tokenizer.json", "vocab.txt"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", name, err)
+		}
+		sum := sha256.Sum256(b)
+		return fmt.Sprintf("chunk/v1/%s/%d", hex.EncodeToString(sum[:6]), spec.MaxTokens), nil
+	}
+	return "", fmt.Errorf("model %s has neither tokenizer.json nor vocab.txt", dir)
+}
+
+// modelChunker adapts index/chunk to the store: chunks bounded by the
+// model's window, each hashed by the exact text the model will embed.
+type modelChunker struct {
+	id        string
+	tok       *tokenize.Tokenizer
+	maxTokens int
+}
+
+func (c *modelChunker) ID() string { return c.id }
+
+func (c *modelChunker) Chunk(content []byte, mimeType, path string) []vfs.ChunkSpan {
+	chunks := chunk.Split(content, mimeType, path, c.tok, c.maxTokens)
+	out := make([]vfs.ChunkSpan, len(chunks))
+	for i, ch := range chunks {
+		out[i] = vfs.ChunkSpan{
+			Start: ch.Start, End: ch.End, Heading: ch.Heading, Tokens: ch.Tokens,
+			Hash: sha256.Sum256([]byte(chunk.EmbedText(ch.Heading, content[ch.Start:ch.End]))),
+		}
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+// Package embed turns text chunks and queries into vectors with a local
+// sentence-embedding model run by ONNX Runtime (github.com/yalue/onnxruntime_go,
+// which needs the ONNX Runtime >= 1.24 shared library).
+//
+// # What it owns
+//
+// A model directory holds model.onnx (a BERT-family graph taking input_ids,
+// attention_mask and, if declared, token_type_ids as int64 [batch, seq] and
+// returning last_hidden_state float32 [batch, seq, dims]), the tokenizer files
+// read by index/tokenize, and ctxd-model.json, loaded as a Spec: dimensions,
+// pooling ("mean" over the attention mask for all-MiniLM-L6-v2, "cls" for
+// bge-*), L2 normalisation, the window MaxTokens and the query/document
+// prefixes. Pooling and normalisation are not in the graph: embed does them
+// in Go from the Spec, so a CLS model is never mean-pooled by accident.
+//
+// Model is one ONNX Runtime session plus the tokenizer. Model.Embed adds the
+// prefix, tokenizes with truncation at MaxTokens ([CLS] and [SEP] included:
+// a chunk longer than the window is cut, so chunkers must bound chunks with
+// Model.Tokenizer), and runs batches of at most Options.MaxBatch texts and
+// Options.MaxBatchTokens padded tokens (texts × longest), each run padded
+// only to its longest input, then pools and normalises.
+//
+// Open checks the graph: its inputs and output names and types, the output
+// width against Spec.Dimensions (with a warm-up run), and whether a text's
+// vector depends on what it is batched with. Float graphs do not (cosine
+// 1 - 1e-7). Graphs quantized dynamically to int8 do: DynamicQuantizeLinear
+// takes one scale over the whole activation tensor, other texts and padding
+// included, so the same text gets vectors 0.97..0.99 apart depending on its
+// batch. For such a graph Open sets MaxBatch to 1 (see Model.Options): its
+// vectors are then reproducible and equal to the Python reference, and int8
+// at batch 1 is still about as fast as fp32 batched on two cores.
+//
+// Worker is the one goroutine that owns a Model; the daemon opens one Model
+// per process and shares one Worker among all callers. Worker.Embed accepts
+// any number of texts from any goroutine. The worker tokenizes document texts
+// a window of 8×MaxBatch at a time, sorts the window by token length and
+// runs it batch by batch, so inputs of similar length share a batch and
+// padding stays small. Pending query texts run before the next document
+// batch, so a search waits for at most the batch in flight, which
+// MaxBatchTokens bounds (2048 padded tokens by default: about 0.15 s for fp32
+// MiniLM on two cores; batches of 1024..2048 padded tokens were also the
+// fastest per text there, so the bound costs ingest nothing).
+//
+// # Threads and memory
+//
+// The ONNX Runtime environment is process-wide: the first Open loads the
+// library and it stays loaded; a later Open naming a different library file
+// fails. Each session uses Options.Threads intra-op threads (default
+// min(2, NumCPU)), one inter-op thread, and has spinning disabled
+// (session.intra_op.allow_spinning and session.inter_op.allow_spinning = 0),
+// because the daemon shares the machine's few cores with the session: an
+// idle worker costs no CPU.
+//
+// A Model allocates its input and output buffers once, for
+// max(min(MaxBatch × MaxTokens, MaxBatchTokens), MaxTokens) tokens (3 MB of
+// float32 output for MiniLM: 2048 × 384), and ORT reads and writes them in
+// place; ORT's own activations scale with the same bound. The worker holds
+// at most one window of token ids (8×MaxBatch × MaxTokens int64s) besides
+// the callers' result vectors, which are allocated per request (dims float32s
+// per text).
+//
+// # Caveats
+//
+//   - Model.Embed is not safe for concurrent use; use a Worker.
+//   - Vectors from different Spec.IDs, or from the fp32 and int8 variants of
+//     one model, are not interchangeable: re-embed when the model changes.
+//   - Truncation is silent here; detecting over-long chunks is the
+//     chunker's job (tokenize.Count).
+//   - Cancelling a Worker.Embed context skips its texts not yet run; a graph
+//     run in progress is not interrupted, and Close waits for it.
+//   - Padding changes a vector by float rounding only (cosine > 0.9999 with
+//     the same text run alone), so vectors are not bit-reproducible across
+//     batch compositions.
+package embed
