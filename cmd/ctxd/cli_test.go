@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,5 +162,26 @@ func TestCLI_EditPatchesFile(t *testing.T) {
 	code, _, errOut := ctxd(t, s, `[{"start":1}]`, "edit", "/p.txt", "--patches", "-")
 	if code != 2 || !strings.Contains(errOut, "--patches") {
 		t.Errorf("malformed patches file: %d %s", code, errOut)
+	}
+}
+
+func TestCLI_ModelPull(t *testing.T) {
+	src, err := filepath.Abs("../../.cache/models/all-MiniLM-L6-v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(src, "model.onnx")); err != nil {
+		t.Fatalf("%v: run make setup", err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(src)))
+	defer srv.Close()
+	models := t.TempDir()
+	code, out, errOut := ctxd(t, "unused.sock", "", "model", "pull", srv.URL, "--models-dir", models)
+	if code != 0 || !strings.Contains(out, filepath.Join(models, "all-MiniLM-L6-v2")) {
+		t.Fatalf("model pull = %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = ctxd(t, "unused.sock", "", "model", "pull", srv.URL+"/nope", "--models-dir", models)
+	if code != 1 || !strings.Contains(errOut, "not published") {
+		t.Errorf("pull of a missing model = %d %s", code, errOut)
 	}
 }
