@@ -94,10 +94,14 @@ install_minilm() {
 	# interrupted run never leaves a half-written model that looks complete.
 	rm -rf "$fp32.new" "$int8.new"
 	mkdir -p "$fp32.new" "$int8.new"
-	"$VENV/bin/python" scripts/models/bert_to_onnx.py "$src" "$fp32.new/model.onnx"
+	"$VENV/bin/python" scripts/models/bert_to_onnx.py "$src" "$work/plain.onnx"
+	# fp32: the same graph with ORT's transformer fusions (Attention, SkipLayerNormalization,
+	# BiasGelu), ~17-24% faster on CPU. int8 is quantized from the plain graph: quantizing
+	# the fused one (QAttention) gained under 10%.
+	"$VENV/bin/python" scripts/models/optimize_bert.py "$src" "$work/plain.onnx" "$fp32.new/model.onnx"
 	# quantize_dynamic always advises running its shape-inference pre-pass; the graph is
 	# already fully shaped, so that one line is dropped and every other message kept.
-	"$VENV/bin/python" scripts/models/quantize_int8.py "$fp32.new/model.onnx" "$int8.new/model.onnx" \
+	"$VENV/bin/python" scripts/models/quantize_int8.py "$work/plain.onnx" "$int8.new/model.onnx" \
 		2> >(grep -v 'Please consider to run pre-processing before quantization' >&2)
 	for d in "$fp32.new" "$int8.new"; do
 		cp "$src/tokenizer.json" "$src/vocab.txt" "$d/"

@@ -2,9 +2,9 @@
 """Fuse a converted encoder with ONNX Runtime's transformer optimizer.
 
 Each layer's attention becomes one Attention node (Q/K/V projections packed into one
-MatMul, the raw [batch, sequence] attention_mask as its mask input, so padding on
-either side stays exact), the residual Add + LayerNormalization pairs become
-SkipLayerNormalization and the FFN bias + erf GELU become BiasGelu. These are CPU
+MatMul; the mask is passed as per-row lengths, ReduceSum(attention_mask), which is exact
+for right padding, the only padding the Go embedder does: index/embed/pool.go), the
+residual Add + LayerNormalization pairs become SkipLayerNormalization and the FFN bias + erf GELU become BiasGelu. These are CPU
 kernels ORT does not reach on its own from the plain graph. EmbedLayerNormalization is
 not fused: it wants int32 ids and a different position-embedding subgraph, and the
 embeddings are a negligible share of the time.
@@ -15,7 +15,8 @@ fails if any expected fusion is missing, if the inputs/outputs (names, dtypes, d
 dims) differ from the source graph, or if the fused graph's output on a padded batch
 differs from the source graph's by 1e-4 or more on real tokens.
 
-usage: optimize_bert.py IN.onnx OUT.onnx NUM_HEADS HIDDEN_SIZE NUM_LAYERS
+usage: optimize_bert.py MODEL_DIR IN.onnx OUT.onnx
+  MODEL_DIR holds the config.json the graph was built from
 """
 
 import sys
@@ -26,6 +27,8 @@ import onnx
 import onnxruntime as ort
 from onnxruntime.transformers.fusion_options import AttentionMaskFormat, FusionOptions
 from onnxruntime.transformers.optimizer import optimize_model
+
+from reference import load_config
 
 MAX_ABS_DIFF = 1e-4
 
@@ -43,13 +46,16 @@ def run(path, feeds):
 
 
 def main():
-    if len(sys.argv) != 6:
+    if len(sys.argv) != 4:
         sys.exit(__doc__)
-    src, out = Path(sys.argv[1]), Path(sys.argv[2])
-    heads, hidden, layers = map(int, sys.argv[3:])
+    cfg = load_config(sys.argv[1])
+    src, out = Path(sys.argv[2]), Path(sys.argv[3])
+    heads, hidden, layers = cfg["num_attention_heads"], cfg["hidden_size"], cfg["num_hidden_layers"]
 
     options = FusionOptions("bert")
-    options.attention_mask_format = AttentionMaskFormat.AttentionMask
+    # Mask as lengths (MaskIndexEnd) measured ~24%/17% faster than the plain graph at 128/200
+    # tokens, against ~16%/11% when the Attention node gets the raw 2-D mask.
+    options.attention_mask_format = AttentionMaskFormat.MaskIndexEnd
     # opt_level=0: only the Python fusions. The session applies ORT's own graph
     # optimizations (level ALL) when it loads the file, as it does for the plain graph.
     opt = optimize_model(str(src), model_type="bert", num_heads=heads, hidden_size=hidden,
@@ -61,13 +67,11 @@ def main():
     if fused != want:
         sys.exit(f"unexpected fusions {fused}, want {want}: did the graph layout change?")
 
-    model = opt.model
-    model.producer_name = onnx.load(str(src), load_external_data=False).producer_name
-    if io_signature(model) != io_signature(onnx.load(str(src), load_external_data=False)):
-        sys.exit(f"fused graph changed inputs/outputs: {io_signature(model)}")
-    onnx.checker.check_model(model)
     tmp = out.with_suffix(".onnx.tmp")
-    onnx.save(model, str(tmp))
+    opt.save_model_to_file(str(tmp))  # adds the com.microsoft opset import the fused ops need
+    got, want_io = io_signature(onnx.load(str(tmp))), io_signature(onnx.load(str(src)))
+    if got != want_io:
+        sys.exit(f"fused graph changed inputs/outputs: {got}, want {want_io}")
 
     rng = np.random.default_rng(0)
     ids = rng.integers(1000, 30000, size=(4, 48), dtype=np.int64)
