@@ -60,7 +60,7 @@ func waitEmbedded(t testing.TB, conn *grpc.ClientConn, timeout time.Duration) *c
 			t.Fatal(err)
 		}
 		e := st.Embedding
-		if e.Available && e.PendingChunks == 0 {
+		if e.Available && e.PendingChunks == 0 && e.PendingItems == 0 {
 			return st
 		}
 		if time.Now().After(deadline) {

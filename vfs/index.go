@@ -320,6 +320,16 @@ func (t *txn) queueMissingVectors(n *int64) error {
 // ChunkPending chunks up to limit items waiting for a chunker and returns how
 // many it handled. It does nothing while no chunker is installed.
 func (s *Store) ChunkPending(ctx context.Context, limit int) (int, error) {
+	// Look first: even an empty bbolt write transaction costs an fsync.
+	var queued int64
+	if err := s.view(ctx, func(t *txn) error {
+		if t.chunker != nil {
+			queued = t.counter(counterChunkQ)
+		}
+		return nil
+	}); err != nil || queued == 0 {
+		return 0, err
+	}
 	var n int
 	err := s.update(ctx, func(t *txn) error {
 		n = 0

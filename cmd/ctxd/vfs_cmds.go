@@ -448,6 +448,9 @@ func (c *cli) statusCommand() *cobra.Command {
 			row("chunks", r.GetIndex().GetChunkCount())
 			row("embedded chunks", e.GetEmbeddedChunks())
 			row("pending chunks", e.GetPendingChunks())
+			if e.GetPendingItems() > 0 {
+				row("items waiting for a chunker", e.GetPendingItems())
+			}
 			if e.GetChunksPerSecond() > 0 {
 				row("embedding rate", fmt.Sprintf("%.0f chunks/s", e.GetChunksPerSecond()))
 			}

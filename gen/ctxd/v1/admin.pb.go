@@ -72,12 +72,14 @@ type EmbeddingStatus struct {
 	Dimensions int32 `protobuf:"varint,4,opt,name=dimensions" json:"dimensions,omitempty"`
 	// Chunks that have a vector from the current model.
 	EmbeddedChunks int64 `protobuf:"varint,5,opt,name=embedded_chunks,json=embeddedChunks" json:"embedded_chunks,omitempty"`
-	// Chunks waiting for a vector.
+	// Chunks waiting for a vector from the current model.
 	PendingChunks int64 `protobuf:"varint,6,opt,name=pending_chunks,json=pendingChunks" json:"pending_chunks,omitempty"`
 	// Recent embedding throughput.
 	ChunksPerSecond float64 `protobuf:"fixed64,7,opt,name=chunks_per_second,json=chunksPerSecond" json:"chunks_per_second,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Text items stored while no chunker was available, waiting to be chunked.
+	PendingItems  int64 `protobuf:"varint,8,opt,name=pending_items,json=pendingItems" json:"pending_items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EmbeddingStatus) Reset() {
@@ -155,6 +157,13 @@ func (x *EmbeddingStatus) GetPendingChunks() int64 {
 func (x *EmbeddingStatus) GetChunksPerSecond() float64 {
 	if x != nil {
 		return x.ChunksPerSecond
+	}
+	return 0
+}
+
+func (x *EmbeddingStatus) GetPendingItems() int64 {
+	if x != nil {
+		return x.PendingItems
 	}
 	return 0
 }
@@ -364,7 +373,7 @@ var File_ctxd_v1_admin_proto protoreflect.FileDescriptor
 const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"\x13ctxd/v1/admin.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x0f\n" +
-	"\rStatusRequest\"\x95\x02\n" +
+	"\rStatusRequest\"\xba\x02\n" +
 	"\x0fEmbeddingStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12\x19\n" +
@@ -374,7 +383,8 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"dimensions\x12'\n" +
 	"\x0fembedded_chunks\x18\x05 \x01(\x03R\x0eembeddedChunks\x12%\n" +
 	"\x0epending_chunks\x18\x06 \x01(\x03R\rpendingChunks\x12*\n" +
-	"\x11chunks_per_second\x18\a \x01(\x01R\x0fchunksPerSecond\"\xcf\x01\n" +
+	"\x11chunks_per_second\x18\a \x01(\x01R\x0fchunksPerSecond\x12#\n" +
+	"\rpending_items\x18\b \x01(\x03R\fpendingItems\"\xcf\x01\n" +
 	"\vIndexStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12\x1f\n" +

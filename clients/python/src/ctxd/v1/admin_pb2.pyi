@@ -15,7 +15,7 @@ class StatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class EmbeddingStatus(_message.Message):
-    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second")
+    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items")
     AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -23,6 +23,7 @@ class EmbeddingStatus(_message.Message):
     EMBEDDED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     PENDING_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    PENDING_ITEMS_FIELD_NUMBER: _ClassVar[int]
     available: bool
     unavailable_reason: str
     model_id: str
@@ -30,7 +31,8 @@ class EmbeddingStatus(_message.Message):
     embedded_chunks: int
     pending_chunks: int
     chunks_per_second: float
-    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ...) -> None: ...
+    pending_items: int
+    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ..., pending_items: _Optional[int] = ...) -> None: ...
 
 class IndexStatus(_message.Message):
     __slots__ = ("available", "unavailable_reason", "chunk_count", "outbox_sequence", "applied_sequence")

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/admin.proto.
  */
 export const file_ctxd_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIg8KDVN0YXR1c1JlcXVlc3QisgEKD0VtYmVkZGluZ1N0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhAKCG1vZGVsX2lkGAMgASgJEhIKCmRpbWVuc2lvbnMYBCABKAUSFwoPZW1iZWRkZWRfY2h1bmtzGAUgASgDEhYKDnBlbmRpbmdfY2h1bmtzGAYgASgDEhkKEWNodW5rc19wZXJfc2Vjb25kGAcgASgBIoQBCgtJbmRleFN0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhMKC2NodW5rX2NvdW50GAMgASgDEhcKD291dGJveF9zZXF1ZW5jZRgEIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAUgASgEIpsCCg5TdGF0dXNSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEi4KCnN0YXJ0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGRhdGFfZGlyGAMgASgJEhIKCml0ZW1fY291bnQYBCABKAMSEgoKc2l6ZV9ieXRlcxgFIAEoAxIYChBzdG9yZV9maWxlX2J5dGVzGAYgASgDEiIKBmRyaXZlcxgHIAMoCzISLmN0eGQudjEuRHJpdmVJbmZvEisKCWVtYmVkZGluZxgIIAEoCzIYLmN0eGQudjEuRW1iZWRkaW5nU3RhdHVzEiMKBWluZGV4GAkgASgLMhQuY3R4ZC52MS5JbmRleFN0YXR1czJJCgxBZG1pblNlcnZpY2USOQoGU3RhdHVzEhYuY3R4ZC52MS5TdGF0dXNSZXF1ZXN0GhcuY3R4ZC52MS5TdGF0dXNSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIg8KDVN0YXR1c1JlcXVlc3QiyQEKD0VtYmVkZGluZ1N0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhAKCG1vZGVsX2lkGAMgASgJEhIKCmRpbWVuc2lvbnMYBCABKAUSFwoPZW1iZWRkZWRfY2h1bmtzGAUgASgDEhYKDnBlbmRpbmdfY2h1bmtzGAYgASgDEhkKEWNodW5rc19wZXJfc2Vjb25kGAcgASgBEhUKDXBlbmRpbmdfaXRlbXMYCCABKAMihAEKC0luZGV4U3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEwoLY2h1bmtfY291bnQYAyABKAMSFwoPb3V0Ym94X3NlcXVlbmNlGAQgASgEEhgKEGFwcGxpZWRfc2VxdWVuY2UYBSABKAQimwIKDlN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSLgoKc3RhcnRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGF0YV9kaXIYAyABKAkSEgoKaXRlbV9jb3VudBgEIAEoAxISCgpzaXplX2J5dGVzGAUgASgDEhgKEHN0b3JlX2ZpbGVfYnl0ZXMYBiABKAMSIgoGZHJpdmVzGAcgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8SKwoJZW1iZWRkaW5nGAggASgLMhguY3R4ZC52MS5FbWJlZGRpbmdTdGF0dXMSIwoFaW5kZXgYCSABKAsyFC5jdHhkLnYxLkluZGV4U3RhdHVzMkkKDEFkbWluU2VydmljZRI5CgZTdGF0dXMSFi5jdHhkLnYxLlN0YXR1c1JlcXVlc3QaFy5jdHhkLnYxLlN0YXR1c1Jlc3BvbnNlQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * StatusRequest takes no parameters.
@@ -75,7 +75,7 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
   embeddedChunks: bigint;
 
   /**
-   * Chunks waiting for a vector.
+   * Chunks waiting for a vector from the current model.
    *
    * @generated from field: int64 pending_chunks = 6;
    */
@@ -87,6 +87,13 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
    * @generated from field: double chunks_per_second = 7;
    */
   chunksPerSecond: number;
+
+  /**
+   * Text items stored while no chunker was available, waiting to be chunked.
+   *
+   * @generated from field: int64 pending_items = 8;
+   */
+  pendingItems: bigint;
 };
 
 /**
