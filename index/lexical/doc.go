@@ -1,0 +1,73 @@
+// Package lexical owns ctxd's two lexical search legs (DESIGN §3): a BM25
+// leg with English analysis and stemming, and a substring (trigram) leg for
+// identifiers and partial words. Both live in one disk-backed Bleve index
+// (Scorch) over chunks. The index is derived data: the caller feeds it
+// from the bbolt outbox with Apply, reads back the last applied outbox
+// sequence with AppliedSeq to catch up after a restart, and may delete the
+// directory and rebuild at any time. The package knows nothing of bbolt,
+// items or transport.
+//
+// # Mapping
+//
+// One static document mapping, no dynamic fields and no composite _all
+// field; nothing is stored (hits carry only the chunk id):
+//
+//	text, heading, title  analyzer "en" (possessive, lowercase, English stop
+//	                      words, Porter stemmer), term vectors on for
+//	                      Hit.Locations
+//	text_tri, heading_tri the same strings through the ctxd_trigram_v1
+//	                      analyzer (see below), no term vectors
+//	drive, mime, tags     keyword (exact, case-sensitive)
+//	dirs                  keyword: "/", every ancestor directory and the
+//	                      path itself, plain ("/notes/a") and
+//	                      drive-qualified ("disk:/notes/a"), so a path
+//	                      prefix filter is one term lookup
+//
+// The ctxd_trigram_v1 analyzer (registered by this package) splits text
+// into words of letters, digits and '_', lowercases them and emits each
+// distinct 3-rune gram once per field value. It replaced Bleve's ngram
+// chain, which emits every occurrence and cost far more at ingest.
+//
+// The mapping version (MappingVersion) is stored as an internal key; Open
+// refuses an index with another version, or one whose persisted scoring
+// model is not BM25, with ErrMappingMismatch so the caller can rebuild.
+// Change buildMapping or the trigram analyzer only together with a
+// MappingVersion bump.
+//
+// # Scoring
+//
+// The mapping sets ScoringModel to "bm25" explicitly; Bleve's default is
+// tf-idf. SearchBM25 is a disjunction of match queries over text (boost
+// TextBoost = 1), heading (HeadingBoost = 2) and title (TitleBoost = 1.5):
+// any query word may match. SearchSubstring is a disjunction, over
+// text_tri and heading_tri (boost 2), of the conjunction of all the
+// query's trigrams. Filters are the non-scoring Filter clause of a Bleve
+// boolean query: they are evaluated for every candidate before the top k
+// are collected, so a scoped query finds its matches however far down the
+// global ranking they are, and they do not change scores. Within a Filter
+// field values are OR-ed, fields are AND-ed, and all listed tags are
+// required.
+//
+// # Caveats
+//
+//   - Bleve's BM25 differs from the textbook one: the term frequency fed in
+//     is sqrt(freq), and the "average field length" is ceil(sum over
+//     segments of each segment's distinct terms in the field / live doc
+//     count), not the mean token count. It depends on how the index is
+//     segmented (and on deleted documents not yet merged away), so scores
+//     drift slightly as Scorch merges segments; rankings within one
+//     snapshot are consistent. k1 = 1.2 and b = 0.75 are Bleve package
+//     constants.
+//   - The substring leg is a candidate generator: a document matches when
+//     it holds every trigram of the query's words, not necessarily
+//     contiguously ("abcxbcd" matches "abcd"). Grams never cross word
+//     boundaries, so "use eff" matches "use" and "effect" anywhere in the
+//     field, and a query with no word of 3+ characters returns nothing.
+//     Its hits carry no Locations; the caller can find the literal query
+//     in its text. Term frequency in the trigram fields is always 1.
+//   - Apply returns once Scorch has persisted the batch, and the applied
+//     sequence is written in the same batch, so the index on disk is never
+//     ahead of or behind its recorded sequence.
+//   - Bleve's scorch index keeps the directory locked while open: one
+//     Index per directory per process.
+package lexical

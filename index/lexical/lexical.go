@@ -1,0 +1,580 @@
+package lexical
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// MappingVersion identifies the analyzers and field layout of the index.
+// Bump it whenever buildMapping changes; Open refuses an index written
+// with another version (ErrMappingMismatch) so the caller can rebuild it.
+const MappingVersion = "ctxd-lexical-v1"
+
+// Field boosts applied by SearchBM25 and SearchSubstring.
+const (
+	TextBoost    = 1.0
+	HeadingBoost = 2.0
+	TitleBoost   = 1.5
+)
+
+// Internal (non-document) keys stored in the Bleve index.
+var (
+	keyMappingVersion = []byte("ctxd/mapping_version")
+	keyAppliedSeq     = []byte("ctxd/applied_seq")
+)
+
+// Field names in the Bleve document.
+const (
+	fieldText       = "text"
+	fieldHeading    = "heading"
+	fieldTitle      = "title"
+	fieldTextTri    = "text_tri"
+	fieldHeadingTri = "heading_tri"
+	fieldDrive      = "drive"
+	fieldDirs       = "dirs"
+	fieldMime       = "mime"
+	fieldTags       = "tags"
+)
+
+// Sentinel errors.
+var (
+	// ErrMappingMismatch is returned by Open when the index on disk was
+	// built with a different MappingVersion (or scoring model); the caller
+	// should delete the directory and rebuild from the store.
+	ErrMappingMismatch = errors.New("lexical: index mapping version mismatch")
+	// ErrInvalidFilter is returned when a Filter value cannot be used.
+	ErrInvalidFilter = errors.New("lexical: invalid filter")
+	// ErrInvalidDoc is returned by Apply for a document without an ID.
+	ErrInvalidDoc = errors.New("lexical: invalid document")
+	// ErrClosed is returned by methods called after Close.
+	ErrClosed = errors.New("lexical: index closed")
+)
+
+// Doc is one chunk as indexed by both lexical legs.
+type Doc struct {
+	ID      string   // chunk id (opaque string from the caller)
+	Text    string   // chunk text
+	Heading string   // heading breadcrumb, boosted
+	Title   string   // item title, boosted
+	Drive   string   // drive name, keyword
+	Path    string   // item path, e.g. "/notes/a/b.md"; every ancestor dir is indexed
+	Mime    string   // mime type, keyword
+	Tags    []string // item tags, keywords
+}
+
+// Filter restricts a search. Values are OR-ed within a field and the
+// fields are AND-ed; every listed tag must be carried by the item. An empty
+// Filter matches everything.
+//
+// PathPrefixes accepts two forms: "/dir" (any drive; combine with Drives to
+// scope it) and "drive:/dir" (that drive only). A prefix matches whole path
+// segments: "/a" matches "/a" and "/a/x" but not "/ab". A trailing slash is
+// ignored and "/" matches every item.
+type Filter struct {
+	Drives       []string
+	PathPrefixes []string
+	Mimes        []string
+	Tags         []string
+}
+
+// Hit is one search result.
+type Hit struct {
+	ID    string
+	Score float64
+	// Locations maps a source field ("text", "heading", "title") to the
+	// sorted, de-duplicated byte spans [start, end) of matched terms in that
+	// field's original string. For the substring leg a span covers the whole
+	// word that contains the matched trigrams.
+	Locations map[string][][2]int
+}
+
+// Index is a disk-backed Bleve index over chunks. It is safe for
+// concurrent use.
+type Index struct {
+	mu  sync.RWMutex
+	idx bleve.Index // nil once closed
+}
+
+// bleveDoc is the shape handed to the Bleve mapper.
+type bleveDoc struct {
+	Text    string   `json:"text"`
+	Heading string   `json:"heading"`
+	Title   string   `json:"title"`
+	Drive   string   `json:"drive"`
+	Dirs    []string `json:"dirs"`
+	Mime    string   `json:"mime"`
+	Tags    []string `json:"tags"`
+}
+
+// buildMapping returns the index mapping. Changing it requires bumping
+// MappingVersion.
+func buildMapping() (*mapping.IndexMappingImpl, error) {
+	im := bleve.NewIndexMapping()
+	im.ScoringModel = index.BM25Scoring // Bleve's default is tf-idf.
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+	im.DefaultAnalyzer = en.AnalyzerName
+
+	text := func(name, analyzer string) *mapping.FieldMapping {
+		fm := mapping.NewTextFieldMapping()
+		fm.Name = name
+		fm.Analyzer = analyzer
+		fm.Store = false
+		fm.IncludeInAll = false
+		fm.IncludeTermVectors = true // for Hit.Locations
+		fm.DocValues = false
+		return fm
+	}
+	kw := func() *mapping.FieldMapping {
+		fm := mapping.NewKeywordFieldMapping()
+		fm.Store = false
+		fm.IncludeInAll = false
+		fm.IncludeTermVectors = false
+		fm.DocValues = false
+		return fm
+	}
+
+	dm := mapping.NewDocumentStaticMapping()
+	tri := func(name string) *mapping.FieldMapping {
+		fm := text(name, analyzerTrigram)
+		fm.IncludeTermVectors = false // see SearchSubstring: no locations
+		return fm
+	}
+	dm.AddFieldMappingsAt(fieldText, text(fieldText, en.AnalyzerName), tri(fieldTextTri))
+	dm.AddFieldMappingsAt(fieldHeading, text(fieldHeading, en.AnalyzerName), tri(fieldHeadingTri))
+	dm.AddFieldMappingsAt(fieldTitle, text(fieldTitle, en.AnalyzerName))
+	dm.AddFieldMappingsAt(fieldDrive, kw())
+	dm.AddFieldMappingsAt(fieldDirs, kw())
+	dm.AddFieldMappingsAt(fieldMime, kw())
+	dm.AddFieldMappingsAt(fieldTags, kw())
+	// No composite _all field: every query names its fields.
+	dm.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
+	im.DefaultMapping = dm
+	if err := im.Validate(); err != nil {
+		return nil, err
+	}
+	return im, nil
+}
+
+// Open opens the index in dir, creating it if dir holds no index. An index
+// built with another MappingVersion is refused with ErrMappingMismatch.
+func Open(dir string) (*Index, error) {
+	if _, err := os.Stat(filepath.Join(dir, "index_meta.json")); err == nil {
+		bi, err := bleve.Open(dir)
+		if err != nil {
+			return nil, fmt.Errorf("open lexical index %s: %w", dir, err)
+		}
+		if err := checkMapping(bi); err != nil {
+			_ = bi.Close()
+			return nil, fmt.Errorf("open lexical index %s: %w", dir, err)
+		}
+		return &Index{idx: bi}, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("open lexical index %s: %w", dir, err)
+	}
+
+	im, err := buildMapping()
+	if err != nil {
+		return nil, fmt.Errorf("build lexical mapping: %w", err)
+	}
+	bi, err := bleve.New(dir, im)
+	if err != nil {
+		return nil, fmt.Errorf("create lexical index %s: %w", dir, err)
+	}
+	if err := bi.SetInternal(keyMappingVersion, []byte(MappingVersion)); err != nil {
+		_ = bi.Close()
+		return nil, fmt.Errorf("create lexical index %s: record mapping version: %w", dir, err)
+	}
+	return &Index{idx: bi}, nil
+}
+
+func checkMapping(bi bleve.Index) error {
+	v, err := bi.GetInternal(keyMappingVersion)
+	if err != nil {
+		return fmt.Errorf("read mapping version: %w", err)
+	}
+	if string(v) != MappingVersion {
+		return fmt.Errorf("%w: on disk %q, want %q", ErrMappingMismatch, v, MappingVersion)
+	}
+	im, ok := bi.Mapping().(*mapping.IndexMappingImpl)
+	if !ok || im.ScoringModel != index.BM25Scoring {
+		return fmt.Errorf("%w: scoring model is not %s", ErrMappingMismatch, index.BM25Scoring)
+	}
+	return nil
+}
+
+func (x *Index) get() (bleve.Index, func(), error) {
+	x.mu.RLock()
+	if x.idx == nil {
+		x.mu.RUnlock()
+		return nil, nil, ErrClosed
+	}
+	return x.idx, x.mu.RUnlock, nil
+}
+
+// Apply indexes upserts (replacing any document with the same ID), then
+// removes deletes (so an ID present in both ends up deleted), and records
+// seq as the applied sequence, all in one Bleve batch: a reader or a
+// restart sees either all of it or none of it. Apply returns once the
+// batch is persisted (Scorch's default safe batches). seq is stored as
+// given; ordering is the caller's business.
+func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
+	bi, done, err := x.get()
+	if err != nil {
+		return err
+	}
+	defer done()
+
+	b := bi.NewBatch()
+	for i := range upserts {
+		d := &upserts[i]
+		if d.ID == "" {
+			return fmt.Errorf("apply: upsert %d: %w: empty id", i, ErrInvalidDoc)
+		}
+		bd := bleveDoc{
+			Text:    d.Text,
+			Heading: d.Heading,
+			Title:   d.Title,
+			Drive:   d.Drive,
+			Dirs:    pathTerms(d.Drive, d.Path),
+			Mime:    d.Mime,
+			Tags:    d.Tags,
+		}
+		if err := b.Index(d.ID, bd); err != nil {
+			return fmt.Errorf("apply: index %s: %w", d.ID, err)
+		}
+	}
+	for _, id := range deletes {
+		b.Delete(id)
+	}
+	var sb [8]byte
+	binary.BigEndian.PutUint64(sb[:], seq)
+	b.SetInternal(keyAppliedSeq, sb[:])
+	if err := bi.Batch(b); err != nil {
+		return fmt.Errorf("apply batch (seq %d): %w", seq, err)
+	}
+	return nil
+}
+
+// pathTerms returns the keyword terms for path-prefix filtering: the
+// root, every ancestor directory and the path itself, each plain ("/a")
+// and drive-qualified ("disk:/a").
+func pathTerms(drive, path string) []string {
+	if path == "" {
+		return nil
+	}
+	var plain []string
+	if strings.HasPrefix(path, "/") {
+		plain = append(plain, "/")
+	}
+	for i := 1; i < len(path); i++ {
+		if path[i] == '/' {
+			plain = append(plain, path[:i])
+		}
+	}
+	if p := strings.TrimSuffix(path, "/"); p != "" && (len(plain) == 0 || p != plain[len(plain)-1]) {
+		plain = append(plain, p)
+	}
+	out := make([]string, 0, 2*len(plain))
+	out = append(out, plain...)
+	if drive != "" {
+		for _, p := range plain {
+			out = append(out, drive+":"+p)
+		}
+	}
+	return out
+}
+
+// AppliedSeq returns the seq recorded by the last Apply that reached this
+// index, or 0 for a fresh index.
+func (x *Index) AppliedSeq() (uint64, error) {
+	bi, done, err := x.get()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	v, err := bi.GetInternal(keyAppliedSeq)
+	if err != nil {
+		return 0, fmt.Errorf("read applied seq: %w", err)
+	}
+	if len(v) == 0 {
+		return 0, nil
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("read applied seq: bad length %d", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// Count returns the number of indexed chunks.
+func (x *Index) Count() (uint64, error) {
+	bi, done, err := x.get()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	n, err := bi.DocCount()
+	if err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	return n, nil
+}
+
+// Close closes the index. Calling it again is a no-op.
+func (x *Index) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.idx == nil {
+		return nil
+	}
+	err := x.idx.Close()
+	x.idx = nil
+	if err != nil {
+		return fmt.Errorf("close lexical index: %w", err)
+	}
+	return nil
+}
+
+// SearchBM25 returns the top k chunks for query under BM25 with English
+// analysis and stemming over text, heading (boost HeadingBoost) and title
+// (boost TitleBoost); any query word may match. f is applied inside the
+// query, before the top k are chosen. k <= 0 or a query without indexable
+// words returns no hits.
+func (x *Index) SearchBM25(q string, f Filter, k int) ([]Hit, error) {
+	if k <= 0 || strings.TrimSpace(q) == "" {
+		return nil, nil
+	}
+	// A query that analyses to nothing (stop words, punctuation) must not
+	// leave the filter alone in the boolean query: Bleve would then match
+	// every filtered document.
+	bi, done, err := x.get()
+	if err != nil {
+		return nil, err
+	}
+	an := bi.Mapping().AnalyzerNamed(en.AnalyzerName)
+	done()
+	if an == nil {
+		return nil, fmt.Errorf("bm25: analyzer %s missing", en.AnalyzerName)
+	}
+	if len(an.Analyze([]byte(q))) == 0 {
+		return nil, nil
+	}
+	fields := []struct {
+		name  string
+		boost float64
+	}{{fieldText, TextBoost}, {fieldHeading, HeadingBoost}, {fieldTitle, TitleBoost}}
+	var legs []query.Query
+	for _, fl := range fields {
+		m := bleve.NewMatchQuery(q)
+		m.SetField(fl.name)
+		m.Analyzer = en.AnalyzerName
+		m.SetBoost(fl.boost)
+		legs = append(legs, m)
+	}
+	return x.search("bm25", bleve.NewDisjunctionQuery(legs...), f, k)
+}
+
+// SearchSubstring returns the top k chunks whose text or heading (boost
+// HeadingBoost) contains every trigram of every query word of 3 or more
+// characters, case-insensitively, ranked by BM25 over the trigrams. It
+// finds identifiers and partial words ("useEff" finds "useEffect"). Words
+// are runs of letters, digits and '_'; grams never span words, and a match
+// is a candidate: the grams need not be contiguous in the document. Hits
+// carry no Locations (the trigram fields have no term vectors; the caller
+// can find the literal query in its text). A query with no word of 3+
+// characters returns no hits.
+func (x *Index) SearchSubstring(q string, f Filter, k int) ([]Hit, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	bi, done, err := x.get()
+	if err != nil {
+		return nil, err
+	}
+	an := bi.Mapping().AnalyzerNamed(analyzerTrigram)
+	done()
+	if an == nil {
+		return nil, fmt.Errorf("substring: analyzer %s missing from mapping", analyzerTrigram)
+	}
+	ts := an.Analyze([]byte(q))
+	seen := make(map[string]bool, len(ts))
+	var grams []string
+	for _, t := range ts {
+		if g := string(t.Term); !seen[g] {
+			seen[g] = true
+			grams = append(grams, g)
+		}
+	}
+	if len(grams) == 0 {
+		return nil, nil
+	}
+	var legs []query.Query
+	for _, fl := range []struct {
+		name  string
+		boost float64
+	}{{fieldTextTri, TextBoost}, {fieldHeadingTri, HeadingBoost}} {
+		var terms []query.Query
+		for _, g := range grams {
+			tq := bleve.NewTermQuery(g)
+			tq.SetField(fl.name)
+			terms = append(terms, tq)
+		}
+		c := bleve.NewConjunctionQuery(terms...)
+		c.SetBoost(fl.boost)
+		legs = append(legs, c)
+	}
+	return x.search("substring", bleve.NewDisjunctionQuery(legs...), f, k)
+}
+
+func (x *Index) search(leg string, main query.Query, f Filter, k int) ([]Hit, error) {
+	fq, err := filterQuery(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", leg, err)
+	}
+	var q query.Query = main
+	if fq != nil {
+		bq := bleve.NewBooleanQuery()
+		bq.AddMust(main)
+		bq.AddFilter(fq) // non-scoring, evaluated per candidate before top-k
+		q = bq
+	}
+	req := bleve.NewSearchRequestOptions(q, k, 0, false)
+	req.IncludeLocations = true
+
+	bi, done, err := x.get()
+	if err != nil {
+		return nil, err
+	}
+	res, err := bi.Search(req)
+	done()
+	if err != nil {
+		return nil, fmt.Errorf("%s search: %w", leg, err)
+	}
+	hits := make([]Hit, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		hits = append(hits, Hit{ID: h.ID, Score: h.Score, Locations: spans(h.Locations)})
+	}
+	return hits, nil
+}
+
+// sourceField maps an indexed field to the Doc field its text came from.
+func sourceField(f string) string {
+	switch f {
+	case fieldTextTri:
+		return fieldText
+	case fieldHeadingTri:
+		return fieldHeading
+	}
+	return f
+}
+
+func spans(lm search.FieldTermLocationMap) map[string][][2]int {
+	if len(lm) == 0 {
+		return nil
+	}
+	out := make(map[string][][2]int, len(lm))
+	for field, terms := range lm {
+		src := sourceField(field)
+		for _, locs := range terms {
+			for _, l := range locs {
+				out[src] = append(out[src], [2]int{int(l.Start), int(l.End)})
+			}
+		}
+	}
+	for f, s := range out {
+		sort.Slice(s, func(i, j int) bool {
+			if s[i][0] != s[j][0] {
+				return s[i][0] < s[j][0]
+			}
+			return s[i][1] < s[j][1]
+		})
+		n := 0
+		for i := range s {
+			if n > 0 && s[i] == s[n-1] {
+				continue
+			}
+			s[n] = s[i]
+			n++
+		}
+		out[f] = s[:n]
+	}
+	return out
+}
+
+// filterQuery builds the non-scoring filter for f, or nil if f is empty.
+func filterQuery(f Filter) (query.Query, error) {
+	var conj []query.Query
+	anyOf := func(field string, vals []string) {
+		if len(vals) == 0 {
+			return
+		}
+		var d []query.Query
+		for _, v := range vals {
+			tq := bleve.NewTermQuery(v)
+			tq.SetField(field)
+			d = append(d, tq)
+		}
+		conj = append(conj, bleve.NewDisjunctionQuery(d...))
+	}
+	anyOf(fieldDrive, f.Drives)
+	anyOf(fieldMime, f.Mimes)
+
+	prefixes := make([]string, 0, len(f.PathPrefixes))
+	for _, p := range f.PathPrefixes {
+		t, err := prefixTerm(p)
+		if err != nil {
+			return nil, err
+		}
+		prefixes = append(prefixes, t)
+	}
+	anyOf(fieldDirs, prefixes)
+
+	for _, t := range f.Tags {
+		tq := bleve.NewTermQuery(t)
+		tq.SetField(fieldTags)
+		conj = append(conj, tq)
+	}
+	switch len(conj) {
+	case 0:
+		return nil, nil
+	case 1:
+		return conj[0], nil
+	}
+	return bleve.NewConjunctionQuery(conj...), nil
+}
+
+// prefixTerm normalises a PathPrefixes entry to its dirs term.
+func prefixTerm(p string) (string, error) {
+	drive, path := "", p
+	if !strings.HasPrefix(p, "/") {
+		i := strings.Index(p, ":")
+		if i <= 0 || !strings.HasPrefix(p[i+1:], "/") {
+			return "", fmt.Errorf("%w: path prefix %q: want \"/dir\" or \"drive:/dir\"", ErrInvalidFilter, p)
+		}
+		drive, path = p[:i], p[i+1:]
+	}
+	if len(path) > 1 {
+		path = strings.TrimRight(path, "/")
+		if path == "" {
+			path = "/"
+		}
+	}
+	if drive != "" {
+		return drive + ":" + path, nil
+	}
+	return path, nil
+}

@@ -1,0 +1,529 @@
+package lexical
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/mapping"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+func mustOpen(t testing.TB, dir string) *Index {
+	t.Helper()
+	x, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := x.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return x
+}
+
+func mustApply(t testing.TB, x *Index, up []Doc, del []string, seq uint64) {
+	t.Helper()
+	if err := x.Apply(up, del, seq); err != nil {
+		t.Fatalf("Apply(seq %d): %v", seq, err)
+	}
+}
+
+func ids(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+func mustBM25(t testing.TB, x *Index, q string, f Filter, k int) []Hit {
+	t.Helper()
+	hits, err := x.SearchBM25(q, f, k)
+	if err != nil {
+		t.Fatalf("SearchBM25(%q): %v", q, err)
+	}
+	return hits
+}
+
+func mustSubstring(t testing.TB, x *Index, q string, f Filter, k int) []Hit {
+	t.Helper()
+	hits, err := x.SearchSubstring(q, f, k)
+	if err != nil {
+		t.Fatalf("SearchSubstring(%q): %v", q, err)
+	}
+	return hits
+}
+
+func TestOpen_ScoringModelIsBM25(t *testing.T) {
+	dir := t.TempDir()
+	x, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Check the mapping as persisted and re-read from disk.
+	x = mustOpen(t, dir)
+	im, ok := x.idx.Mapping().(*mapping.IndexMappingImpl)
+	if !ok {
+		t.Fatalf("mapping type %T", x.idx.Mapping())
+	}
+	if im.ScoringModel != index.BM25Scoring {
+		t.Fatalf("ScoringModel = %q, want %q", im.ScoringModel, index.BM25Scoring)
+	}
+}
+
+// TestIndex_SearchBM25_SaturatesTermFrequency checks the scores behave as
+// BM25, not tf-idf, against a hand computation. Two docs of equal text
+// length (10 tokens), one with "apple" once and one with it ten times:
+// Bleve's tf-idf scores them sqrt(10)/sqrt(1) = 3.16 apart (same field
+// norm). BM25 saturates the term frequency; idf and query weight cancel in
+// the ratio, leaving
+//
+//	ratio = (tf/(tf+K)) / (1/(1+K)), K = k1*(1 - b + b*len/avgLen)
+//
+// with Bleve's inputs: tf = sqrt(freq) = sqrt(10), k1 = 1.2, b = 0.75,
+// len = 10, and avgLen = ceil(distinct terms in the field / docs) =
+// ceil(11/3) = 4 (Bleve approximates the average field length by the
+// term-dictionary size).
+func TestIndex_SearchBM25_SaturatesTermFrequency(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	filler := "kiwi lime mango melon peach plum grape guava fig"
+	mustApply(t, x, []Doc{
+		{ID: "once", Text: "apple " + filler},
+		{ID: "tenx", Text: strings.TrimSpace(strings.Repeat("apple ", 10))},
+		{ID: "none", Text: filler + " pear"},
+	}, nil, 1)
+	hits := mustBM25(t, x, "apple", Filter{}, 10)
+	if got := ids(hits); !slices.Equal(got, []string{"tenx", "once"}) {
+		t.Fatalf("hits = %v, want [tenx once]", got)
+	}
+	ratio := hits[0].Score / hits[1].Score
+	tf, avgLen := math.Sqrt(10), math.Ceil(11.0/3)
+	k := 1.2 * (1 - 0.75 + 0.75*10/avgLen)
+	want := (tf / (tf + k)) / (1 / (1 + k))
+	if math.Abs(ratio-want) > 1e-6 {
+		t.Fatalf("score ratio tenx/once = %.6f, want BM25 %.6f (tf-idf would give %.6f)", ratio, want, math.Sqrt(10))
+	}
+}
+
+func TestIndex_SearchBM25_Stemming(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{
+		{ID: "a", Text: "The dog runs every morning."},
+		{ID: "b", Text: "Cats sleep all day."},
+	}, nil, 1)
+	hits := mustBM25(t, x, "running", Filter{}, 10)
+	if got := ids(hits); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("hits = %v, want [a]", got)
+	}
+	// The location points at "runs" in the original text.
+	want := [][2]int{{8, 12}}
+	if got := hits[0].Locations["text"]; !slices.Equal(got, want) {
+		t.Fatalf("Locations[text] = %v, want %v", got, want)
+	}
+}
+
+func TestIndex_SearchBM25_HeadingBoost(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	// Same term, same field lengths, same document frequencies: only the
+	// field boost separates them.
+	mustApply(t, x, []Doc{
+		{ID: "in-text", Text: "zebra crossing", Heading: "road safety"},
+		{ID: "in-heading", Text: "road safety", Heading: "zebra crossing"},
+	}, nil, 1)
+	hits := mustBM25(t, x, "zebra", Filter{}, 10)
+	if got := ids(hits); !slices.Equal(got, []string{"in-heading", "in-text"}) {
+		t.Fatalf("hits = %v, want [in-heading in-text]", got)
+	}
+	if r := hits[0].Score / hits[1].Score; math.Abs(r-HeadingBoost/TextBoost) > 1e-6 {
+		t.Fatalf("heading/text score ratio = %v, want %v", r, HeadingBoost/TextBoost)
+	}
+	if _, ok := hits[0].Locations["heading"]; !ok {
+		t.Fatalf("Locations = %v, want a heading span", hits[0].Locations)
+	}
+}
+
+func TestIndex_Apply_UpdatesAndDeletesVisibleToBothLegs(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{
+		{ID: "a", Text: "calls useEffect on mount"},
+		{ID: "b", Text: "calls useEffect on unmount"},
+	}, nil, 1)
+	mustApply(t, x, []Doc{{ID: "a", Text: "calls useMemo instead"}}, []string{"b"}, 2)
+
+	if got := ids(mustBM25(t, x, "useEffect", Filter{}, 10)); len(got) != 0 {
+		t.Errorf("bm25 useEffect after update+delete = %v, want none", got)
+	}
+	if got := ids(mustSubstring(t, x, "useEff", Filter{}, 10)); len(got) != 0 {
+		t.Errorf("substring useEff after update+delete = %v, want none", got)
+	}
+	if got := ids(mustBM25(t, x, "useMemo", Filter{}, 10)); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("bm25 useMemo = %v, want [a]", got)
+	}
+	if got := ids(mustSubstring(t, x, "seMem", Filter{}, 10)); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("substring seMem = %v, want [a]", got)
+	}
+	if n, err := x.Count(); err != nil || n != 1 {
+		t.Errorf("Count = %d, %v; want 1", n, err)
+	}
+	// An id both upserted and deleted in one batch ends up deleted.
+	mustApply(t, x, []Doc{{ID: "c", Text: "transient"}}, []string{"c"}, 3)
+	if got := ids(mustBM25(t, x, "transient", Filter{}, 10)); len(got) != 0 {
+		t.Errorf("upsert+delete in one batch = %v, want none", got)
+	}
+}
+
+// TestIndex_Search_FilterInsideQuery: 2,000 documents match the query far
+// better than the one in scope; a scoped top-5 must still return it.
+func TestIndex_Search_FilterInsideQuery(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	docs := make([]Doc, 0, 2001)
+	for i := range 2000 {
+		docs = append(docs, Doc{
+			ID: fmt.Sprintf("noise-%d", i), Text: "database database index database",
+			Heading: "database index", Drive: "disk", Path: fmt.Sprintf("/var/%d.txt", i),
+			Mime: "text/plain", Tags: []string{"x"},
+		})
+	}
+	docs = append(docs, Doc{
+		ID: "target", Text: "A long note that mentions a database only once among many other words about gardening.",
+		Drive: "notes", Path: "/garden/plan.md", Mime: "text/markdown", Tags: []string{"home"},
+	})
+	mustApply(t, x, docs, nil, 1)
+
+	if got := ids(mustBM25(t, x, "database", Filter{}, 5)); slices.Contains(got, "target") {
+		t.Fatalf("unscoped top-5 %v already contains target; test proves nothing", got)
+	}
+	filters := map[string]Filter{
+		"drive":                {Drives: []string{"notes"}},
+		"plain path prefix":    {PathPrefixes: []string{"/garden"}},
+		"drive path prefix":    {PathPrefixes: []string{"notes:/garden/"}},
+		"mime":                 {Mimes: []string{"text/markdown"}},
+		"tag":                  {Tags: []string{"home"}},
+		"drive or other drive": {Drives: []string{"nope", "notes"}},
+		"all fields":           {Drives: []string{"notes"}, PathPrefixes: []string{"/garden"}, Mimes: []string{"text/markdown"}, Tags: []string{"home"}},
+	}
+	for name, f := range filters {
+		t.Run(name, func(t *testing.T) {
+			if got := ids(mustBM25(t, x, "database", f, 5)); !slices.Equal(got, []string{"target"}) {
+				t.Errorf("bm25 = %v, want [target]", got)
+			}
+			if got := ids(mustSubstring(t, x, "databa", f, 5)); !slices.Equal(got, []string{"target"}) {
+				t.Errorf("substring = %v, want [target]", got)
+			}
+		})
+	}
+	// AND across fields: right drive, wrong mime.
+	f := Filter{Drives: []string{"notes"}, Mimes: []string{"text/plain"}}
+	if got := ids(mustBM25(t, x, "database", f, 5)); len(got) != 0 {
+		t.Errorf("drive AND wrong mime = %v, want none", got)
+	}
+}
+
+func TestIndex_Search_TagsAllRequired(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{
+		{ID: "ab", Text: "shared words", Tags: []string{"a", "b"}},
+		{ID: "a", Text: "shared words", Tags: []string{"a"}},
+		{ID: "b", Text: "shared words", Tags: []string{"b"}},
+		{ID: "abc", Text: "shared words", Tags: []string{"a", "b", "c"}},
+	}, nil, 1)
+	tests := []struct {
+		name string
+		tags []string
+		want []string
+	}{
+		{"one tag", []string{"a"}, []string{"a", "ab", "abc"}},
+		{"two tags", []string{"a", "b"}, []string{"ab", "abc"}},
+		{"three tags", []string{"c", "a", "b"}, []string{"abc"}},
+		{"unknown tag", []string{"a", "zzz"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ids(mustBM25(t, x, "shared", Filter{Tags: tc.tags}, 10))
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("tags %v: hits = %v, want %v", tc.tags, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestIndex_Search_PathPrefix(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{
+		{ID: "a-file", Text: "word", Drive: "disk", Path: "/a/x.md"},
+		{ID: "a-deep", Text: "word", Drive: "disk", Path: "/a/b/c/y.md"},
+		{ID: "ab", Text: "word", Drive: "disk", Path: "/ab/y.md"},
+		{ID: "other-drive", Text: "word", Drive: "notes", Path: "/a/z.md"},
+	}, nil, 1)
+	tests := []struct {
+		name    string
+		f       Filter
+		want    []string
+		wantErr bool
+	}{
+		{"plain prefix spans drives", Filter{PathPrefixes: []string{"/a"}}, []string{"a-deep", "a-file", "other-drive"}, false},
+		{"trailing slash", Filter{PathPrefixes: []string{"/a/"}}, []string{"a-deep", "a-file", "other-drive"}, false},
+		{"sibling not matched", Filter{PathPrefixes: []string{"/ab"}}, []string{"ab"}, false},
+		{"drive qualified", Filter{PathPrefixes: []string{"disk:/a"}}, []string{"a-deep", "a-file"}, false},
+		{"plain with drive", Filter{PathPrefixes: []string{"/a"}, Drives: []string{"notes"}}, []string{"other-drive"}, false},
+		{"deep dir", Filter{PathPrefixes: []string{"/a/b"}}, []string{"a-deep"}, false},
+		{"exact item path", Filter{PathPrefixes: []string{"/a/x.md"}}, []string{"a-file"}, false},
+		{"root", Filter{PathPrefixes: []string{"disk:/"}}, []string{"a-deep", "a-file", "ab"}, false},
+		{"partial segment", Filter{PathPrefixes: []string{"/a/b/c/y"}}, nil, false},
+		{"invalid", Filter{PathPrefixes: []string{"a"}}, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hits, err := x.SearchBM25("word", tc.f, 10)
+			if tc.wantErr {
+				if !errors.Is(err, ErrInvalidFilter) {
+					t.Fatalf("err = %v, want ErrInvalidFilter", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ids(hits)
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("hits = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestIndex_SearchSubstring(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{
+		{ID: "hook", Text: "function App() { useEffect(() => {}, []) }"},
+		{ID: "prose", Text: "The effect of the change was small."},
+		{ID: "head", Text: "body text", Heading: "API > useEffectEvent"},
+	}, nil, 1)
+	tests := []struct {
+		q    string
+		want []string
+	}{
+		{"useEff", []string{"head", "hook"}},
+		{"Eff", []string{"head", "hook", "prose"}},
+		{"USEEFFECT", []string{"head", "hook"}},
+		{"effectEvent", []string{"head"}},
+		{"xyz", nil},
+		{"us", nil},
+		{"", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.q, func(t *testing.T) {
+			got := ids(mustSubstring(t, x, tc.q, Filter{}, 10))
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("SearchSubstring(%q) = %v, want %v", tc.q, got, tc.want)
+			}
+		})
+	}
+	// The trigram fields carry no term vectors: substring hits have no
+	// locations (the caller finds the literal query in its text).
+	for _, h := range mustSubstring(t, x, "useEff", Filter{}, 10) {
+		if h.Locations != nil {
+			t.Errorf("%s: Locations = %v, want nil", h.ID, h.Locations)
+		}
+	}
+}
+
+func TestIndex_AppliedSeq_PersistsAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	x, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq, err := x.AppliedSeq(); err != nil || seq != 0 {
+		t.Fatalf("fresh AppliedSeq = %d, %v; want 0", seq, err)
+	}
+	mustApply(t, x, []Doc{{ID: "a", Text: "hello"}}, nil, 41)
+	mustApply(t, x, nil, []string{"missing"}, 42)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.AppliedSeq(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("AppliedSeq after Close: err = %v, want ErrClosed", err)
+	}
+	x = mustOpen(t, dir)
+	if seq, err := x.AppliedSeq(); err != nil || seq != 42 {
+		t.Fatalf("AppliedSeq after reopen = %d, %v; want 42", seq, err)
+	}
+	if n, err := x.Count(); err != nil || n != 1 {
+		t.Fatalf("Count after reopen = %d, %v; want 1", n, err)
+	}
+}
+
+func TestOpen_RefusesMismatchedMappingVersion(t *testing.T) {
+	dir := t.TempDir()
+	x, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.idx.SetInternal(keyMappingVersion, []byte("ctxd-lexical-v0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); !errors.Is(err, ErrMappingMismatch) {
+		t.Fatalf("Open = %v, want ErrMappingMismatch", err)
+	}
+}
+
+func TestIndex_Apply_RejectsEmptyID(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	if err := x.Apply([]Doc{{Text: "x"}}, nil, 1); !errors.Is(err, ErrInvalidDoc) {
+		t.Fatalf("err = %v, want ErrInvalidDoc", err)
+	}
+}
+
+func TestIndex_Apply_LargeBatch(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	docs := make([]Doc, 5000)
+	for i := range docs {
+		docs[i] = Doc{
+			ID:    fmt.Sprintf("c%05d", i),
+			Text:  fmt.Sprintf("passage number %d about topic%d and getValue%d", i, i%50, i),
+			Drive: "disk", Path: fmt.Sprintf("/corpus/%d/%d.txt", i%10, i),
+		}
+	}
+	mustApply(t, x, docs, nil, 7)
+	if n, err := x.Count(); err != nil || n != 5000 {
+		t.Fatalf("Count = %d, %v; want 5000", n, err)
+	}
+	if got := ids(mustBM25(t, x, "topic7", Filter{PathPrefixes: []string{"/corpus/7"}}, 200)); len(got) != 100 {
+		t.Fatalf("topic7 in /corpus/7: %d hits, want 100", len(got))
+	}
+	if got := ids(mustSubstring(t, x, "getValue4999", Filter{}, 10)); !slices.Contains(got, "c04999") {
+		t.Fatalf("substring getValue4999 = %v, want to contain c04999", got)
+	}
+}
+
+func TestPathTerms(t *testing.T) {
+	tests := []struct {
+		drive, path string
+		want        []string
+	}{
+		{"disk", "/notes/a/b.md", []string{"/", "/notes", "/notes/a", "/notes/a/b.md", "disk:/", "disk:/notes", "disk:/notes/a", "disk:/notes/a/b.md"}},
+		{"", "/x", []string{"/", "/x"}},
+		{"d", "/", []string{"/", "d:/"}},
+		{"d", "", nil},
+	}
+	for _, tc := range tests {
+		if got := pathTerms(tc.drive, tc.path); !slices.Equal(got, tc.want) {
+			t.Errorf("pathTerms(%q, %q) = %v, want %v", tc.drive, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestTrigramAnalyzer_Analyze(t *testing.T) {
+	type tok struct {
+		term       string
+		start, end int
+	}
+	tests := []struct {
+		name string
+		in   string
+		want []tok
+	}{
+		{"camel case lowercased", "useEff", []tok{{"use", 0, 6}, {"see", 0, 6}, {"eef", 0, 6}, {"eff", 0, 6}}},
+		{"words split on punctuation", "a.bcd(x_yz)", []tok{{"bcd", 2, 5}, {"x_y", 6, 10}, {"_yz", 6, 10}}},
+		{"repeats dropped", "abc ABC abcd", []tok{{"abc", 0, 3}, {"bcd", 8, 12}}},
+		{"non-ASCII", "Ärger", []tok{{"ärg", 0, 6}, {"rge", 0, 6}, {"ger", 0, 6}}},
+		{"short words only", "ab c de", nil},
+		{"empty", "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []tok
+			for _, tk := range (trigramAnalyzer{}).Analyze([]byte(tc.in)) {
+				got = append(got, tok{string(tk.Term), tk.Start, tk.End})
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Analyze(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzTrigramAnalyzer(f *testing.F) {
+	for _, s := range []string{"useEffect", "Ärger ß İ", "a.b_c", "\xff\xfeabc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		seen := map[string]bool{}
+		for _, tk := range (trigramAnalyzer{}).Analyze([]byte(s)) {
+			if utf8.RuneCount(tk.Term) != 3 {
+				t.Fatalf("term %q is not 3 runes", tk.Term)
+			}
+			if seen[string(tk.Term)] {
+				t.Fatalf("term %q emitted twice", tk.Term)
+			}
+			seen[string(tk.Term)] = true
+			if tk.Start < 0 || tk.End > len(s) || tk.Start >= tk.End {
+				t.Fatalf("bad span [%d,%d) for input of %d bytes", tk.Start, tk.End, len(s))
+			}
+		}
+	})
+}
+
+func TestIndex_ConcurrentApplyAndSearch(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	done := make(chan error, 1)
+	go func() {
+		for i := range 20 {
+			docs := []Doc{{ID: fmt.Sprintf("d%d", i), Text: "concurrent writes and reads", Drive: "disk", Path: "/c/x"}}
+			if err := x.Apply(docs, nil, uint64(i+1)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for range 50 {
+		if _, err := x.SearchBM25("concurrent reads", Filter{Drives: []string{"disk"}}, 5); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.SearchSubstring("current", Filter{}, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if seq, err := x.AppliedSeq(); err != nil || seq != 20 {
+		t.Fatalf("AppliedSeq = %d, %v; want 20", seq, err)
+	}
+}
+
+// TestIndex_Search_FilterWithEmptyQuery: a query that analyses to nothing
+// (stop words only) or matches nothing must not degrade to "everything in
+// the filter".
+func TestIndex_Search_FilterWithEmptyQuery(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{{ID: "a", Text: "the cat sat", Drive: "disk", Path: "/p/a"}}, nil, 1)
+	f := Filter{Drives: []string{"disk"}}
+	for _, q := range []string{"the", "and of", "zzzz", "!!!"} {
+		if got := ids(mustBM25(t, x, q, f, 10)); len(got) != 0 {
+			t.Errorf("bm25 %q with filter = %v, want none", q, got)
+		}
+	}
+	for _, q := range []string{"zzzz", "!!!", "ca"} {
+		if got := ids(mustSubstring(t, x, q, f, 10)); len(got) != 0 {
+			t.Errorf("substring %q with filter = %v, want none", q, got)
+		}
+	}
+}

@@ -1,0 +1,343 @@
+package vector
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/viterin/vek/vek32"
+)
+
+// ErrDims is returned when a vector's length differs from the index's dimensions.
+var ErrDims = errors.New("vector: dimension mismatch")
+
+// ErrInvalid is returned for a vector that cannot be normalised: all zeros,
+// or holding a NaN or an infinity.
+var ErrInvalid = errors.New("vector: zero or non-finite vector")
+
+// DefaultRescore is the default Options.Rescore: the int8 scan keeps
+// k*DefaultRescore candidates for exact rescoring.
+const DefaultRescore = 8
+
+// minShardRows is the fewest rows worth a goroutine of their own.
+const minShardRows = 16384
+
+// Hit is one search result: the caller's id and its cosine similarity to the query.
+type Hit struct {
+	ID    uint64
+	Score float32
+}
+
+// Filter restricts a search to the ids it allows. It is consulted inside the
+// scan, before top-k selection, so a scoped search finds its matches however
+// low they rank globally. Allowed is called concurrently from several
+// goroutines and must be safe for that; it must not call back into the Index.
+type Filter interface {
+	// Allowed reports whether id may appear in the results.
+	Allowed(id uint64) bool
+}
+
+// FilterFunc adapts a function to a Filter.
+type FilterFunc func(id uint64) bool
+
+// Allowed calls f(id).
+func (f FilterFunc) Allowed(id uint64) bool { return f(id) }
+
+// Options configure an Index. The zero value is an exact index using every CPU.
+type Options struct {
+	// Quantize keeps an int8 copy of every vector (one scale per vector) and
+	// searches it first, rescoring the best k*Rescore candidates exactly in
+	// float32. It costs dims+4 bytes more per vector and is approximate.
+	Quantize bool
+	// Rescore is the candidate multiplier of a quantized search; 0 means
+	// DefaultRescore. Ignored unless Quantize is set.
+	Rescore int
+	// Shards caps the goroutines one search scans with; 0 means runtime.NumCPU().
+	Shards int
+}
+
+// Index is an in-memory index of L2-normalised float32 vectors answering exact
+// (or, with Options.Quantize, int8-then-exact) cosine top-k queries.
+// It is safe for concurrent use: searches share a read lock, Upsert and Delete
+// take the write lock.
+type Index struct {
+	dims    int
+	qstride int // int8 row length: dims rounded up to a multiple of 32
+	rescore int
+	shards  int
+	quant   bool
+
+	mu     sync.RWMutex
+	data   []float32      // row-major matrix, len(ids)*dims
+	ids    []uint64       // row -> id
+	rows   map[uint64]int // id -> row
+	qdata  []int8         // int8 matrix, len(ids)*qstride, nil unless quant
+	qscale []float32      // per-row dequantisation scale, nil unless quant
+}
+
+// New returns an empty exact index of dims-dimensional vectors.
+func New(dims int) *Index { return NewWithOptions(dims, Options{}) }
+
+// NewQuantized returns an empty index that searches an int8 copy first and
+// rescores k*rescore candidates exactly (rescore 0 means DefaultRescore).
+func NewQuantized(dims, rescore int) *Index {
+	return NewWithOptions(dims, Options{Quantize: true, Rescore: rescore})
+}
+
+// NewWithOptions returns an empty index of dims-dimensional vectors. It panics
+// if dims is not positive.
+func NewWithOptions(dims int, opts Options) *Index {
+	if dims <= 0 {
+		panic(fmt.Sprintf("vector: dims %d, want > 0", dims))
+	}
+	x := &Index{
+		dims:    dims,
+		qstride: (dims + 31) &^ 31,
+		rescore: opts.Rescore,
+		shards:  opts.Shards,
+		quant:   opts.Quantize,
+		rows:    make(map[uint64]int),
+	}
+	if x.rescore <= 0 {
+		x.rescore = DefaultRescore
+	}
+	if x.shards <= 0 {
+		x.shards = runtime.NumCPU()
+	}
+	return x
+}
+
+// Dims returns the dimension of the index's vectors.
+func (x *Index) Dims() int { return x.dims }
+
+// Len returns the number of vectors in the index.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.ids)
+}
+
+// Contains reports whether id has a vector in the index.
+func (x *Index) Contains(id uint64) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, ok := x.rows[id]
+	return ok
+}
+
+// Reserve grows the index's storage to hold n more vectors without
+// reallocating: a bulk load of a known size then never copies the matrix
+// (growth by append briefly needs the old and the new matrix at once).
+func (x *Index) Reserve(n int) {
+	if n <= 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.ids = slices.Grow(x.ids, n)
+	x.data = slices.Grow(x.data, n*x.dims)
+	if x.quant {
+		x.qdata = slices.Grow(x.qdata, n*x.qstride)
+		x.qscale = slices.Grow(x.qscale, n)
+	}
+}
+
+// Upsert stores vec under id, replacing any vector id already had. vec is
+// copied and L2-normalised, so any non-zero finite vector is accepted.
+func (x *Index) Upsert(id uint64, vec []float32) error {
+	if len(vec) != x.dims {
+		return fmt.Errorf("upsert %d: %w: got %d, want %d", id, ErrDims, len(vec), x.dims)
+	}
+	inv, err := invNorm(vec)
+	if err != nil {
+		return fmt.Errorf("upsert %d: %w", id, err)
+	}
+	d := x.dims
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	row, ok := x.rows[id]
+	if !ok {
+		row = len(x.ids)
+		x.ids = append(x.ids, id)
+		x.rows[id] = row
+		x.data = slices.Grow(x.data, d)[:(row+1)*d]
+		if x.quant {
+			x.qdata = slices.Grow(x.qdata, x.qstride)[:(row+1)*x.qstride]
+			x.qscale = append(x.qscale, 0)
+		}
+	}
+	dst := x.data[row*d : (row+1)*d]
+	for i, v := range vec {
+		dst[i] = v * inv
+	}
+	if x.quant {
+		x.qscale[row] = quantize(x.qdata[row*x.qstride:(row+1)*x.qstride], dst)
+	}
+	return nil
+}
+
+// Delete removes id's vector and reports whether there was one. The last row
+// is moved into the hole, so a delete costs O(dims) and never rebuilds.
+func (x *Index) Delete(id uint64) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	row, ok := x.rows[id]
+	if !ok {
+		return false
+	}
+	delete(x.rows, id)
+	last := len(x.ids) - 1
+	d, qs := x.dims, x.qstride
+	if row != last {
+		moved := x.ids[last]
+		x.ids[row] = moved
+		x.rows[moved] = row
+		copy(x.data[row*d:(row+1)*d], x.data[last*d:(last+1)*d])
+		if x.quant {
+			copy(x.qdata[row*qs:(row+1)*qs], x.qdata[last*qs:(last+1)*qs])
+			x.qscale[row] = x.qscale[last]
+		}
+	}
+	x.ids = x.ids[:last]
+	x.data = x.data[:last*d]
+	if x.quant {
+		x.qdata = x.qdata[:last*qs]
+		x.qscale = x.qscale[:last]
+	}
+	return true
+}
+
+// Search returns the k vectors most cosine-similar to q among those allow
+// admits (nil admits all), best first; ties are broken by ascending id. q need
+// not be normalised. A quantized index searches approximately (see Options).
+func (x *Index) Search(q []float32, k int, allow Filter) ([]Hit, error) {
+	if !x.quant {
+		return x.search(q, k, allow, 0)
+	}
+	return x.search(q, k, allow, x.rescore)
+}
+
+// SearchExact is Search forced to the exact float32 scan, even on a quantized
+// index: the reference a quantized search's recall is measured against.
+func (x *Index) SearchExact(q []float32, k int, allow Filter) ([]Hit, error) {
+	return x.search(q, k, allow, 0)
+}
+
+// search scans exactly if rescore is 0, else scans the int8 matrix for
+// k*rescore candidates and rescores them.
+func (x *Index) search(q []float32, k int, allow Filter, rescore int) ([]Hit, error) {
+	quant := rescore > 0
+	if len(q) != x.dims {
+		return nil, fmt.Errorf("search: %w: got %d, want %d", ErrDims, len(q), x.dims)
+	}
+	inv, err := invNorm(q)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	qn := make([]float32, len(q))
+	for i, v := range q {
+		qn[i] = v * inv
+	}
+	var qq []int8
+	if quant {
+		qq = make([]int8, x.qstride)
+		quantize(qq, qn)
+	}
+	if k <= 0 {
+		return nil, nil
+	}
+
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := len(x.ids)
+	if n == 0 {
+		return nil, nil
+	}
+	keep := k
+	if quant {
+		keep = k * rescore
+	}
+	nsh := min(x.shards, (n+minShardRows-1)/minShardRows)
+	nsh = max(nsh, 1)
+	heaps := make([]topK, nsh)
+	var wg sync.WaitGroup
+	for s := range nsh {
+		lo, hi := s*n/nsh, (s+1)*n/nsh
+		h := &heaps[s]
+		*h = newTopK(keep)
+		scan := func() {
+			if quant {
+				x.scanInt8(qq, lo, hi, allow, h)
+			} else {
+				x.scanExact(qn, lo, hi, allow, h)
+			}
+		}
+		if s == nsh-1 {
+			scan()
+		} else {
+			wg.Go(scan)
+		}
+	}
+	wg.Wait()
+
+	best := mergeTopK(heaps, keep)
+	if quant {
+		// Rescore the int8 candidates exactly from the float32 matrix.
+		h := newTopK(k)
+		for _, c := range best {
+			r := c.row
+			h.push(vek32.Dot(qn, x.data[r*x.dims:(r+1)*x.dims]), c.id, r)
+		}
+		best = mergeTopK([]topK{h}, k)
+	}
+	hits := make([]Hit, len(best))
+	for i, c := range best {
+		hits[i] = Hit{ID: c.id, Score: c.score}
+	}
+	return hits, nil
+}
+
+// scanExact pushes the float32 dot product of q with each allowed row in [lo, hi) into h.
+func (x *Index) scanExact(q []float32, lo, hi int, allow Filter, h *topK) {
+	d := x.dims
+	for r := lo; r < hi; r++ {
+		id := x.ids[r]
+		if allow != nil && !allow.Allowed(id) {
+			continue
+		}
+		s := vek32.Dot(q, x.data[r*d:(r+1)*d])
+		if h.accepts(s) {
+			h.push(s, id, r)
+		}
+	}
+}
+
+// scanInt8 pushes the approximate (int8) score of qq with each allowed row in [lo, hi) into h.
+func (x *Index) scanInt8(qq []int8, lo, hi int, allow Filter, h *topK) {
+	qs := x.qstride
+	for r := lo; r < hi; r++ {
+		id := x.ids[r]
+		if allow != nil && !allow.Allowed(id) {
+			continue
+		}
+		s := float32(dotInt8(qq, x.qdata[r*qs:(r+1)*qs])) * x.qscale[r]
+		if h.accepts(s) {
+			h.push(s, id, r)
+		}
+	}
+}
+
+// invNorm returns 1/‖v‖, or ErrInvalid if v is zero or not finite.
+func invNorm(v []float32) (float32, error) {
+	var ss float64
+	for _, f := range v {
+		ss += float64(f) * float64(f)
+	}
+	if ss == 0 || math.IsNaN(ss) || math.IsInf(ss, 0) {
+		return 0, ErrInvalid
+	}
+	return float32(1 / math.Sqrt(ss)), nil
+}
