@@ -200,6 +200,27 @@ func TestModel_Truncation(t *testing.T) {
 	}
 }
 
+// TestModel_GoldenCLSQuery checks the bge-style pipeline (CLS pooling and a
+// query instruction prefix) against sentence-transformers run the same way on
+// the MiniLM weights, because no registry here carries bge-small's weights.
+func TestModel_GoldenCLSQuery(t *testing.T) {
+	src := testModelDir()
+	requireFiles(t, filepath.Join(src, SpecFile))
+	dir := linkModelDir(t, src, func(s map[string]any) {
+		s["id"] = "all-MiniLM-L6-v2-cls"
+		s["pooling"] = PoolingCLS
+		s["query_prefix"] = "Represent this sentence for searching relevant passages: "
+	})
+	m := mustOpenModel(t, dir, Options{})
+	golden := readGolden(t, filepath.Join(filepath.Dir(envOr(envGolden, defaultGolden)), "embeddings-all-MiniLM-L6-v2-cls-query.jsonl"))
+	texts := make([]string, len(golden))
+	for i, g := range golden {
+		texts[i] = g.Text
+	}
+	minCos := checkGolden(t, mustEmbed(t, m, texts, true), golden, 0.999)
+	t.Logf("CLS pooling with query prefix: %d texts, minimum cosine %.9f", len(golden), minCos)
+}
+
 func TestModel_Prefixes(t *testing.T) {
 	// A copy of the model directory whose spec adds prefixes.
 	src := testModelDir()

@@ -10,6 +10,12 @@ embeddings-all-MiniLM-L6-v2-int8.jsonl holds what the int8 ONNX model gives thro
 ONNX Runtime 1.24.1 (tokenizers, mean pooling and L2 normalisation as the Go side does
 them), with each vector's cosine to the fp32 reference.
 
+embeddings-all-MiniLM-L6-v2-cls-query.jsonl exercises the bge-style pipeline (CLS pooling,
+a query instruction prefix) on the same weights, since no registry here carries bge-small:
+sentence-transformers with Transformer -> CLS Pooling -> Normalize, each case embedded as
+QUERY_PREFIX + text. The Go embedder must reproduce it from a spec with "pooling":"cls" and
+that query_prefix.
+
 Floats are written as the shortest decimal that reads back as the same float32.
 MANIFEST.json records versions and how far each pipeline lands from the reference.
 
@@ -28,7 +34,7 @@ import sentence_transformers
 import tokenizers
 import torch
 import transformers
-from sentence_transformers import SentenceTransformer
+from sentence_transformers import SentenceTransformer, models
 from tokenizers import Tokenizer
 
 from cases import EMBEDDING_CASES
@@ -37,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
 from reference import BertReference, load_config, load_safetensors, mean_pool_normalize  # noqa: E402
 
 MODEL_ID = "all-MiniLM-L6-v2"
+QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 
 
 def f32_list(vec):
@@ -82,6 +89,14 @@ def main():
     assert ref.dtype == np.float32 and ref.shape == (len(EMBEDDING_CASES), 384), (ref.dtype, ref.shape)
     write_jsonl(out_dir / f"embeddings-{MODEL_ID}.jsonl",
                 [{"text": t, "embedding": v} for t, v in zip(EMBEDDING_CASES, ref)])
+
+    transformer = models.Transformer(str(st_dir), max_seq_length=256)
+    cls_model = SentenceTransformer(modules=[
+        transformer, models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode="cls"), models.Normalize(),
+    ], device="cpu")
+    cls_ref = [cls_model.encode([QUERY_PREFIX + t], batch_size=1, convert_to_numpy=True)[0] for t in EMBEDDING_CASES]
+    write_jsonl(out_dir / f"embeddings-{MODEL_ID}-cls-query.jsonl",
+                [{"text": t, "embedding": v} for t, v in zip(EMBEDDING_CASES, cls_ref)])
 
     tok = Tokenizer.from_file(str(cache / MODEL_ID / "tokenizer.json"))
     tok.no_padding()
