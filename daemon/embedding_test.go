@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -136,8 +137,11 @@ func storeFacts(t *testing.T, dataDir string) (vfs.EmbedStats, int) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	spec := readSpec(t, modelDir(t))
-	if _, err := s.SetIndexing(ctx, nil, spec); err != nil {
+	spec, err := embed.LoadSpec(modelDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetIndexing(ctx, nil, spec.ID); err != nil {
 		t.Fatal(err)
 	}
 	st, err := s.EmbedStats(ctx)
@@ -162,18 +166,6 @@ func storeFacts(t *testing.T, dataDir string) (vfs.EmbedStats, int) {
 		}
 	}
 	return st, len(hashes)
-}
-
-func readSpec(t *testing.T, dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "ctxd-model.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var spec struct{ ID string }
-	if err := json.Unmarshal(b, &spec); err != nil {
-		t.Fatal(err)
-	}
-	return spec.ID
 }
 
 func modelArgs(t testing.TB, lib string) []string {
