@@ -22,6 +22,262 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ReindexRequest takes no parameters.
+type ReindexRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReindexRequest) Reset() {
+	*x = ReindexRequest{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReindexRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReindexRequest) ProtoMessage() {}
+
+func (x *ReindexRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReindexRequest.ProtoReflect.Descriptor instead.
+func (*ReindexRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
+// ReindexResponse reports what was rebuilt.
+type ReindexResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Chunks written to the lexical index.
+	LexicalChunks int64 `protobuf:"varint,1,opt,name=lexical_chunks,json=lexicalChunks" json:"lexical_chunks,omitempty"`
+	// Vectors loaded into the vector index.
+	VectorChunks int64 `protobuf:"varint,2,opt,name=vector_chunks,json=vectorChunks" json:"vector_chunks,omitempty"`
+	// Outbox sequence the rebuilt indexes reflect.
+	AppliedSequence uint64 `protobuf:"varint,3,opt,name=applied_sequence,json=appliedSequence" json:"applied_sequence,omitempty"`
+	// Seconds the rebuild took.
+	Seconds       float64 `protobuf:"fixed64,4,opt,name=seconds" json:"seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReindexResponse) Reset() {
+	*x = ReindexResponse{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReindexResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReindexResponse) ProtoMessage() {}
+
+func (x *ReindexResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReindexResponse.ProtoReflect.Descriptor instead.
+func (*ReindexResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ReindexResponse) GetLexicalChunks() int64 {
+	if x != nil {
+		return x.LexicalChunks
+	}
+	return 0
+}
+
+func (x *ReindexResponse) GetVectorChunks() int64 {
+	if x != nil {
+		return x.VectorChunks
+	}
+	return 0
+}
+
+func (x *ReindexResponse) GetAppliedSequence() uint64 {
+	if x != nil {
+		return x.AppliedSequence
+	}
+	return 0
+}
+
+func (x *ReindexResponse) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+// DoctorRequest takes no parameters.
+type DoctorRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DoctorRequest) Reset() {
+	*x = DoctorRequest{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DoctorRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DoctorRequest) ProtoMessage() {}
+
+func (x *DoctorRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DoctorRequest.ProtoReflect.Descriptor instead.
+func (*DoctorRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{2}
+}
+
+// DoctorResponse lists what disagrees; ok means nothing does.
+type DoctorResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when no drift and no store damage was found.
+	Ok bool `protobuf:"varint,1,opt,name=ok" json:"ok,omitempty"`
+	// One line per problem found.
+	Problems []string `protobuf:"bytes,2,rep,name=problems" json:"problems,omitempty"`
+	// Chunks in the store.
+	StoreChunks int64 `protobuf:"varint,3,opt,name=store_chunks,json=storeChunks" json:"store_chunks,omitempty"`
+	// Chunks in the lexical index.
+	LexicalChunks int64 `protobuf:"varint,4,opt,name=lexical_chunks,json=lexicalChunks" json:"lexical_chunks,omitempty"`
+	// Chunks with a vector of the current model in the store.
+	StoreVectors int64 `protobuf:"varint,5,opt,name=store_vectors,json=storeVectors" json:"store_vectors,omitempty"`
+	// Rows in the vector index.
+	VectorChunks int64 `protobuf:"varint,6,opt,name=vector_chunks,json=vectorChunks" json:"vector_chunks,omitempty"`
+	// Outbox sequence of the store and as applied by the indexes.
+	OutboxSequence uint64 `protobuf:"varint,7,opt,name=outbox_sequence,json=outboxSequence" json:"outbox_sequence,omitempty"`
+	// Sequence the indexes have applied.
+	AppliedSequence uint64 `protobuf:"varint,8,opt,name=applied_sequence,json=appliedSequence" json:"applied_sequence,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *DoctorResponse) Reset() {
+	*x = DoctorResponse{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DoctorResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DoctorResponse) ProtoMessage() {}
+
+func (x *DoctorResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DoctorResponse.ProtoReflect.Descriptor instead.
+func (*DoctorResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *DoctorResponse) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *DoctorResponse) GetProblems() []string {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *DoctorResponse) GetStoreChunks() int64 {
+	if x != nil {
+		return x.StoreChunks
+	}
+	return 0
+}
+
+func (x *DoctorResponse) GetLexicalChunks() int64 {
+	if x != nil {
+		return x.LexicalChunks
+	}
+	return 0
+}
+
+func (x *DoctorResponse) GetStoreVectors() int64 {
+	if x != nil {
+		return x.StoreVectors
+	}
+	return 0
+}
+
+func (x *DoctorResponse) GetVectorChunks() int64 {
+	if x != nil {
+		return x.VectorChunks
+	}
+	return 0
+}
+
+func (x *DoctorResponse) GetOutboxSequence() uint64 {
+	if x != nil {
+		return x.OutboxSequence
+	}
+	return 0
+}
+
+func (x *DoctorResponse) GetAppliedSequence() uint64 {
+	if x != nil {
+		return x.AppliedSequence
+	}
+	return 0
+}
+
 // StatusRequest takes no parameters.
 type StatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -31,7 +287,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -43,7 +299,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -56,7 +312,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{0}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{4}
 }
 
 // EmbeddingStatus describes the embedding model and its queue.
@@ -84,7 +340,7 @@ type EmbeddingStatus struct {
 
 func (x *EmbeddingStatus) Reset() {
 	*x = EmbeddingStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -96,7 +352,7 @@ func (x *EmbeddingStatus) String() string {
 func (*EmbeddingStatus) ProtoMessage() {}
 
 func (x *EmbeddingStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -109,7 +365,7 @@ func (x *EmbeddingStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmbeddingStatus.ProtoReflect.Descriptor instead.
 func (*EmbeddingStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{1}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EmbeddingStatus) GetAvailable() bool {
@@ -187,7 +443,7 @@ type IndexStatus struct {
 
 func (x *IndexStatus) Reset() {
 	*x = IndexStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -199,7 +455,7 @@ func (x *IndexStatus) String() string {
 func (*IndexStatus) ProtoMessage() {}
 
 func (x *IndexStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -212,7 +468,7 @@ func (x *IndexStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexStatus.ProtoReflect.Descriptor instead.
 func (*IndexStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{2}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *IndexStatus) GetAvailable() bool {
@@ -277,7 +533,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -289,7 +545,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -302,7 +558,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{3}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -372,7 +628,23 @@ var File_ctxd_v1_admin_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x13ctxd/v1/admin.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x0f\n" +
+	"\x13ctxd/v1/admin.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x10\n" +
+	"\x0eReindexRequest\"\xa2\x01\n" +
+	"\x0fReindexResponse\x12%\n" +
+	"\x0elexical_chunks\x18\x01 \x01(\x03R\rlexicalChunks\x12#\n" +
+	"\rvector_chunks\x18\x02 \x01(\x03R\fvectorChunks\x12)\n" +
+	"\x10applied_sequence\x18\x03 \x01(\x04R\x0fappliedSequence\x12\x18\n" +
+	"\aseconds\x18\x04 \x01(\x01R\aseconds\"\x0f\n" +
+	"\rDoctorRequest\"\xa4\x02\n" +
+	"\x0eDoctorResponse\x12\x0e\n" +
+	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x1a\n" +
+	"\bproblems\x18\x02 \x03(\tR\bproblems\x12!\n" +
+	"\fstore_chunks\x18\x03 \x01(\x03R\vstoreChunks\x12%\n" +
+	"\x0elexical_chunks\x18\x04 \x01(\x03R\rlexicalChunks\x12#\n" +
+	"\rstore_vectors\x18\x05 \x01(\x03R\fstoreVectors\x12#\n" +
+	"\rvector_chunks\x18\x06 \x01(\x03R\fvectorChunks\x12'\n" +
+	"\x0foutbox_sequence\x18\a \x01(\x04R\x0eoutboxSequence\x12)\n" +
+	"\x10applied_sequence\x18\b \x01(\x04R\x0fappliedSequence\"\x0f\n" +
 	"\rStatusRequest\"\xba\x02\n" +
 	"\x0fEmbeddingStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
@@ -404,9 +676,11 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\x10store_file_bytes\x18\x06 \x01(\x03R\x0estoreFileBytes\x12*\n" +
 	"\x06drives\x18\a \x03(\v2\x12.ctxd.v1.DriveInfoR\x06drives\x126\n" +
 	"\tembedding\x18\b \x01(\v2\x18.ctxd.v1.EmbeddingStatusR\tembedding\x12*\n" +
-	"\x05index\x18\t \x01(\v2\x14.ctxd.v1.IndexStatusR\x05index2I\n" +
+	"\x05index\x18\t \x01(\v2\x14.ctxd.v1.IndexStatusR\x05index2\xc2\x01\n" +
 	"\fAdminService\x129\n" +
-	"\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponse\x12<\n" +
+	"\aReindex\x12\x17.ctxd.v1.ReindexRequest\x1a\x18.ctxd.v1.ReindexResponse\x129\n" +
+	"\x06Doctor\x12\x16.ctxd.v1.DoctorRequest\x1a\x17.ctxd.v1.DoctorResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_admin_proto_rawDescOnce sync.Once
@@ -420,24 +694,32 @@ func file_ctxd_v1_admin_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_admin_proto_rawDescData
 }
 
-var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_ctxd_v1_admin_proto_goTypes = []any{
-	(*StatusRequest)(nil),         // 0: ctxd.v1.StatusRequest
-	(*EmbeddingStatus)(nil),       // 1: ctxd.v1.EmbeddingStatus
-	(*IndexStatus)(nil),           // 2: ctxd.v1.IndexStatus
-	(*StatusResponse)(nil),        // 3: ctxd.v1.StatusResponse
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
-	(*DriveInfo)(nil),             // 5: ctxd.v1.DriveInfo
+	(*ReindexRequest)(nil),        // 0: ctxd.v1.ReindexRequest
+	(*ReindexResponse)(nil),       // 1: ctxd.v1.ReindexResponse
+	(*DoctorRequest)(nil),         // 2: ctxd.v1.DoctorRequest
+	(*DoctorResponse)(nil),        // 3: ctxd.v1.DoctorResponse
+	(*StatusRequest)(nil),         // 4: ctxd.v1.StatusRequest
+	(*EmbeddingStatus)(nil),       // 5: ctxd.v1.EmbeddingStatus
+	(*IndexStatus)(nil),           // 6: ctxd.v1.IndexStatus
+	(*StatusResponse)(nil),        // 7: ctxd.v1.StatusResponse
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*DriveInfo)(nil),             // 9: ctxd.v1.DriveInfo
 }
 var file_ctxd_v1_admin_proto_depIdxs = []int32{
-	4, // 0: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
-	5, // 1: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
-	1, // 2: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
-	2, // 3: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
-	0, // 4: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
-	3, // 5: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
-	5, // [5:6] is the sub-list for method output_type
-	4, // [4:5] is the sub-list for method input_type
+	8, // 0: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
+	9, // 1: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
+	5, // 2: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
+	6, // 3: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
+	4, // 4: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
+	0, // 5: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
+	2, // 6: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
+	7, // 7: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
+	1, // 8: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
+	3, // 9: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
+	7, // [7:10] is the sub-list for method output_type
+	4, // [4:7] is the sub-list for method input_type
 	4, // [4:4] is the sub-list for extension type_name
 	4, // [4:4] is the sub-list for extension extendee
 	0, // [0:4] is the sub-list for field type_name
@@ -455,7 +737,7 @@ func file_ctxd_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_admin_proto_rawDesc), len(file_ctxd_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

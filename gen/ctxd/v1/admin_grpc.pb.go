@@ -19,7 +19,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_Status_FullMethodName = "/ctxd.v1.AdminService/Status"
+	AdminService_Status_FullMethodName  = "/ctxd.v1.AdminService/Status"
+	AdminService_Reindex_FullMethodName = "/ctxd.v1.AdminService/Reindex"
+	AdminService_Doctor_FullMethodName  = "/ctxd.v1.AdminService/Doctor"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -30,6 +32,10 @@ const (
 type AdminServiceClient interface {
 	// Status reports the store, the indexes and the embedding model.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Reindex rebuilds the search indexes from the store.
+	Reindex(ctx context.Context, in *ReindexRequest, opts ...grpc.CallOption) (*ReindexResponse, error)
+	// Doctor checks that the store and the search indexes agree.
+	Doctor(ctx context.Context, in *DoctorRequest, opts ...grpc.CallOption) (*DoctorResponse, error)
 }
 
 type adminServiceClient struct {
@@ -50,6 +56,26 @@ func (c *adminServiceClient) Status(ctx context.Context, in *StatusRequest, opts
 	return out, nil
 }
 
+func (c *adminServiceClient) Reindex(ctx context.Context, in *ReindexRequest, opts ...grpc.CallOption) (*ReindexResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReindexResponse)
+	err := c.cc.Invoke(ctx, AdminService_Reindex_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) Doctor(ctx context.Context, in *DoctorRequest, opts ...grpc.CallOption) (*DoctorResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DoctorResponse)
+	err := c.cc.Invoke(ctx, AdminService_Doctor_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -58,6 +84,10 @@ func (c *adminServiceClient) Status(ctx context.Context, in *StatusRequest, opts
 type AdminServiceServer interface {
 	// Status reports the store, the indexes and the embedding model.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Reindex rebuilds the search indexes from the store.
+	Reindex(context.Context, *ReindexRequest) (*ReindexResponse, error)
+	// Doctor checks that the store and the search indexes agree.
+	Doctor(context.Context, *DoctorRequest) (*DoctorResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -70,6 +100,12 @@ type UnimplementedAdminServiceServer struct{}
 
 func (UnimplementedAdminServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedAdminServiceServer) Reindex(context.Context, *ReindexRequest) (*ReindexResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Reindex not implemented")
+}
+func (UnimplementedAdminServiceServer) Doctor(context.Context, *DoctorRequest) (*DoctorResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Doctor not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -110,6 +146,42 @@ func _AdminService_Status_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_Reindex_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReindexRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Reindex(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Reindex_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Reindex(ctx, req.(*ReindexRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_Doctor_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DoctorRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Doctor(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Doctor_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Doctor(ctx, req.(*DoctorRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -120,6 +192,14 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _AdminService_Status_Handler,
+		},
+		{
+			MethodName: "Reindex",
+			Handler:    _AdminService_Reindex_Handler,
+		},
+		{
+			MethodName: "Doctor",
+			Handler:    _AdminService_Doctor_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -297,6 +297,52 @@ func (x *Item) GetLineCount() int64 {
 	return 0
 }
 
+// Embedding is one vector from an embedding model.
+type Embedding struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The components.
+	Values        []float32 `protobuf:"fixed32,1,rep,packed,name=values" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Embedding) Reset() {
+	*x = Embedding{}
+	mi := &file_ctxd_v1_types_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Embedding) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Embedding) ProtoMessage() {}
+
+func (x *Embedding) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_types_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Embedding.ProtoReflect.Descriptor instead.
+func (*Embedding) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Embedding) GetValues() []float32 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // TreeNode is one entry of a rendered tree: a drive, a directory or an item.
 type TreeNode struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -322,7 +368,7 @@ type TreeNode struct {
 
 func (x *TreeNode) Reset() {
 	*x = TreeNode{}
-	mi := &file_ctxd_v1_types_proto_msgTypes[1]
+	mi := &file_ctxd_v1_types_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +380,7 @@ func (x *TreeNode) String() string {
 func (*TreeNode) ProtoMessage() {}
 
 func (x *TreeNode) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_types_proto_msgTypes[1]
+	mi := &file_ctxd_v1_types_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +393,7 @@ func (x *TreeNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeNode.ProtoReflect.Descriptor instead.
 func (*TreeNode) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{1}
+	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TreeNode) GetName() string {
@@ -421,7 +467,7 @@ type DriveInfo struct {
 
 func (x *DriveInfo) Reset() {
 	*x = DriveInfo{}
-	mi := &file_ctxd_v1_types_proto_msgTypes[2]
+	mi := &file_ctxd_v1_types_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -433,7 +479,7 @@ func (x *DriveInfo) String() string {
 func (*DriveInfo) ProtoMessage() {}
 
 func (x *DriveInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_types_proto_msgTypes[2]
+	mi := &file_ctxd_v1_types_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -446,7 +492,7 @@ func (x *DriveInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriveInfo.ProtoReflect.Descriptor instead.
 func (*DriveInfo) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{2}
+	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DriveInfo) GetName() string {
@@ -504,7 +550,9 @@ const file_ctxd_v1_types_proto_rawDesc = "" +
 	"\x0fretrieval_count\x18\x12 \x01(\x03R\x0eretrievalCount\x12F\n" +
 	"\x11last_retrieved_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\x0flastRetrievedAt\x12\x1d\n" +
 	"\n" +
-	"line_count\x18\x14 \x01(\x03R\tlineCount\"\x86\x02\n" +
+	"line_count\x18\x14 \x01(\x03R\tlineCount\"#\n" +
+	"\tEmbedding\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\x02R\x06values\"\x86\x02\n" +
 	"\bTreeNode\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03ref\x18\x02 \x01(\tR\x03ref\x12\x15\n" +
@@ -541,20 +589,21 @@ func file_ctxd_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxd_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxd_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_ctxd_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_ctxd_v1_types_proto_goTypes = []any{
 	(OnConflict)(0),               // 0: ctxd.v1.OnConflict
 	(*Item)(nil),                  // 1: ctxd.v1.Item
-	(*TreeNode)(nil),              // 2: ctxd.v1.TreeNode
-	(*DriveInfo)(nil),             // 3: ctxd.v1.DriveInfo
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(*Embedding)(nil),             // 2: ctxd.v1.Embedding
+	(*TreeNode)(nil),              // 3: ctxd.v1.TreeNode
+	(*DriveInfo)(nil),             // 4: ctxd.v1.DriveInfo
+	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
 }
 var file_ctxd_v1_types_proto_depIdxs = []int32{
-	4, // 0: ctxd.v1.Item.created_at:type_name -> google.protobuf.Timestamp
-	4, // 1: ctxd.v1.Item.updated_at:type_name -> google.protobuf.Timestamp
-	4, // 2: ctxd.v1.Item.indexed_at:type_name -> google.protobuf.Timestamp
-	4, // 3: ctxd.v1.Item.last_retrieved_at:type_name -> google.protobuf.Timestamp
-	2, // 4: ctxd.v1.TreeNode.children:type_name -> ctxd.v1.TreeNode
+	5, // 0: ctxd.v1.Item.created_at:type_name -> google.protobuf.Timestamp
+	5, // 1: ctxd.v1.Item.updated_at:type_name -> google.protobuf.Timestamp
+	5, // 2: ctxd.v1.Item.indexed_at:type_name -> google.protobuf.Timestamp
+	5, // 3: ctxd.v1.Item.last_retrieved_at:type_name -> google.protobuf.Timestamp
+	3, // 4: ctxd.v1.TreeNode.children:type_name -> ctxd.v1.TreeNode
 	5, // [5:5] is the sub-list for method output_type
 	5, // [5:5] is the sub-list for method input_type
 	5, // [5:5] is the sub-list for extension type_name
@@ -573,7 +622,7 @@ func file_ctxd_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_types_proto_rawDesc), len(file_ctxd_v1_types_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -627,8 +627,15 @@ type WriteRequest struct {
 	// With OVERWRITE: fail with CONTENT_CHANGED unless the stored content has
 	// this SHA-256 (optimistic concurrency for read-modify-write).
 	ExpectedContentHash string `protobuf:"bytes,11,opt,name=expected_content_hash,json=expectedContentHash" json:"expected_content_hash,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Precomputed embeddings of the content's chunks, one per chunk the store's
+	// chunker makes, in order, from the store's model (Status.embedding.model_id).
+	// They are stored instead of being computed; the write fails with
+	// INVALID_ARGUMENT if the model, the count or the dimensions differ.
+	ChunkEmbeddings []*Embedding `protobuf:"bytes,12,rep,name=chunk_embeddings,json=chunkEmbeddings" json:"chunk_embeddings,omitempty"`
+	// The model chunk_embeddings come from; required with them.
+	EmbeddingModel string `protobuf:"bytes,13,opt,name=embedding_model,json=embeddingModel" json:"embedding_model,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WriteRequest) Reset() {
@@ -745,6 +752,20 @@ func (x *WriteRequest) GetOnConflict() OnConflict {
 func (x *WriteRequest) GetExpectedContentHash() string {
 	if x != nil {
 		return x.ExpectedContentHash
+	}
+	return ""
+}
+
+func (x *WriteRequest) GetChunkEmbeddings() []*Embedding {
+	if x != nil {
+		return x.ChunkEmbeddings
+	}
+	return nil
+}
+
+func (x *WriteRequest) GetEmbeddingModel() string {
+	if x != nil {
+		return x.EmbeddingModel
 	}
 	return ""
 }
@@ -1945,7 +1966,7 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\bend_line\x18\x05 \x01(\x03R\aendLine\x12\x1f\n" +
 	"\vtotal_lines\x18\x06 \x01(\x03R\n" +
 	"totalLines\x12\x19\n" +
-	"\bhas_more\x18\a \x01(\bR\ahasMore\"\xec\x02\n" +
+	"\bhas_more\x18\a \x01(\bR\ahasMore\"\xd4\x03\n" +
 	"\fWriteRequest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x1a\n" +
 	"\acontent\x18\x02 \x01(\tH\x00R\acontent\x12\x14\n" +
@@ -1962,7 +1983,9 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\von_conflict\x18\n" +
 	" \x01(\x0e2\x13.ctxd.v1.OnConflictR\n" +
 	"onConflict\x122\n" +
-	"\x15expected_content_hash\x18\v \x01(\tR\x13expectedContentHashB\x06\n" +
+	"\x15expected_content_hash\x18\v \x01(\tR\x13expectedContentHash\x12=\n" +
+	"\x10chunk_embeddings\x18\f \x03(\v2\x12.ctxd.v1.EmbeddingR\x0fchunkEmbeddings\x12'\n" +
+	"\x0fembedding_model\x18\r \x01(\tR\x0eembeddingModelB\x06\n" +
 	"\x04body\"\x91\x01\n" +
 	"\rWriteResponse\x12!\n" +
 	"\x04item\x18\x01 \x01(\v2\r.ctxd.v1.ItemR\x04item\x12\x18\n" +
@@ -2104,6 +2127,7 @@ var file_ctxd_v1_vfs_proto_goTypes = []any{
 	(*TreeNode)(nil),           // 31: ctxd.v1.TreeNode
 	(*Item)(nil),               // 32: ctxd.v1.Item
 	(OnConflict)(0),            // 33: ctxd.v1.OnConflict
+	(*Embedding)(nil),          // 34: ctxd.v1.Embedding
 }
 var file_ctxd_v1_vfs_proto_depIdxs = []int32{
 	30, // 0: ctxd.v1.ListDrivesResponse.drives:type_name -> ctxd.v1.DriveInfo
@@ -2112,46 +2136,47 @@ var file_ctxd_v1_vfs_proto_depIdxs = []int32{
 	5,  // 3: ctxd.v1.ListResponse.entries:type_name -> ctxd.v1.ListEntry
 	32, // 4: ctxd.v1.ReadResponse.item:type_name -> ctxd.v1.Item
 	33, // 5: ctxd.v1.WriteRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	32, // 6: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
-	3,  // 7: ctxd.v1.WriteResponse.tree:type_name -> ctxd.v1.TreeResponse
-	11, // 8: ctxd.v1.EditRequest.patches:type_name -> ctxd.v1.Patch
-	32, // 9: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
-	33, // 10: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	33, // 11: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	32, // 12: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
-	0,  // 13: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
-	2,  // 14: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
-	4,  // 15: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
-	7,  // 16: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
-	9,  // 17: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
-	12, // 18: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
-	14, // 19: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
-	16, // 20: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
-	18, // 21: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
-	20, // 22: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
-	22, // 23: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
-	24, // 24: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
-	26, // 25: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
-	28, // 26: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
-	1,  // 27: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
-	3,  // 28: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
-	6,  // 29: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
-	8,  // 30: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
-	10, // 31: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
-	13, // 32: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
-	15, // 33: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
-	17, // 34: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
-	19, // 35: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
-	21, // 36: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
-	23, // 37: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
-	25, // 38: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
-	27, // 39: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
-	29, // 40: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
-	27, // [27:41] is the sub-list for method output_type
-	13, // [13:27] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	34, // 6: ctxd.v1.WriteRequest.chunk_embeddings:type_name -> ctxd.v1.Embedding
+	32, // 7: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
+	3,  // 8: ctxd.v1.WriteResponse.tree:type_name -> ctxd.v1.TreeResponse
+	11, // 9: ctxd.v1.EditRequest.patches:type_name -> ctxd.v1.Patch
+	32, // 10: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
+	33, // 11: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	33, // 12: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	32, // 13: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
+	0,  // 14: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
+	2,  // 15: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
+	4,  // 16: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
+	7,  // 17: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
+	9,  // 18: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
+	12, // 19: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
+	14, // 20: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
+	16, // 21: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
+	18, // 22: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
+	20, // 23: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
+	22, // 24: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
+	24, // 25: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
+	26, // 26: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
+	28, // 27: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
+	1,  // 28: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
+	3,  // 29: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
+	6,  // 30: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
+	8,  // 31: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
+	10, // 32: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
+	13, // 33: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
+	15, // 34: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
+	17, // 35: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
+	19, // 36: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
+	21, // 37: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
+	23, // 38: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
+	25, // 39: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
+	27, // 40: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
+	29, // 41: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
+	28, // [28:42] is the sub-list for method output_type
+	14, // [14:28] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_vfs_proto_init() }

@@ -10,6 +10,46 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ReindexRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ReindexResponse(_message.Message):
+    __slots__ = ("lexical_chunks", "vector_chunks", "applied_sequence", "seconds")
+    LEXICAL_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    lexical_chunks: int
+    vector_chunks: int
+    applied_sequence: int
+    seconds: float
+    def __init__(self, lexical_chunks: _Optional[int] = ..., vector_chunks: _Optional[int] = ..., applied_sequence: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...
+
+class DoctorRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DoctorResponse(_message.Message):
+    __slots__ = ("ok", "problems", "store_chunks", "lexical_chunks", "store_vectors", "vector_chunks", "outbox_sequence", "applied_sequence")
+    OK_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    STORE_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    LEXICAL_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    STORE_VECTORS_FIELD_NUMBER: _ClassVar[int]
+    VECTOR_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    OUTBOX_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    ok: bool
+    problems: _containers.RepeatedScalarFieldContainer[str]
+    store_chunks: int
+    lexical_chunks: int
+    store_vectors: int
+    vector_chunks: int
+    outbox_sequence: int
+    applied_sequence: int
+    def __init__(self, ok: _Optional[bool] = ..., problems: _Optional[_Iterable[str]] = ..., store_chunks: _Optional[int] = ..., lexical_chunks: _Optional[int] = ..., store_vectors: _Optional[int] = ..., vector_chunks: _Optional[int] = ..., outbox_sequence: _Optional[int] = ..., applied_sequence: _Optional[int] = ...) -> None: ...
+
 class StatusRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

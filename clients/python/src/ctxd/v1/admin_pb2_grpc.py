@@ -40,6 +40,16 @@ class AdminServiceStub:
                 request_serializer=ctxd_dot_v1_dot_admin__pb2.StatusRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_admin__pb2.StatusResponse.FromString,
                 _registered_method=True)
+        self.Reindex = channel.unary_unary(
+                '/ctxd.v1.AdminService/Reindex',
+                request_serializer=ctxd_dot_v1_dot_admin__pb2.ReindexRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_admin__pb2.ReindexResponse.FromString,
+                _registered_method=True)
+        self.Doctor = channel.unary_unary(
+                '/ctxd.v1.AdminService/Doctor',
+                request_serializer=ctxd_dot_v1_dot_admin__pb2.DoctorRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_admin__pb2.DoctorResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -53,6 +63,20 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Reindex(self, request, context):
+        """Reindex rebuilds the search indexes from the store.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Doctor(self, request, context):
+        """Doctor checks that the store and the search indexes agree.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -60,6 +84,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.Status,
                     request_deserializer=ctxd_dot_v1_dot_admin__pb2.StatusRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_admin__pb2.StatusResponse.SerializeToString,
+            ),
+            'Reindex': grpc.unary_unary_rpc_method_handler(
+                    servicer.Reindex,
+                    request_deserializer=ctxd_dot_v1_dot_admin__pb2.ReindexRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_admin__pb2.ReindexResponse.SerializeToString,
+            ),
+            'Doctor': grpc.unary_unary_rpc_method_handler(
+                    servicer.Doctor,
+                    request_deserializer=ctxd_dot_v1_dot_admin__pb2.DoctorRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_admin__pb2.DoctorResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -90,6 +124,60 @@ class AdminService:
             '/ctxd.v1.AdminService/Status',
             ctxd_dot_v1_dot_admin__pb2.StatusRequest.SerializeToString,
             ctxd_dot_v1_dot_admin__pb2.StatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Reindex(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.AdminService/Reindex',
+            ctxd_dot_v1_dot_admin__pb2.ReindexRequest.SerializeToString,
+            ctxd_dot_v1_dot_admin__pb2.ReindexResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Doctor(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.AdminService/Doctor',
+            ctxd_dot_v1_dot_admin__pb2.DoctorRequest.SerializeToString,
+            ctxd_dot_v1_dot_admin__pb2.DoctorResponse.FromString,
             options,
             channel_credentials,
             insecure,

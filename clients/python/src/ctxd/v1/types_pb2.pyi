@@ -65,6 +65,12 @@ class Item(_message.Message):
     line_count: int
     def __init__(self, id: _Optional[str] = ..., ref: _Optional[str] = ..., drive: _Optional[str] = ..., path: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., mime_type: _Optional[str] = ..., is_text: _Optional[bool] = ..., is_dir: _Optional[bool] = ..., size_bytes: _Optional[int] = ..., content_hash: _Optional[str] = ..., source_url: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retrieval_count: _Optional[int] = ..., last_retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., line_count: _Optional[int] = ...) -> None: ...
 
+class Embedding(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, values: _Optional[_Iterable[float]] = ...) -> None: ...
+
 class TreeNode(_message.Message):
     __slots__ = ("name", "ref", "is_dir", "size_bytes", "mime_type", "children", "omitted_children", "depth_truncated")
     NAME_FIELD_NUMBER: _ClassVar[int]

@@ -16,7 +16,149 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/admin.proto.
  */
 export const file_ctxd_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIg8KDVN0YXR1c1JlcXVlc3QiyQEKD0VtYmVkZGluZ1N0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhAKCG1vZGVsX2lkGAMgASgJEhIKCmRpbWVuc2lvbnMYBCABKAUSFwoPZW1iZWRkZWRfY2h1bmtzGAUgASgDEhYKDnBlbmRpbmdfY2h1bmtzGAYgASgDEhkKEWNodW5rc19wZXJfc2Vjb25kGAcgASgBEhUKDXBlbmRpbmdfaXRlbXMYCCABKAMihAEKC0luZGV4U3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEwoLY2h1bmtfY291bnQYAyABKAMSFwoPb3V0Ym94X3NlcXVlbmNlGAQgASgEEhgKEGFwcGxpZWRfc2VxdWVuY2UYBSABKAQimwIKDlN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSLgoKc3RhcnRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGF0YV9kaXIYAyABKAkSEgoKaXRlbV9jb3VudBgEIAEoAxISCgpzaXplX2J5dGVzGAUgASgDEhgKEHN0b3JlX2ZpbGVfYnl0ZXMYBiABKAMSIgoGZHJpdmVzGAcgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8SKwoJZW1iZWRkaW5nGAggASgLMhguY3R4ZC52MS5FbWJlZGRpbmdTdGF0dXMSIwoFaW5kZXgYCSABKAsyFC5jdHhkLnYxLkluZGV4U3RhdHVzMkkKDEFkbWluU2VydmljZRI5CgZTdGF0dXMSFi5jdHhkLnYxLlN0YXR1c1JlcXVlc3QaFy5jdHhkLnYxLlN0YXR1c1Jlc3BvbnNlQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIhAKDlJlaW5kZXhSZXF1ZXN0ImsKD1JlaW5kZXhSZXNwb25zZRIWCg5sZXhpY2FsX2NodW5rcxgBIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAIgASgDEhgKEGFwcGxpZWRfc2VxdWVuY2UYAyABKAQSDwoHc2Vjb25kcxgEIAEoASIPCg1Eb2N0b3JSZXF1ZXN0Ir0BCg5Eb2N0b3JSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghwcm9ibGVtcxgCIAMoCRIUCgxzdG9yZV9jaHVua3MYAyABKAMSFgoObGV4aWNhbF9jaHVua3MYBCABKAMSFQoNc3RvcmVfdmVjdG9ycxgFIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAYgASgDEhcKD291dGJveF9zZXF1ZW5jZRgHIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAggASgEIg8KDVN0YXR1c1JlcXVlc3QiyQEKD0VtYmVkZGluZ1N0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhAKCG1vZGVsX2lkGAMgASgJEhIKCmRpbWVuc2lvbnMYBCABKAUSFwoPZW1iZWRkZWRfY2h1bmtzGAUgASgDEhYKDnBlbmRpbmdfY2h1bmtzGAYgASgDEhkKEWNodW5rc19wZXJfc2Vjb25kGAcgASgBEhUKDXBlbmRpbmdfaXRlbXMYCCABKAMihAEKC0luZGV4U3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEwoLY2h1bmtfY291bnQYAyABKAMSFwoPb3V0Ym94X3NlcXVlbmNlGAQgASgEEhgKEGFwcGxpZWRfc2VxdWVuY2UYBSABKAQimwIKDlN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSLgoKc3RhcnRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGF0YV9kaXIYAyABKAkSEgoKaXRlbV9jb3VudBgEIAEoAxISCgpzaXplX2J5dGVzGAUgASgDEhgKEHN0b3JlX2ZpbGVfYnl0ZXMYBiABKAMSIgoGZHJpdmVzGAcgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8SKwoJZW1iZWRkaW5nGAggASgLMhguY3R4ZC52MS5FbWJlZGRpbmdTdGF0dXMSIwoFaW5kZXgYCSABKAsyFC5jdHhkLnYxLkluZGV4U3RhdHVzMsIBCgxBZG1pblNlcnZpY2USOQoGU3RhdHVzEhYuY3R4ZC52MS5TdGF0dXNSZXF1ZXN0GhcuY3R4ZC52MS5TdGF0dXNSZXNwb25zZRI8CgdSZWluZGV4EhcuY3R4ZC52MS5SZWluZGV4UmVxdWVzdBoYLmN0eGQudjEuUmVpbmRleFJlc3BvbnNlEjkKBkRvY3RvchIWLmN0eGQudjEuRG9jdG9yUmVxdWVzdBoXLmN0eGQudjEuRG9jdG9yUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+
+/**
+ * ReindexRequest takes no parameters.
+ *
+ * @generated from message ctxd.v1.ReindexRequest
+ */
+export type ReindexRequest = Message<"ctxd.v1.ReindexRequest"> & {
+};
+
+/**
+ * Describes the message ctxd.v1.ReindexRequest.
+ * Use `create(ReindexRequestSchema)` to create a new message.
+ */
+export const ReindexRequestSchema: GenMessage<ReindexRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 0);
+
+/**
+ * ReindexResponse reports what was rebuilt.
+ *
+ * @generated from message ctxd.v1.ReindexResponse
+ */
+export type ReindexResponse = Message<"ctxd.v1.ReindexResponse"> & {
+  /**
+   * Chunks written to the lexical index.
+   *
+   * @generated from field: int64 lexical_chunks = 1;
+   */
+  lexicalChunks: bigint;
+
+  /**
+   * Vectors loaded into the vector index.
+   *
+   * @generated from field: int64 vector_chunks = 2;
+   */
+  vectorChunks: bigint;
+
+  /**
+   * Outbox sequence the rebuilt indexes reflect.
+   *
+   * @generated from field: uint64 applied_sequence = 3;
+   */
+  appliedSequence: bigint;
+
+  /**
+   * Seconds the rebuild took.
+   *
+   * @generated from field: double seconds = 4;
+   */
+  seconds: number;
+};
+
+/**
+ * Describes the message ctxd.v1.ReindexResponse.
+ * Use `create(ReindexResponseSchema)` to create a new message.
+ */
+export const ReindexResponseSchema: GenMessage<ReindexResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 1);
+
+/**
+ * DoctorRequest takes no parameters.
+ *
+ * @generated from message ctxd.v1.DoctorRequest
+ */
+export type DoctorRequest = Message<"ctxd.v1.DoctorRequest"> & {
+};
+
+/**
+ * Describes the message ctxd.v1.DoctorRequest.
+ * Use `create(DoctorRequestSchema)` to create a new message.
+ */
+export const DoctorRequestSchema: GenMessage<DoctorRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 2);
+
+/**
+ * DoctorResponse lists what disagrees; ok means nothing does.
+ *
+ * @generated from message ctxd.v1.DoctorResponse
+ */
+export type DoctorResponse = Message<"ctxd.v1.DoctorResponse"> & {
+  /**
+   * True when no drift and no store damage was found.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * One line per problem found.
+   *
+   * @generated from field: repeated string problems = 2;
+   */
+  problems: string[];
+
+  /**
+   * Chunks in the store.
+   *
+   * @generated from field: int64 store_chunks = 3;
+   */
+  storeChunks: bigint;
+
+  /**
+   * Chunks in the lexical index.
+   *
+   * @generated from field: int64 lexical_chunks = 4;
+   */
+  lexicalChunks: bigint;
+
+  /**
+   * Chunks with a vector of the current model in the store.
+   *
+   * @generated from field: int64 store_vectors = 5;
+   */
+  storeVectors: bigint;
+
+  /**
+   * Rows in the vector index.
+   *
+   * @generated from field: int64 vector_chunks = 6;
+   */
+  vectorChunks: bigint;
+
+  /**
+   * Outbox sequence of the store and as applied by the indexes.
+   *
+   * @generated from field: uint64 outbox_sequence = 7;
+   */
+  outboxSequence: bigint;
+
+  /**
+   * Sequence the indexes have applied.
+   *
+   * @generated from field: uint64 applied_sequence = 8;
+   */
+  appliedSequence: bigint;
+};
+
+/**
+ * Describes the message ctxd.v1.DoctorResponse.
+ * Use `create(DoctorResponseSchema)` to create a new message.
+ */
+export const DoctorResponseSchema: GenMessage<DoctorResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 3);
 
 /**
  * StatusRequest takes no parameters.
@@ -31,7 +173,7 @@ export type StatusRequest = Message<"ctxd.v1.StatusRequest"> & {
  * Use `create(StatusRequestSchema)` to create a new message.
  */
 export const StatusRequestSchema: GenMessage<StatusRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 0);
+  messageDesc(file_ctxd_v1_admin, 4);
 
 /**
  * EmbeddingStatus describes the embedding model and its queue.
@@ -101,7 +243,7 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
  * Use `create(EmbeddingStatusSchema)` to create a new message.
  */
 export const EmbeddingStatusSchema: GenMessage<EmbeddingStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 1);
+  messageDesc(file_ctxd_v1_admin, 5);
 
 /**
  * IndexStatus describes the derived search indexes.
@@ -150,7 +292,7 @@ export type IndexStatus = Message<"ctxd.v1.IndexStatus"> & {
  * Use `create(IndexStatusSchema)` to create a new message.
  */
 export const IndexStatusSchema: GenMessage<IndexStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 2);
+  messageDesc(file_ctxd_v1_admin, 6);
 
 /**
  * StatusResponse is a snapshot of the daemon.
@@ -227,7 +369,7 @@ export type StatusResponse = Message<"ctxd.v1.StatusResponse"> & {
  * Use `create(StatusResponseSchema)` to create a new message.
  */
 export const StatusResponseSchema: GenMessage<StatusResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 3);
+  messageDesc(file_ctxd_v1_admin, 7);
 
 /**
  * AdminService reports on the daemon itself.
@@ -244,6 +386,26 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof StatusRequestSchema;
     output: typeof StatusResponseSchema;
+  },
+  /**
+   * Reindex rebuilds the search indexes from the store.
+   *
+   * @generated from rpc ctxd.v1.AdminService.Reindex
+   */
+  reindex: {
+    methodKind: "unary";
+    input: typeof ReindexRequestSchema;
+    output: typeof ReindexResponseSchema;
+  },
+  /**
+   * Doctor checks that the store and the search indexes agree.
+   *
+   * @generated from rpc ctxd.v1.AdminService.Doctor
+   */
+  doctor: {
+    methodKind: "unary";
+    input: typeof DoctorRequestSchema;
+    output: typeof DoctorResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ctxd_v1_admin, 0);

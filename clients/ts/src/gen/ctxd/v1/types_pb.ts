@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/types.proto.
  */
 export const file_ctxd_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL3R5cGVzLnByb3RvEgdjdHhkLnYxIugDCgRJdGVtEgoKAmlkGAEgASgJEgsKA3JlZhgCIAEoCRINCgVkcml2ZRgDIAEoCRIMCgRwYXRoGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhEKCW1pbWVfdHlwZRgHIAEoCRIPCgdpc190ZXh0GAggASgIEg4KBmlzX2RpchgJIAEoCBISCgpzaXplX2J5dGVzGAogASgDEhQKDGNvbnRlbnRfaGFzaBgLIAEoCRISCgpzb3VyY2VfdXJsGAwgASgJEgwKBHRhZ3MYDSADKAkSEgoKaW1wb3J0YW5jZRgOIAEoARIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgppbmRleGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9yZXRyaWV2YWxfY291bnQYEiABKAMSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxpbmVfY291bnQYFCABKAMitAEKCFRyZWVOb2RlEgwKBG5hbWUYASABKAkSCwoDcmVmGAIgASgJEg4KBmlzX2RpchgDIAEoCBISCgpzaXplX2J5dGVzGAQgASgDEhEKCW1pbWVfdHlwZRgFIAEoCRIjCghjaGlsZHJlbhgGIAMoCzIRLmN0eGQudjEuVHJlZU5vZGUSGAoQb21pdHRlZF9jaGlsZHJlbhgHIAEoBRIXCg9kZXB0aF90cnVuY2F0ZWQYCCABKAgiQQoJRHJpdmVJbmZvEgwKBG5hbWUYASABKAkSEgoKaXRlbV9jb3VudBgCIAEoAxISCgpzaXplX2J5dGVzGAMgASgDKnEKCk9uQ29uZmxpY3QSGwoXT05fQ09ORkxJQ1RfVU5TUEVDSUZJRUQQABIVChFPTl9DT05GTElDVF9FUlJPUhABEhkKFU9OX0NPTkZMSUNUX09WRVJXUklURRACEhQKEE9OX0NPTkZMSUNUX1NLSVAQA0IwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL3R5cGVzLnByb3RvEgdjdHhkLnYxIugDCgRJdGVtEgoKAmlkGAEgASgJEgsKA3JlZhgCIAEoCRINCgVkcml2ZRgDIAEoCRIMCgRwYXRoGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhEKCW1pbWVfdHlwZRgHIAEoCRIPCgdpc190ZXh0GAggASgIEg4KBmlzX2RpchgJIAEoCBISCgpzaXplX2J5dGVzGAogASgDEhQKDGNvbnRlbnRfaGFzaBgLIAEoCRISCgpzb3VyY2VfdXJsGAwgASgJEgwKBHRhZ3MYDSADKAkSEgoKaW1wb3J0YW5jZRgOIAEoARIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgppbmRleGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9yZXRyaWV2YWxfY291bnQYEiABKAMSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxpbmVfY291bnQYFCABKAMiGwoJRW1iZWRkaW5nEg4KBnZhbHVlcxgBIAMoAiK0AQoIVHJlZU5vZGUSDAoEbmFtZRgBIAEoCRILCgNyZWYYAiABKAkSDgoGaXNfZGlyGAMgASgIEhIKCnNpemVfYnl0ZXMYBCABKAMSEQoJbWltZV90eXBlGAUgASgJEiMKCGNoaWxkcmVuGAYgAygLMhEuY3R4ZC52MS5UcmVlTm9kZRIYChBvbWl0dGVkX2NoaWxkcmVuGAcgASgFEhcKD2RlcHRoX3RydW5jYXRlZBgIIAEoCCJBCglEcml2ZUluZm8SDAoEbmFtZRgBIAEoCRISCgppdGVtX2NvdW50GAIgASgDEhIKCnNpemVfYnl0ZXMYAyABKAMqcQoKT25Db25mbGljdBIbChdPTl9DT05GTElDVF9VTlNQRUNJRklFRBAAEhUKEU9OX0NPTkZMSUNUX0VSUk9SEAESGQoVT05fQ09ORkxJQ1RfT1ZFUldSSVRFEAISFAoQT05fQ09ORkxJQ1RfU0tJUBADQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_google_protobuf_timestamp]);
 
 /**
  * Item is the metadata of one stored item: a text document, a binary blob, or
@@ -172,6 +172,27 @@ export const ItemSchema: GenMessage<Item> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_types, 0);
 
 /**
+ * Embedding is one vector from an embedding model.
+ *
+ * @generated from message ctxd.v1.Embedding
+ */
+export type Embedding = Message<"ctxd.v1.Embedding"> & {
+  /**
+   * The components.
+   *
+   * @generated from field: repeated float values = 1;
+   */
+  values: number[];
+};
+
+/**
+ * Describes the message ctxd.v1.Embedding.
+ * Use `create(EmbeddingSchema)` to create a new message.
+ */
+export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_types, 1);
+
+/**
  * TreeNode is one entry of a rendered tree: a drive, a directory or an item.
  *
  * @generated from message ctxd.v1.TreeNode
@@ -239,7 +260,7 @@ export type TreeNode = Message<"ctxd.v1.TreeNode"> & {
  * Use `create(TreeNodeSchema)` to create a new message.
  */
 export const TreeNodeSchema: GenMessage<TreeNode> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_types, 1);
+  messageDesc(file_ctxd_v1_types, 2);
 
 /**
  * DriveInfo summarises one drive.
@@ -274,7 +295,7 @@ export type DriveInfo = Message<"ctxd.v1.DriveInfo"> & {
  * Use `create(DriveInfoSchema)` to create a new message.
  */
 export const DriveInfoSchema: GenMessage<DriveInfo> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_types, 2);
+  messageDesc(file_ctxd_v1_types, 3);
 
 /**
  * OnConflict says what a write does when its destination already exists.
