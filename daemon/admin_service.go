@@ -8,9 +8,6 @@ import (
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 )
 
-// noIndexReason is reported while the search layer is not built.
-const noIndexReason = "this build has no search index; the BM25 and vector indexes arrive with the search layer"
-
 // adminService reports on the daemon.
 type adminService struct {
 	ctxdv1.UnimplementedAdminServiceServer
@@ -27,6 +24,11 @@ func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ct
 		return nil, err
 	}
 	spec, available, reason, rate := s.b.ix.status()
+	seq, err := s.b.store.OutboxSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	is := s.b.engine.State()
 	return &ctxdv1.StatusResponse{
 		Version:        Version,
 		StartedAt:      timestamppb.New(s.b.started),
@@ -45,6 +47,35 @@ func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ct
 			PendingItems:      es.PendingChunking,
 			ChunksPerSecond:   rate,
 		},
-		Index: &ctxdv1.IndexStatus{UnavailableReason: noIndexReason, ChunkCount: es.Chunks},
+		Index: &ctxdv1.IndexStatus{
+			Available:       true,
+			ChunkCount:      es.Chunks,
+			OutboxSequence:  seq,
+			AppliedSequence: is.AppliedSeq,
+		},
+	}, nil
+}
+
+func (s *adminService) Reindex(ctx context.Context, _ *ctxdv1.ReindexRequest) (*ctxdv1.ReindexResponse, error) {
+	r, err := s.b.engine.Reindex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.ReindexResponse{
+		LexicalChunks: r.LexicalChunks, VectorChunks: r.VectorChunks,
+		AppliedSequence: r.Seq, Seconds: r.Took.Seconds(),
+	}, nil
+}
+
+func (s *adminService) Doctor(ctx context.Context, _ *ctxdv1.DoctorRequest) (*ctxdv1.DoctorResponse, error) {
+	r, err := s.b.engine.Doctor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.DoctorResponse{
+		Ok: len(r.Problems) == 0, Problems: r.Problems,
+		StoreChunks: r.StoreChunks, LexicalChunks: r.LexicalChunks,
+		StoreVectors: r.StoreVectors, VectorChunks: r.VectorChunks,
+		OutboxSequence: r.OutboxSeq, AppliedSequence: r.AppliedSeq,
 	}, nil
 }

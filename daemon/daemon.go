@@ -18,6 +18,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -30,6 +31,8 @@ var Version = "0.1.0-dev"
 type backend struct {
 	store   *vfs.Store
 	ix      *indexer
+	engine  *search.Engine
+	usage   *usageRecorder
 	dataDir string
 	started time.Time
 }
@@ -80,7 +83,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready}, cfg.MaxContentBytes, d.health)
 	ctxdv1.RegisterVfsServiceServer(d.grpc, &vfsService{b: &d.b})
 	ctxdv1.RegisterAdminServiceServer(d.grpc, &adminService{b: &d.b})
-	ctxdv1.RegisterSearchServiceServer(d.grpc, searchService{})
+	ctxdv1.RegisterSearchServiceServer(d.grpc, &searchService{b: &d.b})
 	ctxdv1.RegisterIngestServiceServer(d.grpc, &ingestService{b: &d.b})
 
 	unixLn, err := listenUnix(cfg.Socket)
@@ -105,7 +108,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if d.b.store, err = vfs.Open(filepath.Join(cfg.DataDir, "ctxd.db"), vfs.Options{MaxContentBytes: cfg.MaxContentBytes}); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	d.b.ix = newIndexer(d.b.store, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
+	if d.b.engine, err = search.Open(d.b.store, search.Options{Dir: filepath.Join(cfg.DataDir, "index"), Log: log}); err != nil {
+		return nil, fmt.Errorf("open search indexes: %w", err)
+	}
+	d.b.usage = newUsageRecorder(d.b.store, log)
+	d.b.ix = newIndexer(d.b.store, d.b.engine, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
 	ixCtx, stopIx := context.WithCancel(context.Background())
 	d.stopIx = stopIx
 	go d.b.ix.run(ixCtx)
@@ -231,8 +238,14 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 		<-d.b.ix.stopped
 	}
 	var err error
+	if d.b.usage != nil {
+		d.b.usage.close()
+	}
+	if d.b.engine != nil {
+		err = d.b.engine.Close()
+	}
 	if d.b.store != nil {
-		err = d.b.store.Close()
+		err = errors.Join(err, d.b.store.Close())
 	}
 	if d.lock != nil {
 		d.lock.Close()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxd/ctxd/index/chunk"
 	"github.com/ctxd/ctxd/index/embed"
+	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/tokenize"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -33,6 +34,7 @@ const (
 // keeps queueing, and the queues drain once the model is found.
 type indexer struct {
 	store    *vfs.Store
+	engine   *search.Engine
 	log      *slog.Logger
 	modelDir string
 	libPath  string
@@ -46,8 +48,8 @@ type indexer struct {
 	stopped chan struct{}
 }
 
-func newIndexer(store *vfs.Store, log *slog.Logger, modelDir, libPath string) *indexer {
-	return &indexer{store: store, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{})}
+func newIndexer(store *vfs.Store, engine *search.Engine, log *slog.Logger, modelDir, libPath string) *indexer {
+	return &indexer{store: store, engine: engine, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{})}
 }
 
 // run loads what it can and then works until ctx ends.
@@ -116,6 +118,9 @@ func (ix *indexer) load(ctx context.Context) {
 		ix.mu.Lock()
 		ix.spec, ix.tok = spec, tok
 		ix.mu.Unlock()
+		// The store's vectors serve searches with a query vector even
+		// before (or without) ONNX Runtime.
+		ix.engine.SetModel(spec.ID, spec.Dimensions)
 	}
 	m, err := embed.Open(ix.modelDir, embed.Options{LibraryPath: ix.libPath})
 	if err != nil {
@@ -133,6 +138,13 @@ func (ix *indexer) setReason(r string) {
 	ix.reason = r
 	ix.mu.Unlock()
 	ix.log.Warn("embeddings unavailable", "reason", r)
+}
+
+// tokenizer returns the model's tokenizer, or nil before one is loaded.
+func (ix *indexer) tokenizer() *tokenize.Tokenizer {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.tok
 }
 
 // available returns the worker, or nil while embedding is unavailable.

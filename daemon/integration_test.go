@@ -292,11 +292,22 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 			ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE, codes.InvalidArgument, 400},
 		{"unimplemented",
 			func(ctx context.Context) error {
+				stream, err := ctxdv1.NewIngestServiceClient(dial(t, "unix://"+cfg.Socket)).Add(ctx, &ctxdv1.AddRequest{})
+				if err != nil {
+					return err
+				}
+				_, err = stream.Recv() // a streaming call's status arrives with the first read
+				return err
+			},
+			"POST", "/v1/ingest/add", `{}`,
+			ctxdv1.ErrorType_ERROR_TYPE_UNIMPLEMENTED, codes.Unimplemented, 501},
+		{"search without queries",
+			func(ctx context.Context) error {
 				_, err := ctxdv1.NewSearchServiceClient(dial(t, "unix://"+cfg.Socket)).Search(ctx, &ctxdv1.SearchRequest{})
 				return err
 			},
 			"POST", "/v1/search", `{}`,
-			ctxdv1.ErrorType_ERROR_TYPE_UNIMPLEMENTED, codes.Unimplemented, 501},
+			ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, codes.InvalidArgument, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -315,6 +326,13 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 					Type string `json:"type"`
 					Hint string `json:"next_action_hint"`
 				} `json:"details"`
+			}
+			// Server-streaming calls wrap the status in {"error": ...}.
+			var wrapped struct {
+				Error json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(body, &wrapped) == nil && wrapped.Error != nil {
+				body = wrapped.Error
 			}
 			if err := json.Unmarshal(body, &st); err != nil {
 				t.Fatalf("HTTP body is not JSON: %s", body)

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strings"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
@@ -111,6 +113,9 @@ func (s *vfsService) Write(ctx context.Context, req *ctxdv1.WriteRequest) (*ctxd
 	} else {
 		p.Content, p.IsText = []byte(req.GetContent()), true
 	}
+	if p.Embeddings, err = s.embeddings(req); err != nil {
+		return nil, err
+	}
 	res, err := s.b.store.Write(ctx, p)
 	if err != nil {
 		return nil, err
@@ -120,6 +125,46 @@ func (s *vfsService) Write(ctx context.Context, req *ctxdv1.WriteRequest) (*ctxd
 		return nil, err
 	}
 	return &ctxdv1.WriteResponse{Item: ItemToProto(&res.Item), Created: res.Created, Skipped: res.Skipped, Tree: tree}, nil
+}
+
+// embeddings checks precomputed chunk embeddings against the loaded model;
+// the store checks their count against its chunks.
+func (s *vfsService) embeddings(req *ctxdv1.WriteRequest) (*vfs.Embeddings, error) {
+	if len(req.GetChunkEmbeddings()) == 0 {
+		return nil, nil
+	}
+	invalid := func(msg, hint string) error {
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, msg, hint)
+	}
+	spec, _, _, _ := s.b.ix.status()
+	switch {
+	case spec.ID == "":
+		return nil, invalid("No embedding model is loaded, so chunk embeddings cannot be checked or stored.",
+			"wait until Status reports the embedding model, or write without embeddings")
+	case req.GetEmbeddingModel() == "":
+		return nil, invalid("chunk_embeddings need embedding_model, the model they come from.",
+			"set embedding_model to Status.embedding.model_id")
+	}
+	e := &vfs.Embeddings{Model: req.GetEmbeddingModel()}
+	for i, v := range req.GetChunkEmbeddings() {
+		vals := v.GetValues()
+		if len(vals) != spec.Dimensions {
+			return nil, invalid(fmt.Sprintf("Chunk embedding %d has %d dimensions; model %s has %d.", i, len(vals), spec.ID, spec.Dimensions),
+				"embed with the store's model")
+		}
+		var norm float64
+		for _, x := range vals {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, invalid(fmt.Sprintf("Chunk embedding %d has a non-finite component.", i), "send finite values")
+			}
+			norm += float64(x) * float64(x)
+		}
+		if norm == 0 {
+			return nil, invalid(fmt.Sprintf("Chunk embedding %d is all zeros.", i), "send the model's vector")
+		}
+		e.Vectors = append(e.Vectors, vals)
+	}
+	return e, nil
 }
 
 func (s *vfsService) Edit(ctx context.Context, req *ctxdv1.EditRequest) (*ctxdv1.EditResponse, error) {

@@ -40,6 +40,9 @@ func mustOpenStore(t testing.TB, opts ...Options) *Store {
 
 // check verifies that paths, items, content and the drive counters agree.
 func (s *Store) check() error {
+	if err := s.Verify(context.Background()); err != nil {
+		return err
+	}
 	return s.db.View(func(tx *bolt.Tx) error {
 		t := s.newTxn(tx)
 		type tally struct{ count, size int64 }

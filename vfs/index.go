@@ -145,10 +145,17 @@ func (t *txn) hasVector(hash []byte) bool {
 // chunksFrom, when set, is an item with the same content whose chunk records
 // are copied instead of chunking again (Copy).
 func (t *txn) reindex(id []byte, it *Item, content, chunksFrom []byte) error {
+	if err := t.emit(id); err != nil {
+		return err
+	}
 	if err := t.dropChunks(id); err != nil {
 		return err
 	}
 	if !it.IsText || it.IsDir || len(content) == 0 {
+		if t.precomputed != nil {
+			return newError(ErrInvalid, it.Ref(), "send embeddings only with non-empty text content",
+				"%s has no text to chunk, so it cannot take chunk embeddings.", it.Ref())
+		}
 		return nil
 	}
 	if chunksFrom != nil {
@@ -159,14 +166,22 @@ func (t *txn) reindex(id []byte, it *Item, content, chunksFrom []byte) error {
 		return t.putChunks(id, t.chunker.Chunk(content, it.MimeType, it.Path))
 	}
 	// No chunker yet (no model installed): remember the item for later.
+	if t.precomputed != nil {
+		return newError(ErrInvalid, it.Ref(), "wait until Status reports the embedding model available",
+			"No embedding model is loaded, so %s cannot be chunked to match its chunk embeddings.", it.Ref())
+	}
 	if err := t.chunkq.Put(bytes.Clone(id), queuedMark); err != nil {
 		return fmt.Errorf("queue chunking: %w", err)
 	}
 	return t.addCounter(counterChunkQ, 1)
 }
 
-// putChunks stores chunk records and queues those without a vector.
+// putChunks stores chunk records and the precomputed vectors of a Write, and
+// queues chunks that still lack a vector.
 func (t *txn) putChunks(id []byte, spans []ChunkSpan) error {
+	if err := t.putPrecomputed(spans); err != nil {
+		return err
+	}
 	for i, c := range spans {
 		k := chunkKey(id, i)
 		if err := t.chunks.Put(k, encodeChunk(c)); err != nil {
@@ -180,6 +195,43 @@ func (t *txn) putChunks(id []byte, spans []ChunkSpan) error {
 		}
 	}
 	return t.addCounter(counterChunks, int64(len(spans)))
+}
+
+// Embeddings are precomputed chunk vectors supplied with a Write: one per
+// chunk the store's chunker makes of the content, in order, from Model, which
+// must be the store's model. The caller checks their dimensions.
+type Embeddings struct {
+	Model   string
+	Vectors [][]float32
+}
+
+func (t *txn) putPrecomputed(spans []ChunkSpan) error {
+	e := t.precomputed
+	if e == nil {
+		return nil
+	}
+	if e.Model != t.model {
+		return newError(ErrInvalid, "", "embed with the store's model (see Status), or leave the embeddings out",
+			"The embeddings come from model %q but the store embeds with %q.", e.Model, t.model)
+	}
+	if len(e.Vectors) != len(spans) {
+		return newError(ErrInvalid, "", "send one embedding per chunk of the store's chunker",
+			"The content makes %d chunks but %d embeddings were given.", len(spans), len(e.Vectors))
+	}
+	b, err := t.vectors.CreateBucketIfNotExists([]byte(t.model))
+	if err != nil {
+		return err
+	}
+	var added int64
+	for i, c := range spans {
+		if b.Get(c.Hash[:]) == nil {
+			added++
+		}
+		if err := b.Put(bytes.Clone(c.Hash[:]), encodeVector(e.Vectors[i])); err != nil {
+			return fmt.Errorf("put vector: %w", err)
+		}
+	}
+	return t.addCounter(vectorCounter(t.model), added)
 }
 
 func (t *txn) queueEmbed(key []byte, hash [32]byte, force bool) error {
@@ -413,6 +465,9 @@ func (s *Store) SaveEmbeddings(ctx context.Context, model string, done []Pending
 					return err
 				}
 				dequeued++
+				if err := t.emit(p.key[:16]); err != nil {
+					return err
+				}
 			}
 		}
 		if err := t.addCounter(vectorCounter(model), added); err != nil {

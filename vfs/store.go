@@ -92,7 +92,7 @@ func Open(path string, opts Options) (*Store, error) {
 				return err
 			}
 		}
-		for _, name := range []string{bucketItems, bucketContent, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors} {
+		for _, name := range []string{bucketItems, bucketContent, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -148,9 +148,13 @@ type txn struct {
 	embedq   *bolt.Bucket
 	chunkq   *bolt.Bucket
 	vectors  *bolt.Bucket
+	outbox   *bolt.Bucket
 	chunker  Chunker // nil while no chunker is installed
 	model    string  // embedding model id; "" while unknown
 	now      time.Time
+
+	emitted     map[[16]byte]bool // items already in the outbox from this transaction
+	precomputed *Embeddings       // vectors supplied with a Write, consumed by putChunks
 }
 
 func (s *Store) newTxn(tx *bolt.Tx) *txn {
@@ -168,6 +172,7 @@ func (s *Store) newTxn(tx *bolt.Tx) *txn {
 		embedq:   tx.Bucket([]byte(bucketEmbedQ)),
 		chunkq:   tx.Bucket([]byte(bucketChunkQ)),
 		vectors:  tx.Bucket([]byte(bucketVectors)),
+		outbox:   tx.Bucket([]byte(bucketOutbox)),
 		chunker:  s.chunker,
 		model:    s.model,
 		now:      time.Now().UTC(),
@@ -301,12 +306,11 @@ func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 	if err != nil {
 		return err
 	}
-	rec, err := json.Marshal(it)
-	if err != nil {
-		return fmt.Errorf("encode item %s: %w", it.ID, err)
+	if err := t.emit(u); err != nil {
+		return err
 	}
-	if err := t.items.Put(u, rec); err != nil {
-		return fmt.Errorf("put item %s: %w", it.ID, err)
+	if err := t.putMeta(u, it); err != nil {
+		return err
 	}
 	if content != nil {
 		if err := t.content.Put(u, content); err != nil {
@@ -326,6 +330,18 @@ func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 	return t.addCounts(it.Drive, dCount, dBytes)
 }
 
+// putMeta stores item metadata only.
+func (t *txn) putMeta(id []byte, it *Item) error {
+	rec, err := json.Marshal(it)
+	if err != nil {
+		return fmt.Errorf("encode item %s: %w", it.ID, err)
+	}
+	if err := t.items.Put(id, rec); err != nil {
+		return fmt.Errorf("put item %s: %w", it.ID, err)
+	}
+	return nil
+}
+
 // removeItem deletes the item stored at key in drive, with its metadata and content.
 func (t *txn) removeItem(drive string, key []byte) error {
 	b := t.driveBucket(drive)
@@ -334,6 +350,9 @@ func (t *txn) removeItem(drive string, key []byte) error {
 		return fmt.Errorf("remove %s: path missing", FormatRef(drive, keyPath(key)))
 	}
 	id, size := bytes.Clone(v[1:17]), sizeOf(v)
+	if err := t.emit(id); err != nil {
+		return err
+	}
 	if err := b.Delete(key); err != nil {
 		return fmt.Errorf("delete path: %w", err)
 	}

@@ -63,7 +63,8 @@ type WriteParams struct {
 	Tags         []string
 	Importance   float64
 	OnConflict   OnConflict
-	ExpectedHash string // with ConflictOverwrite: stored content must have this hash
+	ExpectedHash string      // with ConflictOverwrite: stored content must have this hash
+	Embeddings   *Embeddings // precomputed chunk vectors; nil: the daemon embeds
 }
 
 // WriteResult is the outcome of a Write.

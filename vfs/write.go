@@ -75,6 +75,7 @@ func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
 		}
 		item.UpdatedAt = t.now
 		res.Item = item
+		t.precomputed = p.Embeddings
 		return t.putItem(&item, content, n.val, nil)
 	})
 	if err != nil {

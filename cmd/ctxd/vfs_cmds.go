@@ -52,7 +52,7 @@ func (c *cli) addVFSCommands(root *cobra.Command) {
 		c.drivesCommand(), c.treeCommand(), c.lsCommand(), c.readCommand(), c.writeCommand(),
 		c.editCommand(), c.rmCommand(), c.cpCommand(), c.mvCommand(), c.infoCommand(),
 		c.existsCommand(), c.mkdirCommand(), c.duCommand(), c.wcCommand(), c.statusCommand(),
-		c.reembedCommand(), c.modelCommand(),
+		c.reembedCommand(), c.modelCommand(), c.searchCommand(), c.reindexCommand(), c.doctorCommand(),
 	)
 }
 

@@ -76,8 +76,8 @@ type Doc struct {
 }
 
 // Filter restricts a search. Values are OR-ed within a field and the
-// fields are AND-ed; every listed tag must be carried by the item. An empty
-// Filter matches everything.
+// fields are AND-ed; every listed tag must be carried by the item. A mime
+// type "major/*" matches every subtype. An empty Filter matches everything.
 //
 // PathPrefixes accepts two forms: "/dir" (any drive; combine with Drives to
 // scope it) and "drive:/dir" (that drive only). A prefix matches whole path
@@ -531,7 +531,22 @@ func filterQuery(f Filter) (query.Query, error) {
 		conj = append(conj, bleve.NewDisjunctionQuery(d...))
 	}
 	anyOf(fieldDrive, f.Drives)
-	anyOf(fieldMime, f.Mimes)
+	if len(f.Mimes) > 0 {
+		// "text/*" matches every subtype.
+		var d []query.Query
+		for _, m := range f.Mimes {
+			if major, ok := strings.CutSuffix(m, "/*"); ok {
+				pq := bleve.NewPrefixQuery(major + "/")
+				pq.SetField(fieldMime)
+				d = append(d, pq)
+				continue
+			}
+			tq := bleve.NewTermQuery(m)
+			tq.SetField(fieldMime)
+			d = append(d, tq)
+		}
+		conj = append(conj, bleve.NewDisjunctionQuery(d...))
+	}
 
 	prefixes := make([]string, 0, len(f.PathPrefixes))
 	for _, p := range f.PathPrefixes {
@@ -577,4 +592,18 @@ func prefixTerm(p string) (string, error) {
 		return drive + ":" + path, nil
 	}
 	return path, nil
+}
+
+// Has reports whether a document with id is indexed.
+func (x *Index) Has(id string) (bool, error) {
+	bi, done, err := x.get()
+	if err != nil {
+		return false, err
+	}
+	defer done()
+	d, err := bi.Document(id)
+	if err != nil {
+		return false, fmt.Errorf("lookup %s: %w", id, err)
+	}
+	return d != nil, nil
 }

@@ -179,6 +179,17 @@ func (x *Index) Upsert(id uint64, vec []float32) error {
 	return nil
 }
 
+// Each calls fn with every id and its stored (normalised) vector, under the
+// read lock: fn must not keep vec or call back into the Index.
+func (x *Index) Each(fn func(id uint64, vec []float32)) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	d := x.dims
+	for row, id := range x.ids {
+		fn(id, x.data[row*d:(row+1)*d])
+	}
+}
+
 // Delete removes id's vector and reports whether there was one. The last row
 // is moved into the hole, so a delete costs O(dims) and never rebuilds.
 func (x *Index) Delete(id uint64) bool {

@@ -1,0 +1,584 @@
+// Command ctxd-eval measures ctxd's retrieval quality on judged test
+// collections in the BEIR layout (see internal/beir), and is what `make eval`
+// runs.
+//
+// For each collection it starts a real daemon in-process on a fresh temp dir
+// (so collections never share an index), writes every document through
+// VfsService.Write, waits until chunking, embedding and the search indexes
+// have caught up, then sends every query with at least one relevant judgement
+// through SearchService.Search once per mode (bm25, vector, hybrid). It
+// reports nDCG@10 and Recall@100 as trec_eval defines them (see metrics.go),
+// the median query latency seen by the client, and whether hybrid beats the
+// better of its single legs. Going through the gRPC API rather than the index
+// packages means the numbers describe what a client actually gets.
+//
+// The exit status is non-zero on any error (a collection that cannot be read,
+// a failed call, a mode the server silently replaced, indexing that does not
+// finish within -timeout), never because of the quality numbers themselves.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/ctxd/ctxd/daemon"
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/internal/beir"
+)
+
+const (
+	// ndcgCutoff and recallCutoff are the reported metrics' depths; the search
+	// asks for recallCutoff results so both are computed from one call.
+	ndcgCutoff   = 10
+	recallCutoff = 100
+	// pollInterval is how often indexing progress is checked.
+	pollInterval = 200 * time.Millisecond
+	// progressInterval is how often a long wait reports progress on stderr.
+	progressInterval = 10 * time.Second
+)
+
+var modeNames = map[string]ctxdv1.SearchMode{
+	"bm25":   ctxdv1.SearchMode_SEARCH_MODE_BM25,
+	"vector": ctxdv1.SearchMode_SEARCH_MODE_VECTOR,
+	"hybrid": ctxdv1.SearchMode_SEARCH_MODE_HYBRID,
+}
+
+var legNames = map[string]ctxdv1.SearchLeg{
+	"bm25":      ctxdv1.SearchLeg_SEARCH_LEG_BM25,
+	"substring": ctxdv1.SearchLeg_SEARCH_LEG_SUBSTRING,
+	"vector":    ctxdv1.SearchLeg_SEARCH_LEG_VECTOR,
+}
+
+func main() {
+	// Cancelling on a signal lets the deferred Stop and temp-dir removal run.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ctxd-eval:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the parsed flags.
+type options struct {
+	data        string
+	collections []string
+	modes       []string
+	modelDir    string
+	ortLib      string
+	out         string
+	rrfK        int
+	weightsFlag string
+	weights     []*ctxdv1.LegWeight
+	timeout     time.Duration
+	concurrency int
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	var collections, modes string
+	fs := flag.NewFlagSet("ctxd-eval", flag.ExitOnError)
+	fs.StringVar(&o.data, "data", "", "directory holding one BEIR collection per subdirectory (required)")
+	fs.StringVar(&collections, "collections", "cranfield,cacm,vaswani", "comma-separated collections to evaluate")
+	fs.StringVar(&modes, "modes", "bm25,vector,hybrid", "comma-separated search modes: bm25, vector, hybrid")
+	fs.StringVar(&o.modelDir, "model-dir", "", "embedding model directory (daemon model_dir)")
+	fs.StringVar(&o.ortLib, "onnxruntime-lib", "", "path of libonnxruntime.so (daemon onnxruntime_lib)")
+	fs.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	fs.IntVar(&o.rrfK, "rrf-k", 0, "reciprocal rank fusion constant; 0 = server default")
+	fs.StringVar(&o.weightsFlag, "weights", "", "leg weights, e.g. bm25=1,substring=0.5,vector=1; empty = server defaults")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest wait for indexing to finish, per collection")
+	fs.IntVar(&o.concurrency, "concurrency", 16, "concurrent writers while ingesting")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.data == "" {
+		return o, fmt.Errorf("-data is required")
+	}
+	if o.rrfK < 0 {
+		return o, fmt.Errorf("-rrf-k must be >= 0, got %d", o.rrfK)
+	}
+	if o.concurrency < 1 {
+		return o, fmt.Errorf("-concurrency must be >= 1, got %d", o.concurrency)
+	}
+	var err error
+	if o.collections, err = splitList("-collections", collections, nil); err != nil {
+		return o, err
+	}
+	if o.modes, err = splitList("-modes", modes, func(m string) bool { _, ok := modeNames[m]; return ok }); err != nil {
+		return o, err
+	}
+	if o.weights, err = parseWeights(o.weightsFlag); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// splitList splits a comma-separated flag, rejecting empty lists, duplicates
+// and, when valid is set, unknown names.
+func splitList(flagName, s string, valid func(string) bool) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "":
+			continue
+		case valid != nil && !valid(f):
+			return nil, fmt.Errorf("%s: unknown name %q", flagName, f)
+		case seen[f]:
+			return nil, fmt.Errorf("%s: %q is listed twice", flagName, f)
+		}
+		seen[f] = true
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: empty list", flagName)
+	}
+	return out, nil
+}
+
+// parseWeights parses "bm25=1,substring=0.5,vector=1". An empty string means
+// no weights, so the server's defaults apply.
+func parseWeights(s string) ([]*ctxdv1.LegWeight, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []*ctxdv1.LegWeight
+	seen := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(f), "=")
+		if !ok {
+			return nil, fmt.Errorf("-weights: %q is not leg=weight", f)
+		}
+		leg, known := legNames[name]
+		if !known {
+			return nil, fmt.Errorf("-weights: unknown leg %q; use bm25, substring or vector", name)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("-weights: leg %q is listed twice", name)
+		}
+		seen[name] = true
+		w, err := strconv.ParseFloat(value, 64)
+		if err != nil || w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+			return nil, fmt.Errorf("-weights: weight of %s must be a number >= 0, got %q", name, value)
+		}
+		out = append(out, &ctxdv1.LegWeight{Leg: leg, Weight: w})
+	}
+	return out, nil
+}
+
+// collectionResult is what one collection's evaluation reports.
+type collectionResult struct {
+	name    string
+	docs    int // documents written
+	skipped int // documents with empty text, not written
+	queries int // queries with at least one relevant judgement
+	chunks  int64
+	ingest  time.Duration // from the first write until indexing caught up
+	modelID string
+	modes   []modeResult
+}
+
+// modeResult is one mode's scores on one collection.
+type modeResult struct {
+	mode   string
+	ndcg   float64 // mean nDCG@10
+	recall float64 // mean Recall@100
+	p50ms  float64 // median client-side query latency
+}
+
+func run(ctx context.Context, args []string) error {
+	o, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var results []collectionResult
+	for _, name := range o.collections {
+		r, err := evalCollection(ctx, o, name, log)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		// Print each collection's rows as it finishes, so a failure in a
+		// later collection does not hide earlier numbers.
+		for _, m := range r.modes {
+			progress("%s: %s nDCG@10 %.4f Recall@100 %.4f p50 %.1f ms", name, m.mode, m.ndcg, m.recall, m.p50ms)
+		}
+		results = append(results, r)
+	}
+	report := formatReport(o, results)
+	fmt.Print(report)
+	if o.out == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(o.out, []byte(report), 0o644)
+}
+
+// progress reports what a long run is doing on stderr, keeping stdout for
+// the report.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "ctxd-eval: "+format+"\n", args...)
+}
+
+// judgedQuery is a query with its judged documents.
+type judgedQuery struct {
+	id, text string
+	grades   map[string]int
+}
+
+// loadCollection reads a collection and keeps the queries that have at least
+// one relevant (grade > 0) judgement: the others have no defined nDCG or
+// recall, and trec_eval leaves them out too.
+func loadCollection(dir string) ([]beir.Doc, []judgedQuery, error) {
+	docs, err := beir.LoadCorpus(filepath.Join(dir, "corpus.jsonl.gz"), 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	queries, err := beir.LoadQueries(filepath.Join(dir, "queries.jsonl"))
+	if err != nil {
+		return nil, nil, err
+	}
+	qrels, err := beir.LoadQrels(filepath.Join(dir, "qrels.tsv"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var judged []judgedQuery
+	for _, q := range queries {
+		for _, g := range qrels[q.ID] {
+			if g > 0 {
+				judged = append(judged, judgedQuery{id: q.ID, text: q.Text, grades: qrels[q.ID]})
+				break
+			}
+		}
+	}
+	if len(judged) == 0 {
+		return nil, nil, fmt.Errorf("%s: no query has a relevant judgement", dir)
+	}
+	return docs, judged, nil
+}
+
+func evalCollection(ctx context.Context, o options, name string, log *slog.Logger) (_ collectionResult, err error) {
+	res := collectionResult{name: name}
+	docs, judged, err := loadCollection(filepath.Join(o.data, name))
+	if err != nil {
+		return res, err
+	}
+	res.queries = len(judged)
+
+	// A short temp path: unix socket paths are limited to 107 bytes.
+	dir, err := os.MkdirTemp("", "ctxd-eval")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	cfg := daemon.DefaultConfig()
+	cfg.DataDir = filepath.Join(dir, "data")
+	cfg.Socket = filepath.Join(dir, "s.sock")
+	cfg.TokenFile = filepath.Join(dir, "token")
+	cfg.HTTP = ""
+	cfg.ModelDir = o.modelDir
+	cfg.OnnxRuntimeLib = o.ortLib
+	d, err := daemon.Start(ctx, cfg, log)
+	if err != nil {
+		return res, fmt.Errorf("start daemon: %w", err)
+	}
+	defer func() {
+		// Not ctx: it may be the cancelled one that got us here.
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if stopErr := d.Stop(stopCtx); stopErr != nil && err == nil {
+			err = fmt.Errorf("stop daemon: %w", stopErr)
+		}
+	}()
+	// The unix socket needs no token: it is reachable only by its owner.
+	conn, err := grpc.NewClient("unix://"+cfg.Socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+
+	progress("%s: writing %d documents", name, len(docs))
+	start := time.Now()
+	refToDoc, skipped, err := ingest(ctx, ctxdv1.NewVfsServiceClient(conn), name, docs, o.concurrency)
+	if err != nil {
+		return res, err
+	}
+	res.docs, res.skipped = len(refToDoc), skipped
+	st, err := waitIndexed(ctx, ctxdv1.NewAdminServiceClient(conn), name, o.timeout)
+	if err != nil {
+		return res, err
+	}
+	res.ingest = time.Since(start)
+	res.chunks = st.GetIndex().GetChunkCount()
+	res.modelID = st.GetEmbedding().GetModelId()
+	progress("%s: indexed %d documents into %d chunks in %s", name, res.docs, res.chunks, res.ingest.Round(time.Millisecond))
+
+	search := ctxdv1.NewSearchServiceClient(conn)
+	for _, mode := range o.modes {
+		m, err := evalMode(ctx, search, o, mode, judged, refToDoc)
+		if err != nil {
+			return res, err
+		}
+		res.modes = append(res.modes, m)
+	}
+	return res, nil
+}
+
+// docRef is where a document is written. Path-escaping the id keeps ids
+// holding '/' (or anything else a path segment may not) to one segment;
+// the ref → id map built from the write responses is what maps results back.
+func docRef(collection, id string) string {
+	return "eval:/" + collection + "/" + url.PathEscape(id)
+}
+
+// ingest writes every document with non-empty text using concurrency
+// writers. It returns the stored ref → document id map and the number of
+// documents skipped for empty text.
+func ingest(ctx context.Context, c ctxdv1.VfsServiceClient, collection string, docs []beir.Doc, concurrency int) (map[string]string, int, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu       sync.Mutex
+		refToDoc = make(map[string]string, len(docs))
+		wg       sync.WaitGroup
+		jobs     = make(chan beir.Doc)
+	)
+	for range concurrency {
+		wg.Go(func() {
+			for doc := range jobs {
+				resp, err := c.Write(ctx, &ctxdv1.WriteRequest{
+					Ref:  docRef(collection, doc.ID),
+					Body: &ctxdv1.WriteRequest_Content{Content: doc.Text},
+					// Named, so detection by extension cannot read an id
+					// like "x.md" as markdown and chunk it differently.
+					MimeType:   "text/plain; charset=utf-8",
+					Title:      doc.Title,
+					OnConflict: ctxdv1.OnConflict_ON_CONFLICT_OVERWRITE,
+				})
+				if err != nil {
+					cancel(fmt.Errorf("write document %q: %w", doc.ID, err))
+					return
+				}
+				// Key by the ref the server stored, not the one sent, so
+				// any normalisation on its side cannot break the mapping.
+				ref := resp.GetItem().GetRef()
+				mu.Lock()
+				prev, dup := refToDoc[ref]
+				refToDoc[ref] = doc.ID
+				mu.Unlock()
+				if dup {
+					cancel(fmt.Errorf("documents %q and %q were both stored at %s", prev, doc.ID, ref))
+					return
+				}
+			}
+		})
+	}
+	skipped := 0
+feed:
+	for _, doc := range docs {
+		if strings.TrimSpace(doc.Text) == "" {
+			skipped++
+			continue
+		}
+		select {
+		case jobs <- doc:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, 0, err
+	}
+	return refToDoc, skipped, nil
+}
+
+// waitIndexed polls Status until the embedding model is loaded, nothing
+// waits to be chunked or embedded, and the search indexes have applied every
+// store change; searching earlier would score a partial index.
+func waitIndexed(ctx context.Context, c ctxdv1.AdminServiceClient, collection string, timeout time.Duration) (*ctxdv1.StatusResponse, error) {
+	deadline := time.Now().Add(timeout)
+	lastProgress := time.Now()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		st, err := c.Status(ctx, &ctxdv1.StatusRequest{})
+		if err != nil {
+			return nil, fmt.Errorf("status: %w", err)
+		}
+		e, ix := st.GetEmbedding(), st.GetIndex()
+		if e.GetAvailable() && e.GetPendingChunks() == 0 && e.GetPendingItems() == 0 &&
+			ix.GetAvailable() && ix.GetAppliedSequence() >= ix.GetOutboxSequence() {
+			return st, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("indexing not finished after -timeout %s: %s", timeout, describeStatus(st))
+		}
+		if time.Since(lastProgress) >= progressInterval {
+			progress("%s: waiting for indexing: %s", collection, describeStatus(st))
+			lastProgress = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// describeStatus says what indexing is waiting for, including the reasons
+// the server gives for anything unavailable.
+func describeStatus(st *ctxdv1.StatusResponse) string {
+	e, ix := st.GetEmbedding(), st.GetIndex()
+	s := fmt.Sprintf("embedding available=%t, %d items to chunk, %d chunks to embed; index available=%t, applied %d of %d",
+		e.GetAvailable(), e.GetPendingItems(), e.GetPendingChunks(),
+		ix.GetAvailable(), ix.GetAppliedSequence(), ix.GetOutboxSequence())
+	if r := e.GetUnavailableReason(); r != "" {
+		s += "; embedding unavailable: " + r
+	}
+	if r := ix.GetUnavailableReason(); r != "" {
+		s += "; index unavailable: " + r
+	}
+	return s
+}
+
+// evalMode runs every judged query in one mode, one at a time so the
+// latencies are not inflated by each other, and averages the scores.
+func evalMode(ctx context.Context, c ctxdv1.SearchServiceClient, o options, mode string, judged []judgedQuery, refToDoc map[string]string) (modeResult, error) {
+	want := modeNames[mode]
+	var ndcgs, recalls, latencies []float64
+	for _, q := range judged {
+		req := &ctxdv1.SearchRequest{
+			Queries:          []*ctxdv1.SearchQuery{{Text: q.text}},
+			Mode:             want,
+			Limit:            recallCutoff,
+			MaxChunksPerItem: 1, // one result per document, so the limit counts documents
+			RrfK:             int32(o.rrfK),
+			LegWeights:       o.weights,
+		}
+		start := time.Now()
+		resp, err := c.Search(ctx, req)
+		elapsed := time.Since(start)
+		if err != nil {
+			return modeResult{}, fmt.Errorf("%s search, query %s: %w", mode, q.id, err)
+		}
+		// A silent fallback (vector to bm25 when the model is missing, say)
+		// would report one mode's numbers under another's name.
+		if resp.GetModeUsed() != want {
+			return modeResult{}, fmt.Errorf("%s search, query %s: server used %s instead: %s",
+				mode, q.id, resp.GetModeUsed(), resp.GetModeReason())
+		}
+		ranked, err := rankedDocs(resp.GetResults(), refToDoc)
+		if err != nil {
+			return modeResult{}, fmt.Errorf("%s search, query %s: %w", mode, q.id, err)
+		}
+		ndcgs = append(ndcgs, NDCG(ranked, q.grades, ndcgCutoff))
+		recalls = append(recalls, Recall(ranked, q.grades, recallCutoff))
+		latencies = append(latencies, float64(elapsed.Microseconds())/1000)
+	}
+	return modeResult{mode: mode, ndcg: Mean(ndcgs), recall: Mean(recalls), p50ms: Median(latencies)}, nil
+}
+
+// rankedDocs maps results to distinct document ids, best first. A ref this
+// run did not write means the index holds something it should not.
+func rankedDocs(results []*ctxdv1.SearchResult, refToDoc map[string]string) ([]string, error) {
+	ranked := make([]string, 0, len(results))
+	seen := make(map[string]bool, len(results))
+	for _, r := range results {
+		id, ok := refToDoc[r.GetRef()]
+		if !ok {
+			return nil, fmt.Errorf("result %s was not written by this run", r.GetRef())
+		}
+		if !seen[id] {
+			seen[id] = true
+			ranked = append(ranked, id)
+		}
+	}
+	return ranked, nil
+}
+
+// formatReport renders the results as markdown, with the settings needed to
+// reproduce them.
+func formatReport(o options, results []collectionResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ctxd retrieval quality\n\n")
+	fmt.Fprintf(&b, "Generated %s by `go run ./cmd/ctxd-eval` (ctxd %s).\n\n", time.Now().UTC().Format(time.RFC3339), daemon.Version)
+	rrfK, weights := strconv.Itoa(o.rrfK), o.weightsFlag
+	if o.rrfK == 0 {
+		rrfK += " (server default)"
+	}
+	if weights == "" {
+		weights = "(server defaults)"
+	}
+	fmt.Fprintf(&b, "- flags: `-collections %s -modes %s -rrf-k %d -weights '%s' -concurrency %d`\n",
+		strings.Join(o.collections, ","), strings.Join(o.modes, ","), o.rrfK, o.weightsFlag, o.concurrency)
+	fmt.Fprintf(&b, "- rrf-k: %s; leg weights: %s\n", rrfK, weights)
+	fmt.Fprintf(&b, "- model dir: %s\n", o.modelDir)
+	fmt.Fprintf(&b, "- search: limit %d, max_chunks_per_item 1; latency is client-side over the unix socket, one query at a time\n\n", recallCutoff)
+
+	fmt.Fprintf(&b, "| collection | docs | queries | mode | nDCG@10 | Recall@100 | query p50 ms |\n")
+	fmt.Fprintf(&b, "|---|---:|---:|---|---:|---:|---:|\n")
+	for _, r := range results {
+		for _, m := range r.modes {
+			fmt.Fprintf(&b, "| %s | %d | %d | %s | %.4f | %.4f | %.1f |\n", r.name, r.docs, r.queries, m.mode, m.ndcg, m.recall, m.p50ms)
+		}
+	}
+
+	fmt.Fprintf(&b, "\n## Ingest\n\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "- %s: %d documents written (%d with empty text skipped), %d chunks, model %s, %s from first write to fully indexed\n",
+			r.name, r.docs, r.skipped, r.chunks, r.modelID, r.ingest.Round(time.Millisecond))
+	}
+
+	fmt.Fprintf(&b, "\n## Hybrid vs the better single leg (nDCG@10)\n\n")
+	wins, compared := 0, 0
+	for _, r := range results {
+		scores := map[string]float64{}
+		for _, m := range r.modes {
+			scores[m.mode] = m.ndcg
+		}
+		hybrid, okH := scores["hybrid"]
+		bm25, okB := scores["bm25"]
+		vector, okV := scores["vector"]
+		if !okH || !okB || !okV {
+			fmt.Fprintf(&b, "- %s: not compared (needs modes bm25, vector and hybrid)\n", r.name)
+			continue
+		}
+		best, bestMode := bm25, "bm25"
+		if vector > bm25 {
+			best, bestMode = vector, "vector"
+		}
+		verdict := "not better"
+		if hybrid > best {
+			verdict = "better"
+			wins++
+		}
+		compared++
+		fmt.Fprintf(&b, "- %s: hybrid %.4f vs best single leg %.4f (%s): %s\n", r.name, hybrid, best, bestMode, verdict)
+	}
+	fmt.Fprintf(&b, "\nhybrid beats the better single leg on %d of %d collections\n", wins, compared)
+	return b.String()
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+)
+
+var searchModes = map[string]ctxdv1.SearchMode{
+	"hybrid": ctxdv1.SearchMode_SEARCH_MODE_HYBRID,
+	"bm25":   ctxdv1.SearchMode_SEARCH_MODE_BM25,
+	"vector": ctxdv1.SearchMode_SEARCH_MODE_VECTOR,
+}
+
+func (c *cli) searchCommand() *cobra.Command {
+	req := &ctxdv1.SearchRequest{Filter: &ctxdv1.SearchFilter{}}
+	var mode string
+	cmd := &cobra.Command{
+		Use:   "search QUERY...",
+		Short: "Search stored items; each argument is one query of a batch",
+		Long: "Search chunks of stored items by words and meaning. Each argument is a query; " +
+			"results of a batch are fused and de-duplicated. Prints ref, score, heading and snippet.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("give at least one query")}
+			}
+			return nil
+		},
+		PreRunE: func(_ *cobra.Command, args []string) error {
+			m, ok := searchModes[mode]
+			if !ok {
+				return usageError{fmt.Errorf("--mode must be hybrid, bm25 or vector, not %q", mode)}
+			}
+			req.Mode = m
+			for _, q := range args {
+				req.Queries = append(req.Queries, &ctxdv1.SearchQuery{Text: q})
+			}
+			return nil
+		},
+		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.SearchResponse, error) {
+			return ctxdv1.NewSearchServiceClient(cl.conn).Search(ctx, req)
+		}, func(r *ctxdv1.SearchResponse) {
+			if r.ModeReason != "" {
+				fmt.Fprintf(c.stderr, "note: %s\n", r.ModeReason)
+			}
+			for _, q := range r.Queries {
+				if q.CorrectedText != "" {
+					fmt.Fprintf(c.stderr, "note: no match for %q; showing results for %q\n", q.Text, q.CorrectedText)
+				}
+			}
+			if len(r.Results) == 0 {
+				fmt.Fprintln(c.stdout, "no results")
+				return
+			}
+			for i, res := range r.Results {
+				fmt.Fprintf(c.stdout, "%d. %s  (%.3f)\n", i+1, res.Ref, res.Score)
+				if res.Heading != "" {
+					fmt.Fprintf(c.stdout, "   %s\n", res.Heading)
+				}
+				fmt.Fprintf(c.stdout, "   %s\n", strings.TrimSpace(res.Snippet))
+			}
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&mode, "mode", "hybrid", "hybrid, bm25 or vector")
+	f.Int32Var(&req.Limit, "limit", 10, "maximum results")
+	f.Int32Var(&req.MaxChunksPerItem, "per-item", 0, "at most this many chunks per item (0: 3)")
+	f.Int32Var(&req.TokenBudget, "token-budget", 0, "stop adding results past this many model tokens of snippets (0: none)")
+	f.StringSliceVar(&req.Filter.Drives, "drive", nil, "only these drives (repeatable)")
+	f.StringSliceVar(&req.Filter.PathPrefixes, "path", nil, `only items under these directories, "drive:/dir" or "/dir" (repeatable)`)
+	f.StringSliceVar(&req.Filter.MimeTypes, "mime", nil, `only these MIME types, "text/*" allowed (repeatable)`)
+	f.StringSliceVar(&req.Filter.Tags, "tag", nil, "only items with all of these tags (repeatable)")
+	return cmd
+}
+
+func (c *cli) reindexCommand() *cobra.Command {
+	return &cobra.Command{
+		Use: "reindex", Short: "Rebuild the search indexes from the store", Args: exactArgs(0),
+		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.ReindexResponse, error) {
+			return cl.admin.Reindex(ctx, &ctxdv1.ReindexRequest{})
+		}, func(r *ctxdv1.ReindexResponse) {
+			fmt.Fprintf(c.stdout, "reindexed %d chunks (%d vectors) up to change %d in %.1fs\n",
+				r.LexicalChunks, r.VectorChunks, r.AppliedSequence, r.Seconds)
+		}),
+	}
+}
+
+func (c *cli) doctorCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that the store and the search indexes agree",
+		Long:  "Verify the store file and compare every chunk with the lexical and vector indexes; exits 1 when something disagrees (`ctxd reindex` repairs index drift).",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var r *ctxdv1.DoctorResponse
+			err := c.call(cmd.Context(), func(ctx context.Context, cl *clients) error {
+				var err error
+				r, err = cl.admin.Doctor(ctx, &ctxdv1.DoctorRequest{})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if c.json {
+				c.printJSON(r)
+			} else {
+				fmt.Fprintf(c.stdout, "store: %d chunks, %d vectors; lexical index: %d chunks; vector index: %d; changes applied %d of %d\n",
+					r.StoreChunks, r.StoreVectors, r.LexicalChunks, r.VectorChunks, r.AppliedSequence, r.OutboxSequence)
+				for _, p := range r.Problems {
+					fmt.Fprintf(c.stdout, "problem: %s\n", p)
+				}
+				if r.Ok {
+					fmt.Fprintln(c.stdout, "ok")
+				}
+			}
+			if !r.Ok {
+				return exitCodeError(exitError)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,152 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/lexical"
+	"github.com/ctxd/ctxd/index/search"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// searchService answers SearchService calls with the engine.
+type searchService struct {
+	ctxdv1.UnimplementedSearchServiceServer
+	b *backend
+}
+
+var (
+	modesToProto = map[search.Mode]ctxdv1.SearchMode{
+		search.Hybrid: ctxdv1.SearchMode_SEARCH_MODE_HYBRID,
+		search.BM25:   ctxdv1.SearchMode_SEARCH_MODE_BM25,
+		search.Vector: ctxdv1.SearchMode_SEARCH_MODE_VECTOR,
+	}
+	legsToProto = map[search.Leg]ctxdv1.SearchLeg{
+		search.LegBM25:      ctxdv1.SearchLeg_SEARCH_LEG_BM25,
+		search.LegSubstring: ctxdv1.SearchLeg_SEARCH_LEG_SUBSTRING,
+		search.LegVector:    ctxdv1.SearchLeg_SEARCH_LEG_VECTOR,
+	}
+)
+
+func invalidSearch(msg, hint string) error {
+	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, msg, hint)
+}
+
+func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (*ctxdv1.SearchResponse, error) {
+	r, err := s.request(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.b.engine.Search(ctx, r)
+	if errors.Is(err, search.ErrInvalidQuery) {
+		return nil, invalidSearch(err.Error(), "fix the request; see the SearchRequest field docs")
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &ctxdv1.SearchResponse{
+		ModeUsed:   modesToProto[resp.Mode],
+		ModeReason: resp.ModeReason,
+		TokensUsed: int32(resp.TokensUsed),
+	}
+	for i, q := range resp.Queries {
+		out.Queries = append(out.Queries, &ctxdv1.QueryReport{
+			Text: req.GetQueries()[i].GetText(), CorrectedText: q.Corrected, CandidateCount: int32(q.Candidates),
+		})
+	}
+	ids := make([]string, 0, len(resp.Results))
+	for _, res := range resp.Results {
+		pr := &ctxdv1.SearchResult{
+			Ref: vfs.FormatRef(res.Drive, res.Path), ItemId: res.ItemID, ChunkId: res.ChunkID,
+			Title: res.Title, Heading: res.Heading, Snippet: res.Snippet,
+			Span:  &ctxdv1.ByteSpan{Start: int64(res.Start), End: int64(res.End)},
+			Score: res.Score, MimeType: res.Mime, TokenCount: int32(res.Tokens),
+		}
+		for _, lr := range res.Ranks {
+			pr.LegRanks = append(pr.LegRanks, &ctxdv1.LegRank{Leg: legsToProto[lr.Leg], Rank: int32(lr.Rank), Score: lr.Score})
+		}
+		for _, qi := range res.QueryIndexes {
+			pr.QueryIndexes = append(pr.QueryIndexes, int32(qi))
+		}
+		out.Results = append(out.Results, pr)
+		ids = append(ids, res.ItemID)
+	}
+	s.b.usage.record(ids)
+	return out, nil
+}
+
+// request converts and checks a SearchRequest.
+func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, error) {
+	if len(req.GetQueries()) == 0 {
+		return search.Request{}, invalidSearch("The request has no queries.", "add at least one query with text or a vector")
+	}
+	if req.GetLimit() < 0 || req.GetLimit() > search.MaxLimit || req.GetTokenBudget() < 0 ||
+		req.GetSnippetLength() < 0 || req.GetMaxChunksPerItem() < 0 || req.GetRrfK() < 0 {
+		return search.Request{}, invalidSearch("limit, token_budget, snippet_length, max_chunks_per_item and rrf_k must not be negative, and limit is at most 1000.",
+			"use 0 for the defaults")
+	}
+	r := search.Request{
+		Limit:        int(req.GetLimit()),
+		TokenBudget:  int(req.GetTokenBudget()),
+		SnippetChars: int(req.GetSnippetLength()),
+		MaxPerItem:   int(req.GetMaxChunksPerItem()),
+		RRFK:         int(req.GetRrfK()),
+	}
+	switch req.GetMode() {
+	case ctxdv1.SearchMode_SEARCH_MODE_UNSPECIFIED, ctxdv1.SearchMode_SEARCH_MODE_HYBRID:
+		r.Mode = search.Hybrid
+	case ctxdv1.SearchMode_SEARCH_MODE_BM25:
+		r.Mode = search.BM25
+	case ctxdv1.SearchMode_SEARCH_MODE_VECTOR:
+		r.Mode = search.Vector
+	default:
+		return r, invalidSearch("Unknown search mode.", "use HYBRID, BM25 or VECTOR")
+	}
+	for _, q := range req.GetQueries() {
+		r.Queries = append(r.Queries, search.Query{Text: q.GetText(), Vector: q.GetVector()})
+	}
+	if f := req.GetFilter(); f != nil {
+		r.Filter = lexical.Filter{Drives: f.GetDrives(), PathPrefixes: f.GetPathPrefixes(), Mimes: f.GetMimeTypes(), Tags: f.GetTags()}
+		for _, p := range f.GetPathPrefixes() {
+			if !strings.HasPrefix(p, "/") && !strings.Contains(p, ":/") {
+				return r, invalidSearch("Path prefix "+strconv.Quote(p)+" is not a directory ref.", `use "drive:/dir" or "/dir"`)
+			}
+		}
+	}
+	for _, lw := range req.GetLegWeights() {
+		var leg search.Leg
+		switch lw.GetLeg() {
+		case ctxdv1.SearchLeg_SEARCH_LEG_BM25:
+			leg = search.LegBM25
+		case ctxdv1.SearchLeg_SEARCH_LEG_SUBSTRING:
+			leg = search.LegSubstring
+		case ctxdv1.SearchLeg_SEARCH_LEG_VECTOR:
+			leg = search.LegVector
+		default:
+			return r, invalidSearch("A leg weight names no leg.", "set leg to BM25, SUBSTRING or VECTOR")
+		}
+		if lw.GetWeight() < 0 {
+			return r, invalidSearch("Leg weights must not be negative.", "use 0 to turn a leg off")
+		}
+		if r.Weights == nil {
+			r.Weights = map[search.Leg]float64{}
+		}
+		r.Weights[leg] = lw.GetWeight()
+	}
+	if w := s.b.ix.available(); w != nil {
+		r.EmbedQuery = func(ctx context.Context, text string) ([]float32, error) {
+			v, err := w.Embed(ctx, []string{text}, true)
+			if err != nil {
+				return nil, err
+			}
+			return v[0], nil
+		}
+	}
+	if tok := s.b.ix.tokenizer(); tok != nil {
+		r.CountTokens = tok.Count
+	}
+	return r, nil
+}

@@ -1,0 +1,177 @@
+package search
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/ctxd/ctxd/index/lexical"
+	"github.com/ctxd/ctxd/index/vector"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// chunkBits is how many low bits of a vector id hold the chunk index; the
+// high bits hold the item's ordinal in the catalog.
+const chunkBits = 20
+
+// maxVectorChunks is the most chunks of one item the vector leg holds
+// (a 64 MiB item makes about 100k chunks).
+const maxVectorChunks = 1 << chunkBits
+
+// entry is one item of the vector leg's catalog: what the filters and the
+// id mapping need, without touching the store.
+type entry struct {
+	id    string // item id
+	ord   uint64
+	drive string
+	path  string
+	mime  string
+	tags  []string
+	rows  int // chunk indexes [0, rows) may have vector rows
+}
+
+func vectorID(ord uint64, chunk int) uint64 { return ord<<chunkBits | uint64(chunk) }
+
+// catalog maps items to ordinals and back. It is guarded by the Engine's lock.
+type catalog struct {
+	byID  map[string]*entry
+	byOrd []*entry // nil where an item was removed
+}
+
+func newCatalog() *catalog { return &catalog{byID: map[string]*entry{}} }
+
+// add returns the item's entry, creating it.
+func (c *catalog) add(id string) *entry {
+	if e := c.byID[id]; e != nil {
+		return e
+	}
+	e := &entry{id: id, ord: uint64(len(c.byOrd))}
+	c.byID[id] = e
+	c.byOrd = append(c.byOrd, e)
+	return e
+}
+
+func (c *catalog) remove(e *entry) {
+	delete(c.byID, e.id)
+	c.byOrd[e.ord] = nil
+}
+
+// lookup resolves a vector id to its item entry and chunk index.
+func (c *catalog) lookup(id uint64) (*entry, int) {
+	ord := id >> chunkBits
+	if ord >= uint64(len(c.byOrd)) {
+		return nil, 0
+	}
+	return c.byOrd[ord], int(id & (maxVectorChunks - 1))
+}
+
+// matcher evaluates a lexical.Filter against catalog entries, so that the
+// vector leg applies exactly the filters the lexical legs do.
+type matcher struct {
+	f        lexical.Filter
+	prefixes []prefix
+}
+
+type prefix struct{ drive, path string }
+
+func newMatcher(f lexical.Filter) matcher {
+	m := matcher{f: f}
+	for _, p := range f.PathPrefixes {
+		drive, path := "", p
+		if !strings.HasPrefix(p, "/") {
+			if i := strings.Index(p, ":"); i > 0 {
+				drive, path = p[:i], p[i+1:]
+			}
+		}
+		if len(path) > 1 {
+			path = strings.TrimRight(path, "/")
+		}
+		m.prefixes = append(m.prefixes, prefix{drive, path})
+	}
+	return m
+}
+
+func (m *matcher) empty() bool {
+	return len(m.f.Drives) == 0 && len(m.prefixes) == 0 && len(m.f.Mimes) == 0 && len(m.f.Tags) == 0
+}
+
+func (m *matcher) match(e *entry) bool {
+	if len(m.f.Drives) > 0 && !slices.Contains(m.f.Drives, e.drive) {
+		return false
+	}
+	if len(m.prefixes) > 0 && !slices.ContainsFunc(m.prefixes, func(p prefix) bool {
+		return (p.drive == "" || p.drive == e.drive) && under(e.path, p.path)
+	}) {
+		return false
+	}
+	if len(m.f.Mimes) > 0 && !slices.ContainsFunc(m.f.Mimes, func(mt string) bool {
+		if major, ok := strings.CutSuffix(mt, "/*"); ok {
+			return strings.HasPrefix(e.mime, major+"/")
+		}
+		return mt == e.mime
+	}) {
+		return false
+	}
+	for _, t := range m.f.Tags {
+		if !slices.Contains(e.tags, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// under reports whether path is dir or below it, by whole segments.
+func under(path, dir string) bool {
+	if dir == "/" || path == dir {
+		return true
+	}
+	return strings.HasPrefix(path, dir) && len(path) > len(dir) && path[len(dir)] == '/'
+}
+
+// vectorLeg is the vector index with the catalog of the items its rows
+// belong to. It is guarded by the Engine's lock.
+type vectorLeg struct {
+	idx *vector.Index
+	cat *catalog
+}
+
+// newVectorLeg returns an empty leg. It is always int8-quantized with exact
+// rescoring: at 100k vectors that is 3x faster than the exact scan, and the
+// bench measures its recall against exact.
+func newVectorLeg(dims int) *vectorLeg {
+	return &vectorLeg{idx: vector.NewQuantized(dims, 0), cat: newCatalog()}
+}
+
+// apply makes the leg hold exactly d's current vectors.
+func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
+	en := v.cat.byID[d.ItemID]
+	if !d.Exists || len(d.Chunks) == 0 {
+		if en != nil {
+			for i := range en.rows {
+				v.idx.Delete(vectorID(en.ord, i))
+			}
+			v.cat.remove(en)
+		}
+		return
+	}
+	if en == nil {
+		en = v.cat.add(d.ItemID)
+	}
+	en.drive, en.path, en.mime, en.tags = d.Drive, d.Path, d.Mime, d.Tags
+	n := min(len(d.Chunks), maxVectorChunks)
+	for i := range n {
+		id := vectorID(en.ord, i)
+		if vec := d.Chunks[i].Vector; vec != nil {
+			if err := v.idx.Upsert(id, vec); err != nil {
+				log.Error("vector not indexed", "item", d.ItemID, "chunk", i, "err", err)
+				v.idx.Delete(id)
+			}
+		} else {
+			v.idx.Delete(id)
+		}
+	}
+	for i := n; i < en.rows; i++ {
+		v.idx.Delete(vectorID(en.ord, i))
+	}
+	en.rows = n
+}

@@ -1,0 +1,19 @@
+// Package search answers queries over a store's chunks with hybrid retrieval
+// (DESIGN §3) and keeps the derived indexes it needs in step with the store
+// (DESIGN §2).
+//
+// An Engine owns two derived indexes: a Bleve index (index/lexical) holding
+// the BM25 and substring legs, and an in-memory vector matrix (index/vector)
+// with a catalog of the items its rows belong to. Both are fed from the
+// store's durable outbox by one goroutine: it reads outbox entries past the
+// sequence an index has applied, re-reads those items' current state and
+// applies it, so a crash at any point is repaired by applying again. Bleve
+// records its applied sequence in every batch; the vector matrix is saved to
+// a snapshot file with its sequence now and then and on Close, and the outbox
+// is trimmed only below what both have made durable.
+//
+// A query runs the legs concurrently with every filter inside candidate
+// generation, fuses them with weighted reciprocal rank fusion on chunk ids,
+// caps chunks per item, cuts snippets around the real match positions and
+// fills a token budget.
+package search

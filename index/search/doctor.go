@@ -1,0 +1,118 @@
+package search
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// maxListed caps the chunk ids one problem line lists.
+const maxListed = 5
+
+// DoctorReport says whether the store and the indexes agree.
+type DoctorReport struct {
+	Problems                   []string
+	StoreChunks, LexicalChunks int64
+	StoreVectors, VectorChunks int64
+	OutboxSeq, AppliedSeq      uint64
+}
+
+// Doctor catches the indexes up with the outbox, then verifies the store
+// file and compares every chunk of the store with both indexes. Whatever
+// disagrees is drift and is listed; `Reindex` repairs it.
+func (e *Engine) Doctor(ctx context.Context) (DoctorReport, error) {
+	var rep DoctorReport
+	err := e.do(ctx, func(c context.Context) error {
+		for {
+			more, err := e.pass(c)
+			if err != nil {
+				return err
+			}
+			if !more {
+				break
+			}
+		}
+		rep = e.check(c)
+		return nil
+	})
+	return rep, err
+}
+
+// check runs on the run goroutine with the indexes caught up.
+func (e *Engine) check(ctx context.Context) DoctorReport {
+	var rep DoctorReport
+	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
+	if err := e.store.Verify(ctx); err != nil {
+		problem("store: %v", err)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var missingLex, missingVec, extraVec []string
+	seq, err := e.store.ScanIndexDocs(ctx, e.vec != nil, func(d vfs.IndexDoc) error {
+		rep.StoreChunks += int64(len(d.Chunks))
+		var en *entry
+		if e.vec != nil {
+			en = e.vec.cat.byID[d.ItemID]
+		}
+		for i, ch := range d.Chunks {
+			id := ChunkID(d.ItemID, i)
+			if ok, err := e.lex.Has(id); err != nil {
+				return err
+			} else if !ok {
+				missingLex = append(missingLex, id)
+			}
+			if e.vec == nil || i >= maxVectorChunks {
+				continue
+			}
+			has := en != nil && e.vec.idx.Contains(vectorID(en.ord, i))
+			switch {
+			case ch.Vector != nil && !has:
+				missingVec = append(missingVec, id)
+			case ch.Vector == nil && has:
+				extraVec = append(extraVec, id)
+			}
+			if ch.Vector != nil {
+				rep.StoreVectors++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		problem("scan store: %v", err)
+	}
+	rep.OutboxSeq, rep.AppliedSeq = seq, e.state.AppliedSeq
+	ln, err := e.lex.Count()
+	if err != nil {
+		problem("lexical index: %v", err)
+	}
+	rep.LexicalChunks = int64(ln)
+	if e.vec != nil {
+		rep.VectorChunks = int64(e.vec.idx.Len())
+	}
+	list := func(ids []string) string {
+		if len(ids) > maxListed {
+			return fmt.Sprintf("%v and %d more", ids[:maxListed], len(ids)-maxListed)
+		}
+		return fmt.Sprint(ids)
+	}
+	if len(missingLex) > 0 {
+		problem("lexical index lacks %d chunks of the store: %s", len(missingLex), list(missingLex))
+	}
+	if rep.LexicalChunks != rep.StoreChunks {
+		problem("lexical index holds %d chunks, the store %d", rep.LexicalChunks, rep.StoreChunks)
+	}
+	if len(missingVec) > 0 {
+		problem("vector index lacks %d embedded chunks: %s", len(missingVec), list(missingVec))
+	}
+	if len(extraVec) > 0 {
+		problem("vector index holds %d chunks the store has no vector for: %s", len(extraVec), list(extraVec))
+	}
+	if e.vec != nil && rep.VectorChunks != rep.StoreVectors {
+		problem("vector index holds %d vectors, the store %d", rep.VectorChunks, rep.StoreVectors)
+	}
+	if rep.AppliedSeq < rep.OutboxSeq {
+		problem("indexes applied the outbox up to %d of %d", rep.AppliedSeq, rep.OutboxSeq)
+	}
+	return rep
+}

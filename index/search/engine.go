@@ -1,0 +1,559 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxd/ctxd/index/lexical"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+const (
+	// applyBatch is how many outbox entries one pass applies: one Bleve batch
+	// and one short hold of the vector lock.
+	applyBatch = 2048
+	// rebuildBatch is how many chunks a rebuild hands Bleve at once.
+	rebuildBatch = 4096
+	// trimEvery is how many applied entries accumulate before the outbox is trimmed.
+	trimEvery = 4096
+
+	lexicalDir   = "lexical"
+	snapshotFile = "vectors.snap"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Dir holds the Bleve index and the vector snapshot.
+	Dir string
+	Log *slog.Logger
+	// SnapshotLag is how many applied outbox entries past the last vector
+	// snapshot trigger a new one; 0 means 100,000. Catch-up after a crash
+	// replays at most about this many entries.
+	SnapshotLag uint64
+	// SnapshotEvery is how often a snapshot is written while any entry is
+	// unsaved; 0 means 5 minutes.
+	SnapshotEvery time.Duration
+}
+
+// Engine keeps the search indexes of a store and answers queries. Its
+// methods are safe for concurrent use.
+type Engine struct {
+	store *vfs.Store
+	opts  Options
+	log   *slog.Logger
+
+	mu    sync.RWMutex // guards the fields below; searches hold it shared
+	lex   *lexical.Index
+	vec   *vectorLeg // nil while no embedding model is known
+	model string
+	dims  int
+	state State
+
+	// Owned by the run goroutine.
+	lexSeq, vecSeq, snapSeq, trimmed uint64
+	snapAt                           time.Time
+	rebuildLex, rebuildVec           bool
+
+	models  chan modelSpec
+	reqs    chan func(context.Context)
+	cancel  context.CancelFunc
+	stopped chan struct{}
+}
+
+// State reports how far the indexes are. It is what Status shows.
+type State struct {
+	// AppliedSeq is the outbox sequence both indexes have applied.
+	AppliedSeq uint64
+	// LexicalChunks and VectorChunks count indexed chunks.
+	LexicalChunks, VectorChunks int64
+	// Model is the embedding model whose vectors the vector leg holds.
+	Model string
+	// Rebuilding is set while an index is rebuilt from the store.
+	Rebuilding bool
+}
+
+type modelSpec struct {
+	id   string
+	dims int
+}
+
+// Open opens (creating if needed) the indexes in opts.Dir and starts
+// applying the store's outbox in the background. The vector leg starts once
+// SetModel names the store's embedding model.
+func Open(store *vfs.Store, opts Options) (*Engine, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.SnapshotLag == 0 {
+		opts.SnapshotLag = 100_000
+	}
+	if opts.SnapshotEvery == 0 {
+		opts.SnapshotEvery = 5 * time.Minute
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("index dir: %w", err)
+	}
+	e := &Engine{
+		store: store, opts: opts, log: opts.Log,
+		models: make(chan modelSpec, 1), reqs: make(chan func(context.Context)),
+		stopped: make(chan struct{}),
+	}
+	lex, err := openLexical(filepath.Join(opts.Dir, lexicalDir), e.log)
+	if err != nil {
+		return nil, err
+	}
+	e.lex = lex
+	if e.lexSeq, err = lex.AppliedSeq(); err != nil {
+		lex.Close()
+		return nil, err
+	}
+	n, err := lex.Count()
+	if err != nil {
+		lex.Close()
+		return nil, err
+	}
+	// An empty index over a store with chunks was discarded or predates the
+	// outbox: build it from the store.
+	stats, err := store.EmbedStats(context.Background())
+	if err != nil {
+		lex.Close()
+		return nil, err
+	}
+	e.rebuildLex = n == 0 && stats.Chunks > 0
+	e.state = State{AppliedSeq: e.lexSeq, LexicalChunks: int64(n)}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	go e.run(ctx)
+	return e, nil
+}
+
+// openLexical opens the Bleve index, discarding one built with another mapping.
+func openLexical(dir string, log *slog.Logger) (*lexical.Index, error) {
+	lex, err := lexical.Open(dir)
+	if errors.Is(err, lexical.ErrMappingMismatch) {
+		log.Warn("lexical index has an old mapping; rebuilding it from the store", "dir", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		lex, err = lexical.Open(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open lexical index: %w", err)
+	}
+	return lex, nil
+}
+
+// SetModel names the embedding model whose vectors the vector leg serves.
+// The engine loads its snapshot for that model or rebuilds from the store.
+func (e *Engine) SetModel(id string, dims int) {
+	select {
+	case <-e.models:
+	default:
+	}
+	e.models <- modelSpec{id, dims}
+}
+
+// Close stops applying, saves the vector snapshot and closes the indexes.
+func (e *Engine) Close() error {
+	e.cancel()
+	<-e.stopped
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var err error
+	if e.vec != nil && e.vecSeq > e.snapSeq {
+		err = e.writeSnapshot()
+	}
+	return errors.Join(err, e.lex.Close())
+}
+
+// State returns how far the indexes are.
+func (e *Engine) State() State {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.state
+}
+
+// run applies the outbox until ctx ends, serving model changes and requests
+// in between.
+func (e *Engine) run(ctx context.Context) {
+	defer close(e.stopped)
+	work := e.store.Work()
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		more, err := e.pass(ctx)
+		if err != nil && ctx.Err() == nil {
+			e.log.Error("search index update failed; retrying", "err", err)
+			more = false
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+		if more {
+			select {
+			case m := <-e.models:
+				e.useModel(ctx, m)
+			case fn := <-e.reqs:
+				fn(ctx)
+			default:
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-work:
+		case m := <-e.models:
+			e.useModel(ctx, m)
+		case fn := <-e.reqs:
+			fn(ctx)
+		case <-tick.C:
+		}
+	}
+}
+
+// do runs fn on the run goroutine and waits for it.
+func (e *Engine) do(ctx context.Context, fn func(context.Context) error) error {
+	errc := make(chan error, 1)
+	select {
+	case e.reqs <- func(c context.Context) { errc <- fn(c) }:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.stopped:
+		return errors.New("search engine stopped")
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// pass does one unit of index work and reports whether more is waiting.
+func (e *Engine) pass(ctx context.Context) (bool, error) {
+	if e.rebuildLex || e.rebuildVec {
+		_, err := e.rebuild(ctx, e.rebuildLex, e.rebuildVec)
+		return err == nil, err
+	}
+	more, err := e.applyChanges(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := e.maybeSnapshot(more); err != nil {
+		e.log.Error("vector snapshot failed", "err", err)
+	}
+	return more, e.maybeTrim(ctx, more)
+}
+
+// applyChanges applies the next batch of outbox entries to whichever index
+// has not applied them.
+func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
+	from := e.lexSeq
+	if e.vec != nil {
+		from = min(from, e.vecSeq)
+	}
+	changes, retained, err := e.store.Changes(ctx, from, applyBatch)
+	if err != nil {
+		return false, err
+	}
+	if retained > from+1 {
+		// Entries this index needs were trimmed (an index dir was deleted or
+		// a snapshot lost): only a rebuild can recover.
+		e.log.Warn("search index is behind the retained outbox; rebuilding", "applied", from, "retained", retained)
+		e.rebuildLex = e.lexSeq+1 < retained
+		e.rebuildVec = e.vec != nil && e.vecSeq+1 < retained
+		return true, nil
+	}
+	if len(changes) == 0 {
+		return false, nil
+	}
+	type change struct {
+		prev     int
+		lex, vec bool
+	}
+	var ids []string
+	byID := map[string]*change{}
+	for _, c := range changes {
+		ch := byID[c.ItemID]
+		if ch == nil {
+			ch = &change{}
+			byID[c.ItemID] = ch
+			ids = append(ids, c.ItemID)
+		}
+		ch.prev = max(ch.prev, c.PrevChunks)
+		ch.lex = ch.lex || c.Seq > e.lexSeq
+		ch.vec = ch.vec || c.Seq > e.vecSeq
+	}
+	last := changes[len(changes)-1].Seq
+	docs, err := e.store.IndexDocs(ctx, ids, e.vec != nil)
+	if err != nil {
+		return false, err
+	}
+	if last > e.lexSeq {
+		var up []lexical.Doc
+		var del []string
+		for _, d := range docs {
+			ch := byID[d.ItemID]
+			if !ch.lex {
+				continue
+			}
+			up = appendLexDocs(up, d)
+			for i := len(d.Chunks); i < ch.prev; i++ {
+				del = append(del, ChunkID(d.ItemID, i))
+			}
+		}
+		if err := e.lex.Apply(up, del, last); err != nil {
+			return false, err
+		}
+		e.lexSeq = last
+	}
+	e.mu.Lock()
+	if e.vec != nil && last > e.vecSeq {
+		for _, d := range docs {
+			if byID[d.ItemID].vec {
+				e.vec.apply(d, e.log)
+			}
+		}
+		e.vecSeq = last
+	}
+	e.refreshState()
+	e.mu.Unlock()
+	return len(changes) == applyBatch, nil
+}
+
+// refreshState updates e.state; the caller holds e.mu.
+func (e *Engine) refreshState() {
+	applied := e.lexSeq
+	var vn int64
+	if e.vec != nil {
+		applied = min(applied, e.vecSeq)
+		vn = int64(e.vec.idx.Len())
+	}
+	ln, _ := e.lex.Count()
+	e.state = State{AppliedSeq: applied, LexicalChunks: int64(ln), VectorChunks: vn, Model: e.model, Rebuilding: e.state.Rebuilding}
+}
+
+// ChunkID names chunk i of an item, as results and the lexical index show it.
+func ChunkID(itemID string, i int) string { return itemID + "#" + strconv.Itoa(i) }
+
+// parseChunkID splits a ChunkID.
+func parseChunkID(id string) (itemID string, i int, ok bool) {
+	itemID, n, ok := strings.Cut(id, "#")
+	if !ok {
+		return "", 0, false
+	}
+	i, err := strconv.Atoi(n)
+	return itemID, i, err == nil
+}
+
+func appendLexDocs(up []lexical.Doc, d vfs.IndexDoc) []lexical.Doc {
+	for i, c := range d.Chunks {
+		up = append(up, lexical.Doc{
+			ID: ChunkID(d.ItemID, i), Text: c.Text, Heading: c.Heading, Title: d.Title,
+			Drive: d.Drive, Path: d.Path, Mime: d.Mime, Tags: d.Tags,
+		})
+	}
+	return up
+}
+
+// useModel switches the vector leg to model m: from its snapshot when one
+// matches, else by a rebuild from the store.
+func (e *Engine) useModel(ctx context.Context, m modelSpec) {
+	if m.id == e.model && m.dims == e.dims {
+		return
+	}
+	snap, err := loadSnapshot(filepath.Join(e.opts.Dir, snapshotFile), m.id, m.dims)
+	e.mu.Lock()
+	e.model, e.dims = m.id, m.dims
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			e.log.Warn("vector snapshot unusable; rebuilding from the store", "err", err)
+		}
+		e.vec = newVectorLeg(m.dims)
+		e.vecSeq, e.snapSeq = 0, 0
+		e.rebuildVec = true
+	} else {
+		e.vec = snap.leg
+		e.vecSeq, e.snapSeq, e.snapAt = snap.seq, snap.seq, time.Now()
+		e.log.Info("vector index loaded", "model", m.id, "vectors", snap.leg.idx.Len(), "seq", snap.seq)
+	}
+	e.refreshState()
+	e.mu.Unlock()
+	_ = ctx
+}
+
+// RebuildResult reports a rebuild.
+type RebuildResult struct {
+	LexicalChunks, VectorChunks int64
+	Seq                         uint64
+	Took                        time.Duration
+}
+
+// Reindex rebuilds both indexes from the store, while searches keep using
+// the old ones until the new ones replace them.
+func (e *Engine) Reindex(ctx context.Context) (RebuildResult, error) {
+	var res RebuildResult
+	err := e.do(ctx, func(c context.Context) error {
+		var err error
+		res, err = e.rebuild(c, true, e.vec != nil)
+		return err
+	})
+	return res, err
+}
+
+// rebuild reads every indexed item of the store in one snapshot and builds
+// the chosen indexes from it beside the live ones, then swaps them in.
+func (e *Engine) rebuild(ctx context.Context, lex, vec bool) (RebuildResult, error) {
+	start := time.Now()
+	e.mu.Lock()
+	e.state.Rebuilding = true
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.state.Rebuilding = false
+		e.refreshState()
+		e.mu.Unlock()
+	}()
+	var res RebuildResult
+	newDir := filepath.Join(e.opts.Dir, lexicalDir+".new")
+	var nl *lexical.Index
+	if lex {
+		if err := os.RemoveAll(newDir); err != nil {
+			return res, err
+		}
+		var err error
+		if nl, err = lexical.Open(newDir); err != nil {
+			return res, fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	var nv *vectorLeg
+	if vec {
+		nv = newVectorLeg(e.dims)
+	}
+	var pending []lexical.Doc
+	seq, err := e.store.ScanIndexDocs(ctx, vec, func(d vfs.IndexDoc) error {
+		if nl != nil {
+			pending = appendLexDocs(pending, d)
+			if len(pending) >= rebuildBatch {
+				res.LexicalChunks += int64(len(pending))
+				if err := nl.Apply(pending, nil, 0); err != nil {
+					return err
+				}
+				pending = pending[:0]
+			}
+		}
+		if nv != nil {
+			nv.apply(d, e.log)
+		}
+		return nil
+	})
+	if err == nil && nl != nil {
+		res.LexicalChunks += int64(len(pending))
+		// The sequence goes in last: a crash mid-rebuild leaves a new index
+		// that claims nothing and is built again.
+		err = nl.Apply(pending, nil, seq)
+	}
+	if err != nil {
+		if nl != nil {
+			nl.Close()
+			os.RemoveAll(newDir)
+		}
+		return res, fmt.Errorf("rebuild: %w", err)
+	}
+	res.Seq = seq
+	if nl != nil {
+		if err := e.swapLexical(nl, newDir); err != nil {
+			return res, err
+		}
+		e.lexSeq, e.rebuildLex = seq, false
+	}
+	if nv != nil {
+		res.VectorChunks = int64(nv.idx.Len())
+		e.mu.Lock()
+		e.vec, e.vecSeq = nv, seq
+		err := e.writeSnapshot()
+		e.mu.Unlock()
+		if err != nil {
+			e.log.Error("vector snapshot failed", "err", err)
+		}
+		e.rebuildVec = false
+	}
+	res.Took = time.Since(start)
+	e.log.Info("search indexes rebuilt", "lexical_chunks", res.LexicalChunks, "vectors", res.VectorChunks, "seq", seq, "took", res.Took)
+	return res, nil
+}
+
+// swapLexical replaces the live Bleve index with the one built in newDir.
+func (e *Engine) swapLexical(nl *lexical.Index, newDir string) error {
+	dir := filepath.Join(e.opts.Dir, lexicalDir)
+	if err := nl.Close(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.lex.Close(); err != nil {
+		return err
+	}
+	old := dir + ".old"
+	os.RemoveAll(old)
+	if err := os.Rename(dir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Rename(newDir, dir); err != nil {
+		return err
+	}
+	syncDir(e.opts.Dir)
+	lex, err := lexical.Open(dir)
+	if err != nil {
+		return fmt.Errorf("reopen rebuilt lexical index: %w", err)
+	}
+	e.lex = lex
+	return os.RemoveAll(old)
+}
+
+// maybeSnapshot saves the vector matrix when enough is unsaved, or when
+// anything is unsaved and the last save is old enough.
+func (e *Engine) maybeSnapshot(busy bool) error {
+	if e.vec == nil || e.vecSeq <= e.snapSeq {
+		return nil
+	}
+	lag := e.vecSeq - e.snapSeq
+	if lag < e.opts.SnapshotLag && (busy || time.Since(e.snapAt) < e.opts.SnapshotEvery) {
+		return nil
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.writeSnapshot()
+}
+
+// maybeTrim drops outbox entries both indexes have made durable.
+func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
+	upto := e.lexSeq
+	if e.vec != nil {
+		upto = min(upto, e.snapSeq)
+	}
+	if upto <= e.trimmed || (busy && upto-e.trimmed < trimEvery) {
+		return nil
+	}
+	if err := e.store.TrimOutbox(ctx, upto); err != nil {
+		return err
+	}
+	e.trimmed = upto
+	return nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

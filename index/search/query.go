@@ -1,0 +1,469 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ctxd/ctxd/index/lexical"
+	"github.com/ctxd/ctxd/index/vector"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// Mode selects the legs of a search.
+type Mode int
+
+// Modes.
+const (
+	Hybrid Mode = iota // lexical legs and the vector leg, fused
+	BM25               // lexical legs only (BM25 and substring)
+	Vector             // vector leg only
+)
+
+func (m Mode) String() string {
+	return [...]string{"hybrid", "bm25", "vector"}[m]
+}
+
+// Leg names a candidate generator.
+type Leg int
+
+// Legs.
+const (
+	LegBM25 Leg = iota
+	LegSubstring
+	LegVector
+	numLegs
+)
+
+// DefaultWeights are the fusion weights of the legs.
+var DefaultWeights = [numLegs]float64{LegBM25: 1, LegSubstring: 1, LegVector: 1}
+
+// Defaults of a Request.
+const (
+	DefaultLimit        = 10
+	DefaultMaxPerItem   = 3
+	DefaultRRFK         = 60
+	DefaultSnippetChars = 300
+	// MaxLimit bounds Limit: fusion keeps a few candidates per result.
+	MaxLimit = 1000
+)
+
+// ErrInvalidQuery marks a request that cannot be answered as given.
+var ErrInvalidQuery = errors.New("invalid query")
+
+// Query is one query of a batch: text, a vector, or both (the vector then
+// replaces embedding the text).
+type Query struct {
+	Text   string
+	Vector []float32
+}
+
+// Request is a batch of queries with shared options. Zero values mean the defaults.
+type Request struct {
+	Queries      []Query
+	Mode         Mode
+	Filter       lexical.Filter
+	Limit        int
+	TokenBudget  int // 0: none
+	SnippetChars int
+	MaxPerItem   int
+	RRFK         int
+	// Weights overrides per-leg weights; 0 disables a leg.
+	Weights map[Leg]float64
+	// EmbedQuery embeds query text with the store's model; nil when no
+	// model can run, which makes text-only queries fall back to BM25.
+	EmbedQuery func(ctx context.Context, text string) ([]float32, error)
+	// CountTokens counts model tokens of a snippet; nil estimates 4 bytes a token.
+	CountTokens func(string) int
+}
+
+// Response holds fused results.
+type Response struct {
+	Results    []Result
+	Mode       Mode   // the mode used
+	ModeReason string // why Mode differs from the request's
+	Queries    []QueryReport
+	TokensUsed int
+}
+
+// QueryReport says how one query was understood.
+type QueryReport struct {
+	Corrected  string // the corrected text used; "" if none
+	Candidates int    // distinct chunks the legs found
+}
+
+// LegRank is where one leg ranked a result.
+type LegRank struct {
+	Leg   Leg
+	Rank  int // 1-based
+	Score float64
+}
+
+// Result is one chunk.
+type Result struct {
+	ItemID, ChunkID    string
+	Drive, Path, Title string
+	Mime, Heading      string
+	Snippet            string
+	Start, End         int // byte span in the item's content
+	Score              float64
+	Ranks              []LegRank
+	QueryIndexes       []int
+	Tokens             int
+}
+
+// candidate is a chunk found by at least one leg for one query.
+type candidate struct {
+	id      string
+	ranks   [numLegs]int // 0: not found by that leg
+	scores  [numLegs]float64
+	spans   [][2]int // match positions in the chunk text
+	fused   float64
+	queries []int
+}
+
+// Search runs every query of req and returns fused, de-duplicated results.
+func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
+	if len(req.Queries) == 0 {
+		return Response{}, fmt.Errorf("%w: no queries", ErrInvalidQuery)
+	}
+	limit := cmp.Or(req.Limit, DefaultLimit)
+	if limit < 0 || limit > MaxLimit {
+		return Response{}, fmt.Errorf("%w: limit %d is outside 1..%d", ErrInvalidQuery, req.Limit, MaxLimit)
+	}
+	weights := DefaultWeights
+	for l, w := range req.Weights {
+		if l < 0 || l >= numLegs || w < 0 {
+			return Response{}, fmt.Errorf("%w: leg weight %v for leg %d", ErrInvalidQuery, w, l)
+		}
+		weights[l] = w
+	}
+	k := float64(cmp.Or(req.RRFK, DefaultRRFK))
+	perItem := cmp.Or(req.MaxPerItem, DefaultMaxPerItem)
+	// Enough candidates per leg that the per-item cap and the token budget
+	// still leave limit results.
+	depth := min(MaxLimit, max(50, 4*limit))
+
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	resp := Response{Mode: req.Mode, Queries: make([]QueryReport, len(req.Queries))}
+	if req.Mode != BM25 {
+		if reason := e.vectorUnavailable(req); reason != "" {
+			resp.Mode, resp.ModeReason = BM25, reason
+		}
+	}
+	merged := map[string]*candidate{}
+	for qi, q := range req.Queries {
+		if strings.TrimSpace(q.Text) == "" && q.Vector == nil {
+			return Response{}, fmt.Errorf("%w: query %d has neither text nor vector", ErrInvalidQuery, qi)
+		}
+		if q.Vector != nil && len(q.Vector) != e.dims {
+			return Response{}, fmt.Errorf("%w: query %d vector has %d dimensions, the model %q has %d", ErrInvalidQuery, qi, len(q.Vector), e.model, e.dims)
+		}
+		cands, rep, err := e.runQuery(ctx, req, q, resp.Mode, weights, k, depth)
+		if err != nil {
+			return Response{}, err
+		}
+		resp.Queries[qi] = rep
+		for _, c := range cands {
+			m := merged[c.id]
+			if m == nil || c.fused > m.fused {
+				if m != nil {
+					c.queries = m.queries
+				}
+				m = c
+				merged[c.id] = m
+			}
+			m.queries = append(m.queries, qi)
+		}
+	}
+	all := make([]*candidate, 0, len(merged))
+	for _, c := range merged {
+		slices.Sort(c.queries)
+		all = append(all, c)
+	}
+	slices.SortFunc(all, func(a, b *candidate) int {
+		if c := cmp.Compare(b.fused, a.fused); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	var err error
+	resp.Results, resp.TokensUsed, err = e.present(ctx, req, all, limit, perItem)
+	return resp, err
+}
+
+// vectorUnavailable says why the vector leg cannot serve req, or "".
+func (e *Engine) vectorUnavailable(req Request) string {
+	if e.vec == nil {
+		return "no embedding model is available, so the search ran in BM25 mode"
+	}
+	if req.EmbedQuery == nil {
+		for _, q := range req.Queries {
+			if q.Vector == nil {
+				return "the embedding model cannot run, so queries without a vector ran in BM25 mode"
+			}
+		}
+	}
+	return ""
+}
+
+// runQuery runs the legs of mode for one query concurrently and fuses them.
+func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, w [numLegs]float64, k float64, depth int) ([]*candidate, QueryReport, error) {
+	var rep QueryReport
+	var hits [numLegs][]legHit
+	var errs [numLegs]error
+	lexical := mode != Vector && strings.TrimSpace(q.Text) != ""
+	var wg sync.WaitGroup
+	if mode != BM25 && w[LegVector] > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hits[LegVector], errs[LegVector] = e.vectorLeg(ctx, req, q, depth)
+		}()
+	}
+	if lexical {
+		hits[LegBM25], hits[LegSubstring], errs[LegBM25] = e.lexicalLegs(q.Text, req.Filter, w, depth)
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, rep, err
+	}
+	if lexical && len(hits[LegBM25]) == 0 && len(hits[LegSubstring]) == 0 {
+		// Nothing matched the words: try them spelled as the index has them.
+		fixed, ok, err := e.lex.Correct(q.Text)
+		if err != nil {
+			return nil, rep, err
+		}
+		if ok {
+			rep.Corrected = fixed
+			if hits[LegBM25], hits[LegSubstring], err = e.lexicalLegs(fixed, req.Filter, w, depth); err != nil {
+				return nil, rep, err
+			}
+		}
+	}
+	byID := map[string]*candidate{}
+	var out []*candidate
+	var best float64 // the fused score of a chunk ranked first by every leg that found anything
+	for leg, hs := range hits {
+		if len(hs) == 0 {
+			continue
+		}
+		best += w[leg] / (k + 1)
+		for r, h := range hs {
+			c := byID[h.id]
+			if c == nil {
+				c = &candidate{id: h.id}
+				byID[h.id] = c
+				out = append(out, c)
+			}
+			c.ranks[leg], c.scores[leg] = r+1, h.score
+			c.fused += w[leg] / (k + float64(r+1))
+			c.spans = append(c.spans, h.spans...)
+		}
+	}
+	for _, c := range out {
+		c.fused /= best
+	}
+	rep.Candidates = len(out)
+	return out, rep, nil
+}
+
+// legHit is one hit of one leg.
+type legHit struct {
+	id    string
+	score float64
+	spans [][2]int
+}
+
+// lexicalLegs runs BM25 and substring matching; the caller holds e.mu.
+func (e *Engine) lexicalLegs(text string, f lexical.Filter, w [numLegs]float64, depth int) (bm25, sub []legHit, err error) {
+	convert := func(hs []lexical.Hit) []legHit {
+		out := make([]legHit, len(hs))
+		for i, h := range hs {
+			out[i] = legHit{id: h.ID, score: h.Score, spans: h.Locations["text"]}
+		}
+		return out
+	}
+	var errB, errS error
+	var wg sync.WaitGroup
+	if w[LegSubstring] > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var hs []lexical.Hit
+			hs, errS = e.lex.SearchSubstring(text, f, depth)
+			sub = convert(hs)
+		}()
+	}
+	if w[LegBM25] > 0 {
+		var hs []lexical.Hit
+		hs, errB = e.lex.SearchBM25(text, f, depth)
+		bm25 = convert(hs)
+	}
+	wg.Wait()
+	if err := errors.Join(errB, errS); err != nil {
+		if errors.Is(err, lexical.ErrInvalidFilter) {
+			return nil, nil, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
+		}
+		return nil, nil, err
+	}
+	return bm25, sub, nil
+}
+
+// vectorLeg embeds the query if needed and scans the vectors with the
+// filter inside the scan; the caller holds e.mu.
+func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int) ([]legHit, error) {
+	qv := q.Vector
+	if qv == nil {
+		var err error
+		if qv, err = req.EmbedQuery(ctx, q.Text); err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+	}
+	var allow vector.Filter
+	if m := newMatcher(req.Filter); !m.empty() {
+		cat := e.vec.cat
+		allow = vector.FilterFunc(func(id uint64) bool {
+			en, _ := cat.lookup(id)
+			return en != nil && m.match(en)
+		})
+	}
+	hs, err := e.vec.idx.Search(qv, depth, allow)
+	if errors.Is(err, vector.ErrInvalid) || errors.Is(err, vector.ErrDims) {
+		return nil, fmt.Errorf("%w: query vector: %v", ErrInvalidQuery, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]legHit, 0, len(hs))
+	for _, h := range hs {
+		if en, i := e.vec.cat.lookup(h.ID); en != nil {
+			out = append(out, legHit{id: ChunkID(en.id, i), score: float64(h.Score)})
+		}
+	}
+	return out, nil
+}
+
+// present turns ranked candidates into results: at most perItem chunks per
+// item, snippets, and the token budget (a result that does not fit is
+// skipped and later ones are tried). Candidates whose chunk no longer exists
+// (an index running behind the store) are dropped.
+func (e *Engine) present(ctx context.Context, req Request, all []*candidate, limit, perItem int) ([]Result, int, error) {
+	count := req.CountTokens
+	if count == nil {
+		count = func(s string) int { return (len(s) + 3) / 4 }
+	}
+	words := queryWords(req.Queries)
+	perItemSeen := map[string]int{}
+	var out []Result
+	used := 0
+	for start := 0; start < len(all) && len(out) < limit; {
+		// Read the next window of eligible candidates in one transaction.
+		var window []*candidate
+		var refs []vfs.ChunkRef
+		for ; start < len(all) && len(window) < 2*limit; start++ {
+			c := all[start]
+			item, idx, ok := parseChunkID(c.id)
+			if !ok || perItemSeen[item] >= perItem {
+				continue
+			}
+			window = append(window, c)
+			refs = append(refs, vfs.ChunkRef{ItemID: item, Index: idx})
+		}
+		texts, err := e.store.ReadChunks(ctx, refs)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i, c := range window {
+			t := texts[i]
+			if !t.Found || perItemSeen[t.Item.ID] >= perItem || len(out) >= limit {
+				continue
+			}
+			spans := c.spans
+			if len(spans) == 0 {
+				spans = findWords(t.Text, words)
+			}
+			snip := Snippet(t.Text, spans, req.SnippetChars)
+			n := count(snip)
+			if req.TokenBudget > 0 && used+n > req.TokenBudget {
+				continue
+			}
+			used += n
+			perItemSeen[t.Item.ID]++
+			r := Result{
+				ItemID: t.Item.ID, ChunkID: c.id, Drive: t.Item.Drive, Path: t.Item.Path,
+				Title: t.Item.Title, Mime: t.Item.MimeType, Heading: t.Heading, Snippet: snip,
+				Start: t.Start, End: t.End, Score: c.fused, QueryIndexes: c.queries, Tokens: n,
+			}
+			for leg, rank := range c.ranks {
+				if rank > 0 {
+					r.Ranks = append(r.Ranks, LegRank{Leg: Leg(leg), Rank: rank, Score: c.scores[leg]})
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out, used, nil
+}
+
+// queryWords returns the lowercased words of the queries worth showing in a
+// snippet of a chunk only the vector leg found.
+func queryWords(qs []Query) []string {
+	var out []string
+	for _, q := range qs {
+		for _, w := range strings.FieldsFunc(strings.ToLower(q.Text), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+		}) {
+			if utf8.RuneCountInString(w) >= 3 && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// findWords returns the byte spans of whole-word, case-insensitive
+// occurrences of words in text (ASCII case folding keeps offsets exact).
+func findWords(text string, words []string) [][2]int {
+	if len(words) == 0 {
+		return nil
+	}
+	lower := []byte(text)
+	for i, b := range lower {
+		if 'A' <= b && b <= 'Z' {
+			lower[i] = b + 'a' - 'A'
+		}
+	}
+	var out [][2]int
+	for _, w := range words {
+		for from := 0; ; {
+			i := strings.Index(string(lower[from:]), w)
+			if i < 0 {
+				break
+			}
+			s, end := from+i, from+i+len(w)
+			if wordStart(text, s) && wordEnd(text, end) {
+				out = append(out, [2]int{s, end})
+			}
+			from = end
+		}
+	}
+	return out
+}
+
+func wordStart(s string, i int) bool {
+	r, _ := utf8.DecodeLastRuneInString(s[:i])
+	return i == 0 || !(unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+func wordEnd(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return i == len(s) || !(unicode.IsLetter(r) || unicode.IsDigit(r))
+}
