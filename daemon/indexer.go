@@ -46,6 +46,9 @@ type indexer struct {
 	reason  string        // why embedding is unavailable
 	rate    float64       // chunks/s, smoothed
 	stopped chan struct{}
+	// fallback is set once the model-less chunker is installed; only the
+	// run goroutine touches it.
+	fallback bool
 }
 
 func newIndexer(store *vfs.Store, engine *search.Engine, log *slog.Logger, modelDir, libPath string) *indexer {
@@ -56,6 +59,7 @@ func newIndexer(store *vfs.Store, engine *search.Engine, log *slog.Logger, model
 func (ix *indexer) run(ctx context.Context) {
 	defer close(ix.stopped)
 	defer ix.closeWorker()
+	work := ix.store.Work()
 	ix.load(ctx)
 	retry := time.NewTicker(retryModelEvery)
 	defer retry.Stop()
@@ -71,7 +75,7 @@ func (ix *indexer) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ix.store.Work():
+		case <-work:
 		case <-retry.C:
 			if ix.available() == nil {
 				ix.load(ctx)
@@ -86,12 +90,14 @@ func (ix *indexer) run(ctx context.Context) {
 func (ix *indexer) load(ctx context.Context) {
 	if ix.modelDir == "" {
 		ix.setReason("no model configured (model_dir is empty)")
+		ix.useFallbackChunker(ctx)
 		return
 	}
 	if ix.tok == nil {
 		spec, err := embed.LoadSpec(ix.modelDir)
 		if err != nil {
 			ix.setReason(fmt.Sprintf("no model at %s: %v; run `make setup` or point --model-dir at a model directory", ix.modelDir, err))
+			ix.useFallbackChunker(ctx)
 			return
 		}
 		tok, err := tokenize.Load(ix.modelDir)
@@ -131,6 +137,24 @@ func (ix *indexer) load(ctx context.Context) {
 	ix.worker, ix.reason = embed.NewWorker(m), ""
 	ix.mu.Unlock()
 	ix.log.Info("embedding model loaded", "model", ix.spec.ID, "dimensions", ix.spec.Dimensions, "max_tokens", ix.spec.MaxTokens)
+}
+
+// fallbackChunkerID names chunking without a model tokenizer.
+const fallbackChunkerID = "chunk/v1/bytes/256"
+
+// useFallbackChunker chunks by an estimated token count while no model is
+// installed, so that BM25 search works without one. Installing a model later
+// changes the chunker id, which chunks every item again.
+func (ix *indexer) useFallbackChunker(ctx context.Context) {
+	if ix.fallback {
+		return
+	}
+	c := &modelChunker{id: fallbackChunkerID, tok: chunk.ByteCounter{}, maxTokens: 256}
+	if _, err := ix.store.SetIndexing(ctx, c, ""); err != nil {
+		ix.log.Error("install fallback chunker", "err", err)
+		return
+	}
+	ix.fallback = true
 }
 
 func (ix *indexer) setReason(r string) {
@@ -246,7 +270,7 @@ func chunkerID(dir string, spec embed.Spec) (string, error) {
 // model's window, each hashed by the exact text the model will embed.
 type modelChunker struct {
 	id        string
-	tok       *tokenize.Tokenizer
+	tok       chunk.Counter
 	maxTokens int
 }
 

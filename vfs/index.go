@@ -187,7 +187,8 @@ func (t *txn) putChunks(id []byte, spans []ChunkSpan) error {
 		if err := t.chunks.Put(k, encodeChunk(c)); err != nil {
 			return fmt.Errorf("put chunk: %w", err)
 		}
-		if t.hasVector(c.Hash[:]) {
+		// Without a model nothing can embed; setting one queues what lacks a vector.
+		if t.model == "" || t.hasVector(c.Hash[:]) {
 			continue
 		}
 		if err := t.queueEmbed(k, c.Hash, false); err != nil {
@@ -612,6 +613,13 @@ func (s *Store) EmbedStats(ctx context.Context) (EmbedStats, error) {
 	return st, err
 }
 
-// Work signals after each committed change, so background indexers can wait
-// for new work instead of polling.
-func (s *Store) Work() <-chan struct{} { return s.work }
+// Work returns a new channel that is signalled after each committed change,
+// so that each background worker can wait for new work instead of polling.
+// Signals coalesce: one pending signal stands for any number of changes.
+func (s *Store) Work() <-chan struct{} {
+	w := make(chan struct{}, 1)
+	s.workMu.Lock()
+	s.work = append(s.work, w)
+	s.workMu.Unlock()
+	return w
+}

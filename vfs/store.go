@@ -42,7 +42,8 @@ type Options struct {
 type Store struct {
 	db         *bolt.DB
 	maxContent int64
-	work       chan struct{} // signalled after every committed update
+	workMu     sync.Mutex
+	work       []chan struct{} // one per Work caller, signalled after every committed update
 
 	mu      sync.RWMutex // guards chunker and model, set by SetIndexing
 	chunker Chunker
@@ -103,7 +104,7 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return &Store{db: db, maxContent: opts.MaxContentBytes, work: make(chan struct{}, 1)}, nil
+	return &Store{db: db, maxContent: opts.MaxContentBytes}, nil
 }
 
 // Close closes the bbolt file.
@@ -120,10 +121,14 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 	}
 	err := s.db.Batch(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
 	if err == nil {
-		select {
-		case s.work <- struct{}{}:
-		default:
+		s.workMu.Lock()
+		for _, w := range s.work {
+			select {
+			case w <- struct{}{}:
+			default:
+			}
 		}
+		s.workMu.Unlock()
 	}
 	return err
 }

@@ -18,6 +18,14 @@ type Counter interface {
 	Count(text string) int
 }
 
+// ByteCounter estimates four bytes a token. It is the Counter of last resort,
+// for chunking text when no model tokenizer exists, so that lexical search
+// still works; chunks then change when a model arrives.
+type ByteCounter struct{}
+
+// Count returns len(s)/4, rounded up.
+func (ByteCounter) Count(s string) int { return (len(s) + 3) / 4 }
+
 // Chunk is one piece of an item's content.
 type Chunk struct {
 	// Start and End are the byte span [Start, End) of the chunk in the

@@ -454,6 +454,9 @@ func (x *Index) search(leg string, main query.Query, f Filter, k int) ([]Hit, er
 	}
 	req := bleve.NewSearchRequestOptions(q, k, 0, false)
 	req.IncludeLocations = true
+	// Equal scores are common (duplicated text); order them by id so that
+	// rankings do not depend on segment layout.
+	req.SortBy([]string{"-_score", "_id"})
 
 	bi, done, err := x.get()
 	if err != nil {

@@ -61,6 +61,7 @@ type Engine struct {
 	lexSeq, vecSeq, snapSeq, trimmed uint64
 	snapAt                           time.Time
 	rebuildLex, rebuildVec           bool
+	haveSnap                         bool // a snapshot file exists; snapSeq is its sequence
 
 	models  chan modelSpec
 	reqs    chan func(context.Context)
@@ -128,6 +129,7 @@ func Open(store *vfs.Store, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.rebuildLex = n == 0 && stats.Chunks > 0
+	e.snapSeq, e.haveSnap = peekSnapshotSeq(filepath.Join(opts.Dir, snapshotFile))
 	e.state = State{AppliedSeq: e.lexSeq, LexicalChunks: int64(n)}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
@@ -268,7 +270,7 @@ func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
 	if retained > from+1 {
 		// Entries this index needs were trimmed (an index dir was deleted or
 		// a snapshot lost): only a rebuild can recover.
-		e.log.Warn("search index is behind the retained outbox; rebuilding", "applied", from, "retained", retained)
+		e.log.Warn("search index is behind the retained outbox; rebuilding", "lexical_seq", e.lexSeq, "vector_seq", e.vecSeq, "retained", retained)
 		e.rebuildLex = e.lexSeq+1 < retained
 		e.rebuildVec = e.vec != nil && e.vecSeq+1 < retained
 		return true, nil
@@ -535,10 +537,12 @@ func (e *Engine) maybeSnapshot(busy bool) error {
 	return e.writeSnapshot()
 }
 
-// maybeTrim drops outbox entries both indexes have made durable.
+// maybeTrim drops outbox entries both indexes have made durable. A
+// snapshot on disk bounds trimming even before its model is known, so that
+// loading it never finds entries missing.
 func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
 	upto := e.lexSeq
-	if e.vec != nil {
+	if e.vec != nil || e.haveSnap {
 		upto = min(upto, e.snapSeq)
 	}
 	if upto <= e.trimmed || (busy && upto-e.trimmed < trimEvery) {

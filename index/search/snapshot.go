@@ -99,9 +99,27 @@ func (e *Engine) writeSnapshot() error {
 		return err
 	}
 	syncDir(e.opts.Dir)
-	e.snapSeq = e.vecSeq
+	e.snapSeq, e.haveSnap = e.vecSeq, true
 	e.snapAt = time.Now()
 	return nil
+}
+
+// peekSnapshotSeq returns the sequence in a snapshot's header, if there is a
+// readable one.
+func peekSnapshotSeq(path string) (uint64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	r := &snapReader{r: bufio.NewReader(f)}
+	magic := r.bytes(len(snapshotMagic))
+	r.u32()
+	seq := r.u64()
+	if r.err != nil || string(magic) != snapshotMagic {
+		return 0, false
+	}
+	return seq, true
 }
 
 // loadSnapshot reads a snapshot written for model and dims.

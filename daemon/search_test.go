@@ -1,0 +1,336 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/internal/beir"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files from the current results")
+
+// waitCaughtUp polls Status until embedding is idle and the indexes have
+// applied every change.
+func waitCaughtUp(t testing.TB, conn *grpc.ClientConn, timeout time.Duration) *ctxdv1.StatusResponse {
+	t.Helper()
+	admin := ctxdv1.NewAdminServiceClient(conn)
+	deadline := time.Now().Add(timeout)
+	for {
+		st, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
+		if err == nil {
+			e, ix := st.Embedding, st.Index
+			if e.PendingChunks == 0 && e.PendingItems == 0 && ix.AppliedSequence >= ix.OutboxSequence {
+				return st
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not indexed within %s: %v %v", timeout, st, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func doSearch(t testing.TB, conn *grpc.ClientConn, req *ctxdv1.SearchRequest) *ctxdv1.SearchResponse {
+	t.Helper()
+	resp, err := ctxdv1.NewSearchServiceClient(conn).Search(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Search %v: %v", req.Queries, err)
+	}
+	return resp
+}
+
+func resultRefs(r *ctxdv1.SearchResponse) []string {
+	var out []string
+	for _, res := range r.Results {
+		out = append(out, res.Ref)
+	}
+	return out
+}
+
+// TestSearch_GoldenRankings pins the top 5 of every mode for 40 tldr
+// known-item queries over 200 tldr pages, with the real model. A ranking
+// change shows up as a diff of testdata/golden/search-tldr.json to review;
+// regenerate it with `go test ./daemon -run GoldenRankings -update`.
+func TestSearch_GoldenRankings(t *testing.T) {
+	const corpus = "../../shared/data/docs-corpus/"
+	docs, err := beir.LoadCorpus(corpus+"corpus.jsonl.gz", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries, err := beir.LoadQueries(corpus + "tldr-knownitem-queries.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qrels, err := beir.LoadQrels(corpus + "tldr-knownitem-qrels.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries = queries[:40]
+	keep := map[string]bool{}
+	for _, q := range queries {
+		for id := range qrels[q.ID] {
+			keep[id] = true
+		}
+	}
+	for _, d := range docs {
+		if len(keep) >= 200 {
+			break
+		}
+		if strings.HasPrefix(d.ID, "tldr:pages/common/") {
+			keep[d.ID] = true
+		}
+	}
+	ref := func(id string) string { return "docs:/" + strings.ReplaceAll(id, ":", "/") }
+
+	d := mustStart(t, withModel(t, testConfig(t)))
+	conn := dial(t, "unix://"+d.cfg.Socket)
+	c := ctxdv1.NewVfsServiceClient(conn)
+	for _, doc := range docs {
+		if keep[doc.ID] {
+			writeText(t, c, ref(doc.ID), doc.Text)
+		}
+	}
+	waitCaughtUp(t, conn, 3*time.Minute)
+
+	modes := map[string]ctxdv1.SearchMode{"bm25": ctxdv1.SearchMode_SEARCH_MODE_BM25, "vector": ctxdv1.SearchMode_SEARCH_MODE_VECTOR, "hybrid": ctxdv1.SearchMode_SEARCH_MODE_HYBRID}
+	got := map[string]map[string][]string{}
+	found := map[string]int{}
+	for _, q := range queries {
+		got[q.Text] = map[string][]string{}
+		for name, mode := range modes {
+			r := doSearch(t, conn, &ctxdv1.SearchRequest{Queries: []*ctxdv1.SearchQuery{{Text: q.Text}}, Mode: mode, Limit: 5, MaxChunksPerItem: 1})
+			if r.ModeUsed != mode {
+				t.Fatalf("%s ran as %v: %s", name, r.ModeUsed, r.ModeReason)
+			}
+			refs := resultRefs(r)
+			got[q.Text][name] = refs
+			for id := range qrels[q.ID] {
+				if slices.Contains(refs, ref(id)) {
+					found[name]++
+				}
+			}
+		}
+	}
+	t.Logf("known item in the top 5 of %d queries: %v", len(queries), found)
+	// Not a tuning target, a floor: hybrid must find most known items.
+	if found["hybrid"] < len(queries)*3/4 {
+		t.Errorf("hybrid found %d of %d known items in its top 5", found["hybrid"], len(queries))
+	}
+
+	golden := filepath.Join("..", "testdata", "golden", "search-tldr.json")
+	b, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(golden, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (generate it with -update)", err)
+	}
+	var wantMap map[string]map[string][]string
+	if err := json.Unmarshal(want, &wantMap); err != nil {
+		t.Fatal(err)
+	}
+	for q, modes := range wantMap {
+		for mode, refs := range modes {
+			if !slices.Equal(got[q][mode], refs) {
+				t.Errorf("%s %q:\n got  %v\n want %v", mode, q, got[q][mode], refs)
+			}
+		}
+	}
+}
+
+func TestSearch_NoModelAnswersBM25OverHTTPAndRecordsUsage(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.HTTP = "127.0.0.1:0"
+	d := mustStart(t, cfg)
+	conn := dial(t, "unix://"+cfg.Socket)
+	c := ctxdv1.NewVfsServiceClient(conn)
+	writeText(t, c, "notes:/otter.md", "# Otters\n\nSea otters hold hands while sleeping.")
+	writeText(t, c, "notes:/other.md", "Nothing about that animal.")
+	waitCaughtUp(t, conn, 30*time.Second)
+
+	status, body := httpCall(t, "POST", "http://"+d.HTTPAddr().String()+"/v1/search", `{"queries":[{"text":"otters sleeping"}]}`, d.token)
+	if status != 200 {
+		t.Fatalf("HTTP %d: %s", status, body)
+	}
+	var resp struct {
+		Results []struct {
+			Ref, Snippet string
+			Score        float64
+		}
+		ModeUsed   string `json:"mode_used"`
+		ModeReason string `json:"mode_reason"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.ModeUsed != "SEARCH_MODE_BM25" || !strings.Contains(resp.ModeReason, "no embedding model") {
+		t.Fatalf("mode %q reason %q: without a model hybrid must answer as BM25 and say so", resp.ModeUsed, resp.ModeReason)
+	}
+	if len(resp.Results) != 1 || resp.Results[0].Ref != "notes:/otter.md" || resp.Results[0].Score != 1 ||
+		!strings.Contains(resp.Results[0].Snippet, "otters") {
+		t.Fatalf("results %+v", resp.Results)
+	}
+
+	// Usage signals are written in the background within about a second.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := c.Info(context.Background(), &ctxdv1.InfoRequest{Ref: "notes:/otter.md"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Item.RetrievalCount == 1 && info.Item.LastRetrievedAt != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("retrieval not recorded: count %d", info.Item.RetrievalCount)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func randomVector(r *rand.Rand, dims int) []float32 {
+	v := make([]float32, dims)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+func TestSearch_PrecomputedEmbeddings(t *testing.T) {
+	d := mustStart(t, withModel(t, testConfig(t)))
+	conn := dial(t, "unix://"+d.cfg.Socket)
+	c := ctxdv1.NewVfsServiceClient(conn)
+	st := waitEmbedded(t, conn, time.Minute)
+	model, dims := st.Embedding.ModelId, int(st.Embedding.Dimensions)
+	r := rand.New(rand.NewPCG(1, 2))
+	vec := randomVector(r, dims)
+	write := func(ref string, model string, vecs ...[]float32) error {
+		req := &ctxdv1.WriteRequest{Ref: ref, Body: &ctxdv1.WriteRequest_Content{Content: "a short passage"}, EmbeddingModel: model}
+		for _, v := range vecs {
+			req.ChunkEmbeddings = append(req.ChunkEmbeddings, &ctxdv1.Embedding{Values: v})
+		}
+		_, err := c.Write(context.Background(), req)
+		return err
+	}
+	for name, err := range map[string]error{
+		"no model named": write("pre:/a", "", vec),
+		"other model":    write("pre:/b", "bge-small-en-v1.5", vec),
+		"wrong dims":     write("pre:/c", model, vec[:10]),
+		"two for one":    write("pre:/d", model, vec, vec),
+		"zero vector":    write("pre:/e", model, make([]float32, dims)),
+	} {
+		if code, det := errorDetail(t, err); code != codes.InvalidArgument || det.NextActionHint == "" {
+			t.Errorf("%s: %v %v", name, code, det)
+		}
+	}
+	if drives, _ := c.ListDrives(context.Background(), &ctxdv1.ListDrivesRequest{}); len(drives.GetDrives()) != 0 {
+		t.Fatalf("rejected writes left items: %v", drives)
+	}
+	if err := write("pre:/ok", model, vec); err != nil {
+		t.Fatal(err)
+	}
+	st = waitCaughtUp(t, conn, time.Minute)
+	if st.Embedding.EmbeddedChunks != 1 {
+		t.Fatalf("embedded chunks = %d, want the precomputed one", st.Embedding.EmbeddedChunks)
+	}
+	res := doSearch(t, conn, &ctxdv1.SearchRequest{Mode: ctxdv1.SearchMode_SEARCH_MODE_VECTOR, Queries: []*ctxdv1.SearchQuery{{Vector: vec}}})
+	if len(res.Results) != 1 || res.Results[0].Ref != "pre:/ok" || res.Results[0].LegRanks[0].Score < 0.999 {
+		t.Fatalf("vector search with the stored vector: %v", res.Results)
+	}
+}
+
+// TestProcess_KillDuringIndexingThenDoctorFindsNoDrift kills the real
+// daemon with SIGKILL while 8 writers stream items (with precomputed
+// vectors, so both indexes are busy), restarts it, and requires the indexes
+// to catch up with no drift and every acknowledged write to be searchable.
+func TestProcess_KillDuringIndexingThenDoctorFindsNoDrift(t *testing.T) {
+	dir := shortTempDir(t)
+	dataDir, socket := filepath.Join(dir, "data"), filepath.Join(dir, "s.sock")
+	p := startProcess(t, dataDir, socket, modelArgs(t, ortLib(t))...)
+	conn := dial(t, "unix://"+socket)
+	st := waitEmbedded(t, conn, time.Minute)
+	model, dims := st.Embedding.ModelId, int(st.Embedding.Dimensions)
+	c := ctxdv1.NewVfsServiceClient(conn)
+
+	var mu sync.Mutex
+	var acked []string
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := 0; ; i++ {
+				word := fmt.Sprintf("w%di%05d", w, i)
+				req := &ctxdv1.WriteRequest{
+					Ref:            fmt.Sprintf("load:/w%d/%s.txt", w, word),
+					Body:           &ctxdv1.WriteRequest_Content{Content: "unique token " + word},
+					EmbeddingModel: model, ChunkEmbeddings: []*ctxdv1.Embedding{{Values: randomVector(r, dims)}},
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := c.Write(ctx, req)
+				cancel()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				acked = append(acked, word)
+				mu.Unlock()
+			}
+		}()
+	}
+	for {
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 2000 {
+			break
+		}
+	}
+	p.kill(t)
+	wg.Wait()
+
+	p = startProcess(t, dataDir, socket, modelArgs(t, ortLib(t))...)
+	conn = dial(t, "unix://"+socket)
+	waitCaughtUp(t, conn, 2*time.Minute)
+	doc, err := ctxdv1.NewAdminServiceClient(conn).Doctor(context.Background(), &ctxdv1.DoctorRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Ok || doc.StoreChunks < int64(len(acked)) || doc.VectorChunks != doc.StoreVectors {
+		t.Fatalf("doctor after kill -9: %v", doc)
+	}
+	for i, word := range acked {
+		if i%97 != 0 {
+			continue
+		}
+		r := doSearch(t, conn, &ctxdv1.SearchRequest{Mode: ctxdv1.SearchMode_SEARCH_MODE_BM25, Queries: []*ctxdv1.SearchQuery{{Text: word}}})
+		if len(r.Results) == 0 || !strings.HasSuffix(r.Results[0].Ref, word+".txt") {
+			t.Fatalf("acknowledged %s not found after restart: %v", word, resultRefs(r))
+		}
+	}
+	p.stop(t)
+	t.Logf("%d acknowledged writes; doctor: %d chunks, %d vectors, no drift", len(acked), doc.StoreChunks, doc.VectorChunks)
+}
