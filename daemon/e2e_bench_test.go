@@ -1,10 +1,7 @@
 package daemon
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,43 +11,11 @@ import (
 	"time"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/internal/beir"
 )
 
 // docsCorpus is the real-documents corpus in ../shared/data (BEIR layout).
 const docsCorpus = "../../shared/data/docs-corpus/corpus.jsonl.gz"
-
-type corpusDoc struct {
-	ID   string `json:"_id"`
-	Text string `json:"text"`
-}
-
-// loadCorpus reads up to limit documents (0: all).
-func loadCorpus(b *testing.B, name string, limit int) []corpusDoc {
-	b.Helper()
-	f, err := os.Open(name)
-	if err != nil {
-		b.Fatalf("%v (the shared data sits beside the repo)", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var docs []corpusDoc
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() && (limit == 0 || len(docs) < limit) {
-		var d corpusDoc
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			b.Fatal(err)
-		}
-		docs = append(docs, d)
-	}
-	if err := sc.Err(); err != nil {
-		b.Fatal(err)
-	}
-	return docs
-}
 
 // BenchmarkEndToEnd_DocsCorpus writes the docs corpus (20,629 files) through
 // the real daemon process with 16 concurrent clients, then waits until every
@@ -58,7 +23,10 @@ func loadCorpus(b *testing.B, name string, limit int) []corpusDoc {
 // it with -benchtime=1x. CTXD_BENCH_DOCS limits the number of documents.
 func BenchmarkEndToEnd_DocsCorpus(b *testing.B) {
 	limit, _ := strconv.Atoi(os.Getenv("CTXD_BENCH_DOCS"))
-	docs := loadCorpus(b, docsCorpus, limit)
+	docs, err := beir.LoadCorpus(docsCorpus, limit)
+	if err != nil {
+		b.Fatalf("%v (the shared data sits beside the repo)", err)
+	}
 	var bytes int
 	for _, d := range docs {
 		bytes += len(d.Text)
@@ -74,7 +42,7 @@ func BenchmarkEndToEnd_DocsCorpus(b *testing.B) {
 			c := ctxdv1.NewVfsServiceClient(conn)
 			start := time.Now()
 			var wg sync.WaitGroup
-			work := make(chan corpusDoc)
+			work := make(chan beir.Doc)
 			for range 16 {
 				wg.Add(1)
 				go func() {
@@ -95,7 +63,7 @@ func BenchmarkEndToEnd_DocsCorpus(b *testing.B) {
 			written := time.Since(start)
 			st := waitEmbedded(b, conn, 2*time.Hour)
 			total := time.Since(start)
-			peak := peakRSS(b, p.cmd.Process.Pid)
+			peak := procStatusBytes(b, p.cmd.Process.Pid, "VmHWM")
 			p.stop(b)
 			chunks := float64(st.Index.ChunkCount)
 			b.ReportMetric(float64(len(docs))/written.Seconds(), "docs/s-written")

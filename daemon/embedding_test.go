@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -291,7 +290,7 @@ func TestProcess_LargeMarkdownBoundedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := waitEmbedded(t, conn, 3*time.Minute)
-	peak := peakRSS(t, p.cmd.Process.Pid)
+	peak := procStatusBytes(t, p.cmd.Process.Pid, "VmHWM")
 	t.Logf("5 MB markdown: %d chunks, %d vectors, peak RSS %d MiB", st.Index.ChunkCount, st.Embedding.EmbeddedChunks, peak>>20)
 	if st.Index.ChunkCount < 1000 {
 		t.Errorf("only %d chunks for 5 MB", st.Index.ChunkCount)
@@ -301,21 +300,3 @@ func TestProcess_LargeMarkdownBoundedMemory(t *testing.T) {
 	}
 }
 
-// peakRSS reads VmHWM of a process.
-func peakRSS(t testing.TB, pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM")
-	return 0
-}

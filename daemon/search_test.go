@@ -23,27 +23,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files from the current results")
 
-// waitCaughtUp polls Status until embedding is idle and the indexes have
-// applied every change.
-func waitCaughtUp(t testing.TB, conn *grpc.ClientConn, timeout time.Duration) *ctxdv1.StatusResponse {
-	t.Helper()
-	admin := ctxdv1.NewAdminServiceClient(conn)
-	deadline := time.Now().Add(timeout)
-	for {
-		st, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
-		if err == nil {
-			e, ix := st.Embedding, st.Index
-			if e.PendingChunks == 0 && e.PendingItems == 0 && ix.AppliedSequence >= ix.OutboxSequence {
-				return st
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not indexed within %s: %v %v", timeout, st, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func doSearch(t testing.TB, conn *grpc.ClientConn, req *ctxdv1.SearchRequest) *ctxdv1.SearchResponse {
 	t.Helper()
 	resp, err := ctxdv1.NewSearchServiceClient(conn).Search(context.Background(), req)
@@ -104,7 +83,7 @@ func TestSearch_GoldenRankings(t *testing.T) {
 			writeText(t, c, ref(doc.ID), doc.Text)
 		}
 	}
-	waitCaughtUp(t, conn, 3*time.Minute)
+	waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), 3*time.Minute)
 
 	modes := map[string]ctxdv1.SearchMode{"bm25": ctxdv1.SearchMode_SEARCH_MODE_BM25, "vector": ctxdv1.SearchMode_SEARCH_MODE_VECTOR, "hybrid": ctxdv1.SearchMode_SEARCH_MODE_HYBRID}
 	got := map[string]map[string][]string{}
@@ -167,7 +146,7 @@ func TestSearch_NoModelAnswersBM25OverHTTPAndRecordsUsage(t *testing.T) {
 	c := ctxdv1.NewVfsServiceClient(conn)
 	writeText(t, c, "notes:/otter.md", "# Otters\n\nSea otters hold hands while sleeping.")
 	writeText(t, c, "notes:/other.md", "Nothing about that animal.")
-	waitCaughtUp(t, conn, 30*time.Second)
+	waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), 30*time.Second)
 
 	status, body := httpCall(t, "POST", "http://"+d.HTTPAddr().String()+"/v1/search", `{"queries":[{"text":"otters sleeping"}]}`, d.token)
 	if status != 200 {
@@ -250,7 +229,7 @@ func TestSearch_PrecomputedEmbeddings(t *testing.T) {
 	if err := write("pre:/ok", model, vec); err != nil {
 		t.Fatal(err)
 	}
-	st = waitCaughtUp(t, conn, time.Minute)
+	st = waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), time.Minute)
 	if st.Embedding.EmbeddedChunks != 1 {
 		t.Fatalf("embedded chunks = %d, want the precomputed one", st.Embedding.EmbeddedChunks)
 	}
@@ -314,7 +293,7 @@ func TestProcess_KillDuringIndexingThenDoctorFindsNoDrift(t *testing.T) {
 
 	p = startProcess(t, dataDir, socket, modelArgs(t, ortLib(t))...)
 	conn = dial(t, "unix://"+socket)
-	waitCaughtUp(t, conn, 2*time.Minute)
+	waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), 2*time.Minute)
 	doc, err := ctxdv1.NewAdminServiceClient(conn).Doctor(context.Background(), &ctxdv1.DoctorRequest{})
 	if err != nil {
 		t.Fatal(err)

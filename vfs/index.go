@@ -466,7 +466,7 @@ func (s *Store) SaveEmbeddings(ctx context.Context, model string, done []Pending
 					return err
 				}
 				dequeued++
-				if err := t.emit(p.key[:16]); err != nil {
+				if err := t.emitVectors(p.key[:16]); err != nil {
 					return err
 				}
 			}

@@ -17,15 +17,23 @@ import (
 // last sequence it applied; after a crash it asks for the entries past that
 // and re-reads those items' current state, which makes applying idempotent.
 
-const bucketOutbox = "outbox" // seq (8) -> item id (16) | chunk records before the change (4)
+const bucketOutbox = "outbox" // seq (8) -> item id (16) | chunk records before the change (4) | what changed (1)
+
+// What an outbox entry says changed.
+const (
+	changedItem    = 1 << 0 // content, chunks or indexed metadata
+	changedVectors = 1 << 1 // only vectors of existing chunks
+)
 
 // IndexChange is one outbox entry: item ItemID changed at Seq. PrevChunks is
 // how many chunk records the item had just before, so an index can delete
-// chunk ids that no longer exist.
+// chunk ids that no longer exist. VectorsOnly is set when nothing but the
+// vectors of its chunks changed, which the lexical index can skip.
 type IndexChange struct {
-	Seq        uint64
-	ItemID     string
-	PrevChunks int
+	Seq         uint64
+	ItemID      string
+	PrevChunks  int
+	VectorsOnly bool
 }
 
 // IndexChunk is one chunk as the indexes need it.
@@ -48,24 +56,34 @@ type IndexDoc struct {
 	Chunks []IndexChunk
 }
 
-// emit appends an outbox entry for item id, unless this transaction already did.
-func (t *txn) emit(id []byte) error {
+// emit records in the outbox that item id changed.
+func (t *txn) emit(id []byte) error { return t.emitKind(id, changedItem) }
+
+// emitVectors records that only the vectors of item id's chunks changed.
+func (t *txn) emitVectors(id []byte) error { return t.emitKind(id, changedVectors) }
+
+// emitKind appends an outbox entry for item id, or adds kind to the entry
+// this transaction already appended for it.
+func (t *txn) emitKind(id []byte, kind byte) error {
 	var k [16]byte
 	copy(k[:], id)
 	if t.emitted == nil {
-		t.emitted = map[[16]byte]bool{}
+		t.emitted = map[[16]byte]uint64{}
 	}
-	if t.emitted[k] {
-		return nil
+	if seq, ok := t.emitted[k]; ok {
+		v := bytes.Clone(t.outbox.Get(seqKey(seq)))
+		v[20] |= kind
+		return t.outbox.Put(seqKey(seq), v)
 	}
-	t.emitted[k] = true
 	seq, err := t.outbox.NextSequence()
 	if err != nil {
 		return fmt.Errorf("outbox sequence: %w", err)
 	}
-	v := make([]byte, 20)
+	t.emitted[k] = seq
+	v := make([]byte, 21)
 	copy(v, id)
 	binary.BigEndian.PutUint32(v[16:], uint32(t.chunkCount(id)))
+	v[20] = kind
 	if err := t.outbox.Put(seqKey(seq), v); err != nil {
 		return fmt.Errorf("append outbox: %w", err)
 	}
@@ -112,9 +130,10 @@ func (s *Store) Changes(ctx context.Context, after uint64, limit int) (changes [
 		}
 		for k, v := c.Seek(seqKey(after + 1)); k != nil && len(changes) < limit; k, v = c.Next() {
 			changes = append(changes, IndexChange{
-				Seq:        binary.BigEndian.Uint64(k),
-				ItemID:     uuid.UUID(v[:16]).String(),
-				PrevChunks: int(binary.BigEndian.Uint32(v[16:])),
+				Seq:         binary.BigEndian.Uint64(k),
+				ItemID:      uuid.UUID(v[:16]).String(),
+				PrevChunks:  int(binary.BigEndian.Uint32(v[16:20])),
+				VectorsOnly: v[20] == changedVectors,
 			})
 		}
 		return nil

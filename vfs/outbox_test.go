@@ -34,17 +34,21 @@ func TestStore_Outbox_EveryIndexedChangeIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []int
+	var vectorsOnly []bool
 	for i, c := range changes(t, s) {
 		if c.Seq != uint64(i+1) {
 			t.Fatalf("entry %d has seq %d; sequences must be dense and ordered", i, c.Seq)
 		}
 		if c.ItemID == a.ID {
-			got = append(got, c.PrevChunks)
+			got, vectorsOnly = append(got, c.PrevChunks), append(vectorsOnly, c.VectorsOnly)
 		}
 	}
 	// write (0 before), overwrite (3 before), move (1), vectors saved (1), delete (1).
 	if want := []int{0, 3, 1, 1, 1}; !slices.Equal(got, want) {
 		t.Fatalf("prev chunk counts of a.md's entries = %v, want %v", got, want)
+	}
+	if want := []bool{false, false, false, true, false}; !slices.Equal(vectorsOnly, want) {
+		t.Fatalf("vectors-only flags = %v, want %v", vectorsOnly, want)
 	}
 	seq, err := s.OutboxSeq(ctx)
 	if err != nil || seq != uint64(len(changes(t, s))) {

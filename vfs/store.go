@@ -158,7 +158,7 @@ type txn struct {
 	model    string  // embedding model id; "" while unknown
 	now      time.Time
 
-	emitted     map[[16]byte]bool // items already in the outbox from this transaction
+	emitted     map[[16]byte]uint64 // outbox entries this transaction appended, by item
 	precomputed *Embeddings       // vectors supplied with a Write, consumed by putChunks
 }
 

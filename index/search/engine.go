@@ -24,6 +24,13 @@ const (
 	rebuildBatch = 4096
 	// trimEvery is how many applied entries accumulate before the outbox is trimmed.
 	trimEvery = 4096
+	// After a write wakes the applier it waits a moment so that one Bleve
+	// batch carries many changes: every batch becomes a segment, and merging
+	// many tiny segments costs far more than indexing. A busy stream of
+	// writes (the last batch held more than bulkBatch entries) waits longer.
+	quietDelay = 5 * time.Millisecond
+	bulkDelay  = 150 * time.Millisecond
+	bulkBatch  = 32
 
 	lexicalDir   = "lexical"
 	snapshotFile = "vectors.snap"
@@ -60,6 +67,7 @@ type Engine struct {
 	// Owned by the run goroutine.
 	lexSeq, vecSeq, snapSeq, trimmed uint64
 	snapAt                           time.Time
+	lastBatch                        int // entries the last pass applied
 	rebuildLex, rebuildVec           bool
 	haveSnap                         bool // a snapshot file exists; snapSeq is its sequence
 
@@ -213,6 +221,14 @@ func (e *Engine) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-work:
+			delay := quietDelay
+			if e.lastBatch > bulkBatch {
+				delay = bulkDelay
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(delay):
+			}
 		case m := <-e.models:
 			e.useModel(ctx, m)
 		case fn := <-e.reqs:
@@ -275,6 +291,7 @@ func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
 		e.rebuildVec = e.vec != nil && e.vecSeq+1 < retained
 		return true, nil
 	}
+	e.lastBatch = len(changes)
 	if len(changes) == 0 {
 		return false, nil
 	}
@@ -292,7 +309,7 @@ func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
 			ids = append(ids, c.ItemID)
 		}
 		ch.prev = max(ch.prev, c.PrevChunks)
-		ch.lex = ch.lex || c.Seq > e.lexSeq
+		ch.lex = ch.lex || (c.Seq > e.lexSeq && !c.VectorsOnly)
 		ch.vec = ch.vec || c.Seq > e.vecSeq
 	}
 	last := changes[len(changes)-1].Seq

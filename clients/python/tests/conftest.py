@@ -79,7 +79,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     with open(log, "wb") as logf:
         proc = subprocess.Popen(
             [str(binary), "serve", "--data-dir", str(data_dir / "store"),
-             "--socket", socket, "--http="],
+             "--socket", socket, "--http=", "--model-dir="],
             stdout=logf,
             stderr=subprocess.STDOUT,
             env=env,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import time
 
 import grpc
 import pytest
 
 import ctxd
-from ctxd.v1 import types_pb2, vfs_pb2
+from ctxd.v1 import search_pb2, types_pb2, vfs_pb2
 
 
 def _refs(node: types_pb2.TreeNode) -> list[str]:
@@ -166,3 +167,25 @@ def test_unreachable_socket_is_unavailable(tmp_path) -> None:
             c.exists("/x")
     assert ei.value.code == grpc.StatusCode.UNAVAILABLE
     assert ei.value.type == "UNAVAILABLE"
+
+
+def test_search_without_a_model_answers_bm25(client: ctxd.Client) -> None:
+    client.write("agent:/it/search/otter.md", "# Otters\n\nSea otters hold hands while sleeping.\n")
+    client.write("agent:/it/search/other.md", "Nothing about that animal.\n")
+    # The index applies writes in the background, within milliseconds.
+    deadline = time.monotonic() + 10
+    while True:
+        r = client.search("sleeping otters", path_prefixes=["agent:/it/search"])
+        if r.results or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert r.mode_used == search_pb2.SEARCH_MODE_BM25
+    assert "no embedding model" in r.mode_reason
+    assert [x.ref for x in r.results] == ["agent:/it/search/otter.md"]
+    top = r.results[0]
+    assert top.score == 1.0
+    assert "otters" in top.snippet.lower()
+    assert top.heading == "Otters"
+
+    with pytest.raises(ctxd.InvalidArgumentError):
+        client.search([])

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 
 import {
   Code,
+  SearchMode,
   CtxdError,
   type CtxdClient,
   type TreeNode,
@@ -62,7 +63,7 @@ describe("ctxd daemon", () => {
     const out = fs.openSync(logPath, "w");
     proc = spawn(
       ctxdBin,
-      ["serve", "--data-dir", path.join(workDir, "data"), "--socket", socketPath, "--http="],
+      ["serve", "--data-dir", path.join(workDir, "data"), "--socket", socketPath, "--http=", "--model-dir="],
       { stdio: ["ignore", out, out], env },
     );
     fs.closeSync(out);
@@ -164,6 +165,26 @@ describe("ctxd daemon", () => {
       assert.ok(e.message.length > 0);
     });
   }
+
+  it("searches in BM25 mode without a model and says so", async () => {
+    await c.vfs.write({ ref: "agent:/it/search/otter.md", body: { case: "content", value: "# Otters\n\nSea otters hold hands while sleeping.\n" } });
+    await c.vfs.write({ ref: "agent:/it/search/other.md", body: { case: "content", value: "Nothing about that animal.\n" } });
+    const query = { queries: [{ text: "sleeping otters" }], filter: { pathPrefixes: ["agent:/it/search"] } };
+    // The index applies writes in the background, within milliseconds.
+    let r = await c.search.search(query);
+    for (let i = 0; i < 200 && r.results.length === 0; i++) {
+      await new Promise((ok) => setTimeout(ok, 50));
+      r = await c.search.search(query);
+    }
+    assert.equal(r.modeUsed, SearchMode.BM25);
+    assert.match(r.modeReason, /no embedding model/);
+    assert.deepEqual(r.results.map((x) => x.ref), ["agent:/it/search/otter.md"]);
+    assert.equal(r.results[0].score, 1);
+    assert.match(r.results[0].snippet, /otters/i);
+
+    const e = await rejection(c.search.search({}));
+    assert.equal(e.type, "INVALID_ARGUMENT");
+  });
 
   it("round-trips binary content", async () => {
     const ref = "agent:/it/bin/blob.bin";
