@@ -89,6 +89,7 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	go test -run='^$$' -fuzz='^FuzzApplyPatches$$' -fuzztime=$(FUZZTIME) ./vfs
 	go test -run='^$$' -fuzz='^FuzzTokenizer_Encode$$' -fuzztime=$(FUZZTIME) ./index/tokenize
 	go test -run='^$$' -fuzz='^FuzzSplit$$' -fuzztime=$(FUZZTIME) ./index/chunk
+	go test -run='^$$' -fuzz='^FuzzSnippet$$' -fuzztime=$(FUZZTIME) ./index/search
 
 .PHONY: test-python
 test-python: setup build ## Python client integration test against the real daemon

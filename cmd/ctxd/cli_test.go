@@ -185,3 +185,49 @@ func TestCLI_ModelPull(t *testing.T) {
 		t.Errorf("pull of a missing model = %d %s", code, errOut)
 	}
 }
+
+func TestCLI_SearchDoctorReindex(t *testing.T) {
+	s := startDaemon(t)
+	for ref, text := range map[string]string{
+		"agent:/kb/otters.md": "# Otters\n\nSea otters hold hands while sleeping.\n",
+		"work:/kb/other.md":   "Sleeping is good for people too.\n",
+	} {
+		if code, _, errOut := ctxd(t, s, text, "write", ref); code != 0 {
+			t.Fatal(errOut)
+		}
+	}
+	// The index applies writes in the background, within milliseconds.
+	var out, errOut string
+	for i := 0; i < 100; i++ {
+		var code int
+		code, out, errOut = ctxd(t, s, "", "search", "sleeping otters")
+		if code != 0 {
+			t.Fatalf("search: %d %s", code, errOut)
+		}
+		if strings.Contains(out, "work:/kb/other.md") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.HasPrefix(out, "1. agent:/kb/otters.md  (1.000)\n   Otters\n") || !strings.Contains(errOut, "BM25 mode") {
+		t.Fatalf("search output:\n%s\nstderr: %s", out, errOut)
+	}
+	steps := []struct {
+		args     []string
+		wantCode int
+		wantOut  string
+	}{
+		{[]string{"search", "sleeping", "--drive", "work"}, 0, "1. work:/kb/other.md"},
+		{[]string{"search", "otters", "--path", "work:/kb"}, 0, "no results"},
+		{[]string{"search", "x", "--mode", "fuzzy"}, 2, ""},
+		{[]string{"doctor"}, 0, "ok\n"},
+		{[]string{"reindex"}, 0, "reindexed 2 chunks"},
+		{[]string{"search", "hands", "--limit", "1"}, 0, "agent:/kb/otters.md"},
+	}
+	for _, st := range steps {
+		code, out, errOut := ctxd(t, s, "", st.args...)
+		if code != st.wantCode || !strings.Contains(out, st.wantOut) {
+			t.Fatalf("ctxd %v = %d\nstdout: %s\nstderr: %s", st.args, code, out, errOut)
+		}
+	}
+}

@@ -1,11 +1,13 @@
 package lexical
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -454,9 +456,6 @@ func (x *Index) search(leg string, main query.Query, f Filter, k int) ([]Hit, er
 	}
 	req := bleve.NewSearchRequestOptions(q, k, 0, false)
 	req.IncludeLocations = true
-	// Equal scores are common (duplicated text); order them by id so that
-	// rankings do not depend on segment layout.
-	req.SortBy([]string{"-_score", "_id"})
 
 	bi, done, err := x.get()
 	if err != nil {
@@ -471,6 +470,15 @@ func (x *Index) search(leg string, main query.Query, f Filter, k int) ([]Hit, er
 	for _, h := range res.Hits {
 		hits = append(hits, Hit{ID: h.ID, Score: h.Score, Locations: spans(h.Locations)})
 	}
+	// Equal scores are common (duplicated text); order them by id so that
+	// rankings do not depend on segment layout. (Asking Bleve to sort by _id
+	// would load the id of every candidate, not just of the top k.)
+	slices.SortStableFunc(hits, func(a, b Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	return hits, nil
 }
 

@@ -365,3 +365,19 @@ func TestEngine_RejectsBadQueries(t *testing.T) {
 		}
 	}
 }
+
+func TestEngine_TypoCorrectionWhenNothingMatches(t *testing.T) {
+	e := newEnv(t)
+	e.write("notes:/sort.md", "sorting algorithms compared", unit(0, 0))
+	e.write("notes:/other.md", "gardening tips", unit(1, 0))
+	e.sync()
+	r := e.search(Request{Mode: BM25, Queries: []Query{{Text: "sortng algoritms"}}})
+	if r.Queries[0].Corrected == "" || !slices.Equal(refs(r), []string{"notes:/sort.md"}) {
+		t.Fatalf("corrected %q, results %v", r.Queries[0].Corrected, refs(r))
+	}
+	// A query that matches as typed is left alone.
+	r = e.search(Request{Mode: BM25, Queries: []Query{{Text: "gardening"}}})
+	if r.Queries[0].Corrected != "" {
+		t.Fatalf("corrected a matching query to %q", r.Queries[0].Corrected)
+	}
+}

@@ -78,10 +78,12 @@ func (e *Engine) writeSnapshot() error {
 		w.u32(ordinal[id>>chunkBits])
 		w.u32(uint32(id & (maxVectorChunks - 1)))
 	})
+	row := make([]byte, 4*e.dims)
 	e.vec.idx.Each(func(_ uint64, vec []float32) {
-		for _, x := range vec {
-			w.u32(math.Float32bits(x))
+		for i, x := range vec {
+			binary.LittleEndian.PutUint32(row[4*i:], math.Float32bits(x))
 		}
+		w.bytes(row)
 	})
 	if w.err == nil {
 		w.err = bw.Flush()
@@ -167,32 +169,35 @@ func loadSnapshot(path, model string, dims int) (snapshot, error) {
 	if r.err == nil && rows > uint64(st.Size())/uint64(4*dims) {
 		return snapshot{}, fmt.Errorf("vector snapshot claims %d rows, more than the file holds", rows)
 	}
-	ids := make([]uint64, 0, rows)
-	for range rows {
-		item, chunk := r.u32(), r.u32()
-		if r.err == nil && (int(item) >= len(items) || chunk >= maxVectorChunks) {
-			return snapshot{}, errors.New("vector snapshot row out of range")
-		}
-		if r.err != nil {
+	// Rows and vectors are read in bulk: at a million rows, per-value reads
+	// would dominate start-up.
+	ids := make([]uint64, rows)
+	rowBuf := r.bytes(8 * int(rows))
+	for i := range ids {
+		item, chunk := binary.LittleEndian.Uint32(rowBuf[8*i:]), binary.LittleEndian.Uint32(rowBuf[8*i+4:])
+		if int(item) >= len(items) || chunk >= maxVectorChunks {
+			if r.err == nil {
+				return snapshot{}, errors.New("vector snapshot row out of range")
+			}
 			break
 		}
-		ids = append(ids, vectorID(items[item].ord, int(chunk)))
+		ids[i] = vectorID(items[item].ord, int(chunk))
 	}
-	leg.idx.Reserve(len(ids))
-	vec := make([]float32, dims)
-	for _, id := range ids {
-		for i := range vec {
-			vec[i] = math.Float32frombits(r.u32())
+	data := make([]float32, int(rows)*dims)
+	buf := make([]byte, 1<<20)
+	for done := 0; done < len(data) && r.err == nil; {
+		n := min(len(buf)/4, len(data)-done)
+		r.read(buf[:4*n])
+		for i := range n {
+			data[done+i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
 		}
-		if r.err != nil {
-			break
-		}
-		if err := leg.idx.Upsert(id, vec); err != nil {
-			return snapshot{}, fmt.Errorf("vector snapshot: %w", err)
-		}
+		done += n
 	}
 	if r.err != nil {
 		return snapshot{}, fmt.Errorf("read vector snapshot: %w", r.err)
+	}
+	if err := leg.idx.Load(ids, data); err != nil {
+		return snapshot{}, fmt.Errorf("vector snapshot: %w", err)
 	}
 	var want uint32
 	if err := binary.Read(f, binary.LittleEndian, &want); err != nil {

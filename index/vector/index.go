@@ -179,6 +179,45 @@ func (x *Index) Upsert(id uint64, vec []float32) error {
 	return nil
 }
 
+// Load replaces the index's contents with rows of data (len(ids)*Dims
+// values, row-major), which it takes ownership of. The rows must already be
+// L2-normalised, as Each yields them: Load is for restoring a saved index
+// without the per-row work of Upsert. The int8 copy is computed in parallel.
+func (x *Index) Load(ids []uint64, data []float32) error {
+	if len(data) != len(ids)*x.dims {
+		return fmt.Errorf("load: %w: %d values for %d rows of %d", ErrDims, len(data), len(ids), x.dims)
+	}
+	rows := make(map[uint64]int, len(ids))
+	for row, id := range ids {
+		if _, dup := rows[id]; dup {
+			return fmt.Errorf("load: id %d appears twice", id)
+		}
+		rows[id] = row
+	}
+	var qdata []int8
+	var qscale []float32
+	if x.quant {
+		qdata, qscale = make([]int8, len(ids)*x.qstride), make([]float32, len(ids))
+		var wg sync.WaitGroup
+		per := (len(ids) + x.shards - 1) / max(x.shards, 1)
+		for lo := 0; lo < len(ids); lo += per {
+			hi := min(lo+per, len(ids))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := lo; r < hi; r++ {
+					qscale[r] = quantize(qdata[r*x.qstride:(r+1)*x.qstride], data[r*x.dims:(r+1)*x.dims])
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.ids, x.data, x.rows, x.qdata, x.qscale = ids, data, rows, qdata, qscale
+	return nil
+}
+
 // Each calls fn with every id and its stored (normalised) vector, under the
 // read lock: fn must not keep vec or call back into the Index.
 func (x *Index) Each(fn func(id uint64, vec []float32)) {

@@ -396,3 +396,41 @@ func TestQuantize(t *testing.T) {
 		}
 	}
 }
+
+func TestIndex_LoadRestoresWhatEachYields(t *testing.T) {
+	const dims = 40
+	r := rng(7)
+	src := NewQuantized(dims, 0)
+	mustBuild(t, src, &r, 500)
+	var ids []uint64
+	var data []float32
+	src.Each(func(id uint64, vec []float32) {
+		ids = append(ids, id)
+		data = append(data, vec...)
+	})
+	dst := NewQuantized(dims, 0)
+	if err := dst.Load(ids, data); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		q := make([]float32, dims)
+		r.fillRandom(q)
+		want, err := src.Search(q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := dst.Search(q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("after Load: %v, want %v", got, want)
+		}
+	}
+	if err := dst.Load(ids[:2], data[:dims]); !errors.Is(err, ErrDims) {
+		t.Fatalf("short data: %v", err)
+	}
+	if err := dst.Load([]uint64{1, 1}, data[:2*dims]); err == nil {
+		t.Fatal("duplicate ids accepted")
+	}
+}
