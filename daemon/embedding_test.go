@@ -299,4 +299,3 @@ func TestProcess_LargeMarkdownBoundedMemory(t *testing.T) {
 		t.Errorf("peak RSS %d MiB exceeds 768 MiB", peak>>20)
 	}
 }
-

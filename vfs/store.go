@@ -159,7 +159,7 @@ type txn struct {
 	now      time.Time
 
 	emitted     map[[16]byte]uint64 // outbox entries this transaction appended, by item
-	precomputed *Embeddings       // vectors supplied with a Write, consumed by putChunks
+	precomputed *Embeddings         // vectors supplied with a Write, consumed by putChunks
 }
 
 func (s *Store) newTxn(tx *bolt.Tx) *txn {
