@@ -130,58 +130,69 @@ func (p *daemonProcess) stop(t testing.TB) {
 	}
 }
 
-func TestProcess_KillDuringWritesLosesNothing(t *testing.T) {
-	dir := shortTempDir(t)
-	dataDir, socket := filepath.Join(dir, "data"), filepath.Join(dir, "s.sock")
-	p := startProcess(t, dataDir, socket)
-	c := ctxdv1.NewVfsServiceClient(dial(t, "unix://"+socket))
-
-	const writers = 8
+// loadThenKill runs writers concurrently, each calling write(w, i) for
+// i = 0, 1, … until a call fails, kills p with SIGKILL without warning once
+// n writes were acknowledged, and returns the keys write returned for every
+// acknowledged write.
+func loadThenKill(t testing.TB, p *daemonProcess, writers, n int, write func(w, i int) (string, error)) []string {
+	t.Helper()
 	var mu sync.Mutex
-	acked := map[string]string{}
+	var acked []string
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
-				ref := fmt.Sprintf("agent:/w%d/item-%05d.md", w, i)
-				body := fmt.Sprintf("writer %d item %d\n%s", w, i, ref)
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				_, err := c.Write(ctx, &ctxdv1.WriteRequest{Ref: ref, Body: &ctxdv1.WriteRequest_Content{Content: body}})
-				cancel()
+				key, err := write(w, i)
 				if err != nil {
 					return // the daemon died
 				}
 				mu.Lock()
-				acked[ref] = body
+				acked = append(acked, key)
 				mu.Unlock()
 			}
 		}()
 	}
-	// Let writes flow, then kill without warning.
 	for {
 		time.Sleep(20 * time.Millisecond)
 		mu.Lock()
-		n := len(acked)
+		done := len(acked) >= n
 		mu.Unlock()
-		if n >= 400 {
+		if done {
 			break
 		}
 	}
 	p.kill(t)
 	wg.Wait()
+	return acked
+}
+
+func TestProcess_KillDuringWritesLosesNothing(t *testing.T) {
+	dir := shortTempDir(t)
+	dataDir, socket := filepath.Join(dir, "data"), filepath.Join(dir, "s.sock")
+	p := startProcess(t, dataDir, socket)
+	c := ctxdv1.NewVfsServiceClient(dial(t, "unix://"+socket))
+
+	body := func(ref string) string { return "item " + ref + "\n" }
+	acked := loadThenKill(t, p, 8, 400, func(w, i int) (string, error) {
+		ref := fmt.Sprintf("agent:/w%d/item-%05d.md", w, i)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := c.Write(ctx, &ctxdv1.WriteRequest{Ref: ref, Body: &ctxdv1.WriteRequest_Content{Content: body(ref)}})
+		return ref, err
+	})
 
 	startProcess(t, dataDir, socket)
 	c = ctxdv1.NewVfsServiceClient(dial(t, "unix://"+socket))
 	ctx := context.Background()
-	for ref, body := range acked {
+	for _, ref := range acked {
 		r, err := c.Read(ctx, &ctxdv1.ReadRequest{Ref: ref})
 		if err != nil {
 			t.Fatalf("acknowledged write %s lost after kill -9: %v", ref, err)
 		}
-		if r.Content != body {
-			t.Fatalf("%s = %q after restart, want %q", ref, r.Content, body)
+		if r.Content != body(ref) {
+			t.Fatalf("%s = %q after restart, want %q", ref, r.Content, body(ref))
 		}
 	}
 	drives, err := c.ListDrives(ctx, &ctxdv1.ListDrivesRequest{})

@@ -108,6 +108,12 @@ const wikiConstruction = "vectors written precomputed: each chunk gets normalize
 func BenchmarkSearchWikipedia(b *testing.B) {
 	sizes := wikiSizes(b)
 	w := loadWikiBench(b)
+	// The sub-benchmarks share the in-process model: close it after all of them.
+	b.Cleanup(func() {
+		if w.model != nil {
+			w.model.Close()
+		}
+	})
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
 			w.run(b, n)
@@ -281,7 +287,6 @@ func (w *wikiBench) openModel(b *testing.B) *embed.Model {
 			b.Fatal(err)
 		}
 		w.model = m
-		b.Cleanup(func() { m.Close() })
 	}
 	return w.model
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -252,44 +251,19 @@ func TestProcess_KillDuringIndexingThenDoctorFindsNoDrift(t *testing.T) {
 	model, dims := st.Embedding.ModelId, int(st.Embedding.Dimensions)
 	c := ctxdv1.NewVfsServiceClient(conn)
 
-	var mu sync.Mutex
-	var acked []string
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(w), 7))
-			for i := 0; ; i++ {
-				word := fmt.Sprintf("w%di%05d", w, i)
-				req := &ctxdv1.WriteRequest{
-					Ref:            fmt.Sprintf("load:/w%d/%s.txt", w, word),
-					Body:           &ctxdv1.WriteRequest_Content{Content: "unique token " + word},
-					EmbeddingModel: model, ChunkEmbeddings: []*ctxdv1.Embedding{{Values: randomVector(r, dims)}},
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				_, err := c.Write(ctx, req)
-				cancel()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				acked = append(acked, word)
-				mu.Unlock()
-			}
-		}()
-	}
-	for {
-		time.Sleep(20 * time.Millisecond)
-		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 2000 {
-			break
+	acked := loadThenKill(t, p, 8, 2000, func(w, i int) (string, error) {
+		word := fmt.Sprintf("w%di%05d", w, i)
+		r := rand.New(rand.NewPCG(uint64(w), uint64(i)))
+		req := &ctxdv1.WriteRequest{
+			Ref:            fmt.Sprintf("load:/w%d/%s.txt", w, word),
+			Body:           &ctxdv1.WriteRequest_Content{Content: "unique token " + word},
+			EmbeddingModel: model, ChunkEmbeddings: []*ctxdv1.Embedding{{Values: randomVector(r, dims)}},
 		}
-	}
-	p.kill(t)
-	wg.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := c.Write(ctx, req)
+		return word, err
+	})
 
 	p = startProcess(t, dataDir, socket, modelArgs(t, ortLib(t))...)
 	conn = dial(t, "unix://"+socket)

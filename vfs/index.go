@@ -305,6 +305,15 @@ func (s *Store) SetIndexing(ctx context.Context, c Chunker, model string) (Index
 	s.chunker, s.model = c, model
 	s.mu.Unlock()
 	var ch IndexingChange
+	// Look first: at start-up the store usually matches, and a write
+	// transaction would wait for an fsync behind whatever else is flushing.
+	if err := s.view(ctx, func(t *txn) error {
+		meta := t.tx.Bucket([]byte(bucketMeta))
+		ch.PrevChunker, ch.PrevModel = string(meta.Get([]byte(keyChunker))), string(meta.Get([]byte(keyModel)))
+		return nil
+	}); err != nil || ((c == nil || ch.PrevChunker == c.ID()) && (model == "" || ch.PrevModel == model)) {
+		return ch, err
+	}
 	err := s.update(ctx, func(t *txn) error {
 		ch = IndexingChange{}
 		meta := t.tx.Bucket([]byte(bucketMeta))

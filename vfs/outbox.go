@@ -141,26 +141,36 @@ func (s *Store) Changes(ctx context.Context, after uint64, limit int) (changes [
 	return changes, retained, err
 }
 
+// trimBatch bounds the outbox entries one trim transaction deletes.
+const trimBatch = 10_000
+
 // TrimOutbox deletes the entries up to and including seq, once every index
-// has applied them durably.
+// has applied them durably, in transactions of at most trimBatch deletes.
 func (s *Store) TrimOutbox(ctx context.Context, seq uint64) error {
-	var any bool
-	if err := s.view(ctx, func(t *txn) error {
-		k, _ := t.outbox.Cursor().First()
-		any = k != nil && binary.BigEndian.Uint64(k) <= seq
-		return nil
-	}); err != nil || !any {
-		return err
-	}
-	return s.update(ctx, func(t *txn) error {
-		c := t.outbox.Cursor()
-		for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= seq; k, _ = c.First() {
-			if err := c.Delete(); err != nil {
-				return fmt.Errorf("trim outbox: %w", err)
-			}
+	for {
+		var any bool
+		if err := s.view(ctx, func(t *txn) error {
+			k, _ := t.outbox.Cursor().First()
+			any = k != nil && binary.BigEndian.Uint64(k) <= seq
+			return nil
+		}); err != nil || !any {
+			return err
 		}
-		return nil
-	})
+		err := s.update(ctx, func(t *txn) error {
+			c := t.outbox.Cursor()
+			n := 0
+			for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= seq && n < trimBatch; k, _ = c.First() {
+				if err := c.Delete(); err != nil {
+					return fmt.Errorf("trim outbox: %w", err)
+				}
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // IndexDocs reads the current state of the items with ids, in one

@@ -181,6 +181,11 @@ func (e *Engine) Close() error {
 	if e.vec != nil && e.vecSeq > e.snapSeq {
 		err = e.writeSnapshot()
 	}
+	// Trim now rather than at the next start, where the write would wait
+	// behind the indexes' own start-up I/O.
+	if err == nil {
+		err = e.maybeTrim(context.Background(), false)
+	}
 	return errors.Join(err, e.lex.Close())
 }
 
@@ -211,7 +216,7 @@ func (e *Engine) run(ctx context.Context) {
 		if more {
 			select {
 			case m := <-e.models:
-				e.useModel(ctx, m)
+				e.useModel(m)
 			case fn := <-e.reqs:
 				fn(ctx)
 			default:
@@ -230,7 +235,7 @@ func (e *Engine) run(ctx context.Context) {
 			case <-time.After(delay):
 			}
 		case m := <-e.models:
-			e.useModel(ctx, m)
+			e.useModel(m)
 		case fn := <-e.reqs:
 			fn(ctx)
 		case <-tick.C:
@@ -386,7 +391,7 @@ func appendLexDocs(up []lexical.Doc, d vfs.IndexDoc) []lexical.Doc {
 
 // useModel switches the vector leg to model m: from its snapshot when one
 // matches, else by a rebuild from the store.
-func (e *Engine) useModel(ctx context.Context, m modelSpec) {
+func (e *Engine) useModel(m modelSpec) {
 	if m.id == e.model && m.dims == e.dims {
 		return
 	}
@@ -407,7 +412,6 @@ func (e *Engine) useModel(ctx context.Context, m modelSpec) {
 	}
 	e.refreshState()
 	e.mu.Unlock()
-	_ = ctx
 }
 
 // RebuildResult reports a rebuild.
@@ -554,9 +558,10 @@ func (e *Engine) maybeSnapshot(busy bool) error {
 	return e.writeSnapshot()
 }
 
-// maybeTrim drops outbox entries both indexes have made durable. A
-// snapshot on disk bounds trimming even before its model is known, so that
-// loading it never finds entries missing.
+// maybeTrim drops outbox entries both indexes have made durable, once
+// enough have accumulated (or, when not busy, any). A snapshot on disk bounds
+// trimming even before its model is known, so that loading it never finds
+// entries missing.
 func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
 	upto := e.lexSeq
 	if e.vec != nil || e.haveSnap {
@@ -564,6 +569,16 @@ func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
 	}
 	if upto <= e.trimmed || (busy && upto-e.trimmed < trimEvery) {
 		return nil
+	}
+	if e.trimmed == 0 {
+		// First trim since start: skip what earlier runs trimmed already.
+		_, retained, err := e.store.Changes(ctx, upto, 0)
+		if err != nil {
+			return err
+		}
+		if e.trimmed = retained - 1; upto <= e.trimmed {
+			return nil
+		}
 	}
 	if err := e.store.TrimOutbox(ctx, upto); err != nil {
 		return err

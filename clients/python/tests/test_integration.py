@@ -189,3 +189,10 @@ def test_search_without_a_model_answers_bm25(client: ctxd.Client) -> None:
 
     with pytest.raises(ctxd.InvalidArgumentError):
         client.search([])
+    with pytest.raises(ValueError):
+        client.search("x", leg_weights={"nope": 1})
+    # Weights and the fusion constant reach the server: with BM25 off only
+    # the substring leg answers.
+    r = client.search("otters", path_prefixes=["agent:/it/search"], leg_weights={"bm25": 0}, rrf_k=10)
+    assert [x.ref for x in r.results] == ["agent:/it/search/otter.md"]
+    assert [lr.leg for lr in r.results[0].leg_ranks] == [search_pb2.SEARCH_LEG_SUBSTRING]

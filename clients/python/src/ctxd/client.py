@@ -343,7 +343,7 @@ class Client:
 
     def search(
         self,
-        queries: Union[str, Sequence[str]],
+        queries: Union[str, Sequence[Union[str, Sequence[float]]]],
         *,
         mode: SearchModeLike = None,
         limit: int = 0,
@@ -354,12 +354,32 @@ class Client:
         token_budget: int = 0,
         snippet_length: int = 0,
         max_chunks_per_item: int = 0,
+        rrf_k: int = 0,
+        leg_weights: Optional[Mapping[str, float]] = None,
     ) -> search_pb2.SearchResponse:
-        """Runs one query or a batch; ``mode`` is "hybrid", "bm25" or "vector"."""
+        """Runs one query or a batch; ``mode`` is "hybrid", "bm25" or "vector".
+
+        A query is text, or a sequence of floats: a query embedding from the
+        store's model. ``leg_weights`` maps "bm25", "substring" or "vector"
+        to a fusion weight (0 turns the leg off).
+        """
         if isinstance(queries, str):
             queries = [queries]
+        legs = {
+            "bm25": search_pb2.SEARCH_LEG_BM25,
+            "substring": search_pb2.SEARCH_LEG_SUBSTRING,
+            "vector": search_pb2.SEARCH_LEG_VECTOR,
+        }
+        weights = []
+        for name, weight in (leg_weights or {}).items():
+            if name not in legs:
+                raise ValueError(f"unknown leg {name!r}; use one of {sorted(legs)}")
+            weights.append(search_pb2.LegWeight(leg=legs[name], weight=weight))
         req = search_pb2.SearchRequest(
-            queries=[search_pb2.SearchQuery(text=q) for q in queries],
+            queries=[
+                search_pb2.SearchQuery(text=q) if isinstance(q, str) else search_pb2.SearchQuery(vector=list(q))
+                for q in queries
+            ],
             mode=_search_mode(mode),
             filter=search_pb2.SearchFilter(
                 drives=list(drives),
@@ -371,6 +391,8 @@ class Client:
             token_budget=token_budget,
             snippet_length=snippet_length,
             max_chunks_per_item=max_chunks_per_item,
+            rrf_k=rrf_k,
+            leg_weights=weights,
         )
         return self._call(self.search_stub.Search, req)
 
