@@ -328,3 +328,32 @@ func (s *Store) ReadChunks(ctx context.Context, refs []ChunkRef) ([]ChunkText, e
 	})
 	return out, err
 }
+
+// ChunkVectors reads the current model's vectors of the chunks at refs in
+// one transaction; an entry is nil where the chunk or its vector is gone (or
+// the ref is the zero ChunkRef).
+func (s *Store) ChunkVectors(ctx context.Context, refs []ChunkRef) ([][]float32, error) {
+	out := make([][]float32, len(refs))
+	err := s.view(ctx, func(t *txn) error {
+		vb := t.vectorBucket()
+		if vb == nil {
+			return nil
+		}
+		for i, r := range refs {
+			if r.ItemID == "" {
+				continue
+			}
+			u, err := parseID(r.ItemID)
+			if err != nil {
+				return err
+			}
+			if v := t.chunks.Get(chunkKey(u, r.Index)); v != nil {
+				if raw := vb.Get(v[20:52]); raw != nil {
+					out[i] = decodeVector(raw)
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -395,14 +395,14 @@ func (e *Engine) useModel(m modelSpec) {
 	if m.id == e.model && m.dims == e.dims {
 		return
 	}
-	snap, err := loadSnapshot(filepath.Join(e.opts.Dir, snapshotFile), m.id, m.dims)
+	snap, err := loadSnapshot(filepath.Join(e.opts.Dir, snapshotFile), m.id, m.dims, e.store)
 	e.mu.Lock()
 	e.model, e.dims = m.id, m.dims
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			e.log.Warn("vector snapshot unusable; rebuilding from the store", "err", err)
 		}
-		e.vec = newVectorLeg(m.dims)
+		e.vec = newVectorLeg(m.dims, e.store)
 		e.vecSeq, e.snapSeq = 0, 0
 		e.rebuildVec = true
 	} else {
@@ -460,7 +460,7 @@ func (e *Engine) rebuild(ctx context.Context, lex, vec bool) (RebuildResult, err
 	}
 	var nv *vectorLeg
 	if vec {
-		nv = newVectorLeg(e.dims)
+		nv = newVectorLeg(e.dims, e.store)
 	}
 	var pending []lexical.Doc
 	seq, err := e.store.ScanIndexDocs(ctx, vec, func(d vfs.IndexDoc) error {

@@ -11,19 +11,26 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unsafe"
 
 	"github.com/google/uuid"
+
+	"github.com/ctxd/ctxd/index/vector"
+	"github.com/ctxd/ctxd/vfs"
 )
 
 // The vector snapshot saves the vector leg so that start-up reads one file
 // instead of joining every chunk with its vector in the store. Layout, little
 // endian: magic | dims u32 | seq u64 | model str | items u32 | per item:
 // id [16] | rows u32 | drive, path, mime str | tags u16 + str each | rows u64 |
-// per row: item u32 | chunk u32 | then rows*dims float32 | CRC-32C of all
-// before. str is u32 length + bytes. It is written to a temp file, synced
-// and renamed, so a crash leaves the previous snapshot.
+// per row: item u32 | chunk u32 | qstride u32 | rows*qstride int8 | rows
+// float32 (the int8 copies and their scales; the float32 vectors stay in the
+// store) | CRC-32C of all before. str is u32 length + bytes. It is written to
+// a temp file, synced and renamed, so a crash leaves the previous snapshot.
+// The matrices are written and read as whole arrays: at a million rows
+// anything per value would dominate start-up.
 
-const snapshotMagic = "CTXDVEC1"
+const snapshotMagic = "CTXDVEC3"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -73,17 +80,18 @@ func (e *Engine) writeSnapshot() error {
 			w.str(t)
 		}
 	}
-	w.u64(uint64(e.vec.idx.Len()))
-	e.vec.idx.Each(func(id uint64, _ []float32) {
-		w.u32(ordinal[id>>chunkBits])
-		w.u32(uint32(id & (maxVectorChunks - 1)))
-	})
-	row := make([]byte, 4*e.dims)
-	e.vec.idx.Each(func(_ uint64, vec []float32) {
-		for i, x := range vec {
-			binary.LittleEndian.PutUint32(row[4*i:], math.Float32bits(x))
+	e.vec.idx.Export(func(m vector.Matrices) error {
+		w.u64(uint64(len(m.IDs)))
+		rows := make([]byte, 8*len(m.IDs))
+		for i, id := range m.IDs {
+			binary.LittleEndian.PutUint32(rows[8*i:], ordinal[id>>chunkBits])
+			binary.LittleEndian.PutUint32(rows[8*i+4:], uint32(id&(maxVectorChunks-1)))
 		}
-		w.bytes(row)
+		w.bytes(rows)
+		w.u32(uint32(m.QStride))
+		w.bytes(int8Bytes(m.Q))
+		w.floats(m.QScale)
+		return nil
 	})
 	if w.err == nil {
 		w.err = bw.Flush()
@@ -125,7 +133,7 @@ func peekSnapshotSeq(path string) (uint64, bool) {
 }
 
 // loadSnapshot reads a snapshot written for model and dims.
-func loadSnapshot(path, model string, dims int) (snapshot, error) {
+func loadSnapshot(path, model string, dims int, store *vfs.Store) (snapshot, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return snapshot{}, err
@@ -149,7 +157,7 @@ func loadSnapshot(path, model string, dims int) (snapshot, error) {
 	if r.err == nil && (gotModel != model || gotDims != dims) {
 		return snapshot{}, fmt.Errorf("snapshot is for model %q (%d dims), not %q (%d dims)", gotModel, gotDims, model, dims)
 	}
-	leg := newVectorLeg(dims)
+	leg := newVectorLeg(dims, store)
 	n := r.u32()
 	items := make([]*entry, 0, min(n, 1<<24))
 	for range n {
@@ -166,7 +174,7 @@ func loadSnapshot(path, model string, dims int) (snapshot, error) {
 		items = append(items, en)
 	}
 	rows := r.u64()
-	if r.err == nil && rows > uint64(st.Size())/uint64(4*dims) {
+	if r.err == nil && rows > uint64(st.Size())/uint64(dims) {
 		return snapshot{}, fmt.Errorf("vector snapshot claims %d rows, more than the file holds", rows)
 	}
 	// Rows and vectors are read in bulk: at a million rows, per-value reads
@@ -183,20 +191,19 @@ func loadSnapshot(path, model string, dims int) (snapshot, error) {
 		}
 		ids[i] = vectorID(items[item].ord, int(chunk))
 	}
-	data := make([]float32, int(rows)*dims)
-	buf := make([]byte, 1<<20)
-	for done := 0; done < len(data) && r.err == nil; {
-		n := min(len(buf)/4, len(data)-done)
-		r.read(buf[:4*n])
-		for i := range n {
-			data[done+i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
-		}
-		done += n
+	m := vector.Matrices{IDs: ids, QStride: int(r.u32())}
+	if r.err == nil && (m.QStride < dims || m.QStride > dims+64) {
+		return snapshot{}, errors.New("vector snapshot: bad int8 stride")
+	}
+	if r.err == nil {
+		m.Q, m.QScale = make([]int8, int(rows)*m.QStride), make([]float32, rows)
+		r.read(int8Bytes(m.Q))
+		r.floats(m.QScale)
 	}
 	if r.err != nil {
 		return snapshot{}, fmt.Errorf("read vector snapshot: %w", r.err)
 	}
-	if err := leg.idx.Load(ids, data); err != nil {
+	if err := leg.idx.Load(m); err != nil {
 		return snapshot{}, fmt.Errorf("vector snapshot: %w", err)
 	}
 	var want uint32
@@ -235,6 +242,16 @@ func (w *snapWriter) u32(v uint32) {
 func (w *snapWriter) u64(v uint64) {
 	binary.LittleEndian.PutUint64(w.buf[:], v)
 	w.bytes(w.buf[:8])
+}
+
+func (w *snapWriter) floats(v []float32) {
+	if littleEndian {
+		w.bytes(floatBytes(v))
+		return
+	}
+	for _, x := range v {
+		w.u32(math.Float32bits(x))
+	}
 }
 
 func (w *snapWriter) str(s string) {
@@ -282,6 +299,16 @@ func (r *snapReader) u64() uint64 {
 	return binary.LittleEndian.Uint64(r.buf[:])
 }
 
+func (r *snapReader) floats(v []float32) {
+	if littleEndian {
+		r.read(floatBytes(v))
+		return
+	}
+	for i := range v {
+		v[i] = math.Float32frombits(r.u32())
+	}
+}
+
 func (r *snapReader) str() string {
 	n := r.u32()
 	if r.err != nil || n > 1<<20 {
@@ -291,4 +318,24 @@ func (r *snapReader) str() string {
 		return ""
 	}
 	return string(r.bytes(int(n)))
+}
+
+// littleEndian is true on hosts whose memory order is the snapshot's, where
+// the matrices are copied as bytes.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// floatBytes views v's memory as bytes.
+func floatBytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+}
+
+// int8Bytes views v's memory as bytes.
+func int8Bytes(v []int8) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v))
 }

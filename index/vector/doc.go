@@ -1,8 +1,8 @@
 // Package vector is the vector leg of search: an in-memory index of
 // L2-normalised float32 vectors answering cosine top-k queries, keyed by the
-// caller's uint64 ids (the daemon's chunk keys). It owns nothing durable; the
-// daemon fills it from the vfs store at start-up and keeps it current from the
-// outbox, and can always rebuild it.
+// caller's uint64 ids. It owns nothing durable: the search engine
+// (index/search) fills it from the vfs store or its snapshot at start-up,
+// keeps it current from the store's outbox, and can always rebuild it.
 //
 // # Memory layout
 //
@@ -21,6 +21,12 @@
 // k·Rescore candidates, and rescores those exactly from the float32 matrix,
 // so returned scores are always exact cosines. SearchExact on the same index
 // is the exact reference its recall is measured against.
+//
+// With Options.Exact the index keeps only the int8 copy (dims+4 bytes and
+// the id, ≈0.45 KB per vector at 384 dims) and reads the float32 vectors of
+// the k·Rescore candidates from the ExactSource to rescore them. The search
+// engine runs it that way, with the store as the source: a million vectors
+// then take 0.4 GB of memory and of snapshot to load at start-up, not 2 GB.
 //
 // # Search
 //

@@ -57,7 +57,23 @@ type Options struct {
 	Rescore int
 	// Shards caps the goroutines one search scans with; 0 means runtime.NumCPU().
 	Shards int
+	// Exact, with Quantize, keeps only the int8 copy in memory (qstride+4
+	// bytes a vector instead of 4*dims more) and fetches the float32 vectors
+	// of the candidates to rescore from Exact. SearchExact then fails.
+	Exact ExactSource
 }
+
+// ExactSource supplies the float32 vectors of an index that keeps only int8
+// copies. It is called with the index's read lock held and must not call back
+// into the Index.
+type ExactSource interface {
+	// Vectors returns the vectors of ids, in any scale (they are normalised
+	// here), nil for an id it no longer has.
+	Vectors(ids []uint64) ([][]float32, error)
+}
+
+// ErrNoFloat is returned by SearchExact on an index built with Options.Exact.
+var ErrNoFloat = errors.New("vector: exact scan needs the float32 matrix, which this index does not keep")
 
 // Index is an in-memory index of L2-normalised float32 vectors answering exact
 // (or, with Options.Quantize, int8-then-exact) cosine top-k queries.
@@ -69,9 +85,10 @@ type Index struct {
 	rescore int
 	shards  int
 	quant   bool
+	exact   ExactSource // nil: the float32 matrix is kept in data
 
 	mu     sync.RWMutex
-	data   []float32      // row-major matrix, len(ids)*dims
+	data   []float32      // row-major matrix, len(ids)*dims; nil with an ExactSource
 	ids    []uint64       // row -> id
 	rows   map[uint64]int // id -> row
 	qdata  []int8         // int8 matrix, len(ids)*qstride, nil unless quant
@@ -98,7 +115,8 @@ func NewWithOptions(dims int, opts Options) *Index {
 		qstride: (dims + 31) &^ 31,
 		rescore: opts.Rescore,
 		shards:  opts.Shards,
-		quant:   opts.Quantize,
+		quant:   opts.Quantize || opts.Exact != nil,
+		exact:   opts.Exact,
 		rows:    make(map[uint64]int),
 	}
 	if x.rescore <= 0 {
@@ -138,7 +156,9 @@ func (x *Index) Reserve(n int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.ids = slices.Grow(x.ids, n)
-	x.data = slices.Grow(x.data, n*x.dims)
+	if x.exact == nil {
+		x.data = slices.Grow(x.data, n*x.dims)
+	}
 	if x.quant {
 		x.qdata = slices.Grow(x.qdata, n*x.qstride)
 		x.qscale = slices.Grow(x.qscale, n)
@@ -163,13 +183,20 @@ func (x *Index) Upsert(id uint64, vec []float32) error {
 		row = len(x.ids)
 		x.ids = append(x.ids, id)
 		x.rows[id] = row
-		x.data = slices.Grow(x.data, d)[:(row+1)*d]
+		if x.exact == nil {
+			x.data = slices.Grow(x.data, d)[:(row+1)*d]
+		}
 		if x.quant {
 			x.qdata = slices.Grow(x.qdata, x.qstride)[:(row+1)*x.qstride]
 			x.qscale = append(x.qscale, 0)
 		}
 	}
-	dst := x.data[row*d : (row+1)*d]
+	var dst []float32
+	if x.exact == nil {
+		dst = x.data[row*d : (row+1)*d]
+	} else {
+		dst = make([]float32, d)
+	}
 	for i, v := range vec {
 		dst[i] = v * inv
 	}
@@ -179,12 +206,35 @@ func (x *Index) Upsert(id uint64, vec []float32) error {
 	return nil
 }
 
-// Load replaces the index's contents with rows of data (len(ids)*Dims
-// values, row-major), which it takes ownership of. The rows must already be
-// L2-normalised, as Each yields them: Load is for restoring a saved index
-// without the per-row work of Upsert. The int8 copy is computed in parallel.
-func (x *Index) Load(ids []uint64, data []float32) error {
-	if len(data) != len(ids)*x.dims {
+// Matrices are an index's contents as Export shows them and Load takes
+// them: row i holds id IDs[i], its normalised vector Data[i*dims:(i+1)*dims]
+// and, for a quantized index, its int8 copy Q[i*QStride:(i+1)*QStride] with
+// scale QScale[i].
+type Matrices struct {
+	IDs     []uint64
+	Data    []float32
+	Q       []int8
+	QScale  []float32
+	QStride int
+}
+
+// Export calls fn with the index's matrices under the read lock; fn must not
+// keep them or call back into the Index. It is for saving an index quickly.
+func (x *Index) Export(fn func(Matrices) error) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return fn(Matrices{IDs: x.ids, Data: x.data, Q: x.qdata, QScale: x.qscale, QStride: x.qstride})
+}
+
+// Load replaces the index's contents with m, whose slices it takes
+// ownership of. The rows must already be L2-normalised, as Export shows
+// them: Load restores a saved index without the per-row work of Upsert. A
+// quantized index computes the int8 copy in parallel when m has none (or one
+// of another stride).
+func (x *Index) Load(m Matrices) error {
+	ids, data := m.IDs, m.Data
+	haveQ := m.QStride == x.qstride && len(m.Q) == len(ids)*x.qstride && len(m.QScale) == len(ids)
+	if len(data) != len(ids)*x.dims && (x.exact == nil || !haveQ || len(data) != 0) {
 		return fmt.Errorf("load: %w: %d values for %d rows of %d", ErrDims, len(data), len(ids), x.dims)
 	}
 	rows := make(map[uint64]int, len(ids))
@@ -194,9 +244,10 @@ func (x *Index) Load(ids []uint64, data []float32) error {
 		}
 		rows[id] = row
 	}
-	var qdata []int8
-	var qscale []float32
-	if x.quant {
+	qdata, qscale := m.Q, m.QScale
+	if !x.quant {
+		qdata, qscale = nil, nil
+	} else if !haveQ {
 		qdata, qscale = make([]int8, len(ids)*x.qstride), make([]float32, len(ids))
 		var wg sync.WaitGroup
 		per := (len(ids) + x.shards - 1) / max(x.shards, 1)
@@ -212,22 +263,15 @@ func (x *Index) Load(ids []uint64, data []float32) error {
 		}
 		wg.Wait()
 	}
+	if x.exact != nil {
+		data = nil // the source has the float32 vectors
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.ids, x.data, x.rows, x.qdata, x.qscale = ids, data, rows, qdata, qscale
 	return nil
 }
 
-// Each calls fn with every id and its stored (normalised) vector, under the
-// read lock: fn must not keep vec or call back into the Index.
-func (x *Index) Each(fn func(id uint64, vec []float32)) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	d := x.dims
-	for row, id := range x.ids {
-		fn(id, x.data[row*d:(row+1)*d])
-	}
-}
 
 // Delete removes id's vector and reports whether there was one. The last row
 // is moved into the hole, so a delete costs O(dims) and never rebuilds.
@@ -245,14 +289,18 @@ func (x *Index) Delete(id uint64) bool {
 		moved := x.ids[last]
 		x.ids[row] = moved
 		x.rows[moved] = row
-		copy(x.data[row*d:(row+1)*d], x.data[last*d:(last+1)*d])
+		if x.exact == nil {
+			copy(x.data[row*d:(row+1)*d], x.data[last*d:(last+1)*d])
+		}
 		if x.quant {
 			copy(x.qdata[row*qs:(row+1)*qs], x.qdata[last*qs:(last+1)*qs])
 			x.qscale[row] = x.qscale[last]
 		}
 	}
 	x.ids = x.ids[:last]
-	x.data = x.data[:last*d]
+	if x.exact == nil {
+		x.data = x.data[:last*d]
+	}
 	if x.quant {
 		x.qdata = x.qdata[:last*qs]
 		x.qscale = x.qscale[:last]
@@ -280,6 +328,9 @@ func (x *Index) SearchExact(q []float32, k int, allow Filter) ([]Hit, error) {
 // k*rescore candidates and rescores them.
 func (x *Index) search(q []float32, k int, allow Filter, rescore int) ([]Hit, error) {
 	quant := rescore > 0
+	if !quant && x.exact != nil {
+		return nil, ErrNoFloat
+	}
 	if len(q) != x.dims {
 		return nil, fmt.Errorf("search: %w: got %d, want %d", ErrDims, len(q), x.dims)
 	}
@@ -335,11 +386,15 @@ func (x *Index) search(q []float32, k int, allow Filter, rescore int) ([]Hit, er
 
 	best := mergeTopK(heaps, keep)
 	if quant {
-		// Rescore the int8 candidates exactly from the float32 matrix.
+		// Rescore the int8 candidates exactly in float32.
 		h := newTopK(k)
-		for _, c := range best {
-			r := c.row
-			h.push(vek32.Dot(qn, x.data[r*x.dims:(r+1)*x.dims]), c.id, r)
+		if x.exact == nil {
+			for _, c := range best {
+				r := c.row
+				h.push(vek32.Dot(qn, x.data[r*x.dims:(r+1)*x.dims]), c.id, r)
+			}
+		} else if err := x.rescoreFrom(qn, best, &h); err != nil {
+			return nil, err
 		}
 		best = mergeTopK([]topK{h}, k)
 	}
@@ -378,6 +433,33 @@ func (x *Index) scanInt8(qq []int8, lo, hi int, allow Filter, h *topK) {
 			h.push(s, id, r)
 		}
 	}
+}
+
+// rescoreFrom scores candidates with the float32 vectors of the ExactSource.
+func (x *Index) rescoreFrom(qn []float32, cands []cand, h *topK) error {
+	ids := make([]uint64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.id
+	}
+	vecs, err := x.exact.Vectors(ids)
+	if err != nil {
+		return fmt.Errorf("rescore: %w", err)
+	}
+	if len(vecs) != len(ids) {
+		return fmt.Errorf("rescore: %d vectors for %d ids", len(vecs), len(ids))
+	}
+	for i, c := range cands {
+		v := vecs[i]
+		if len(v) != x.dims {
+			continue // gone from the source since it was indexed
+		}
+		inv, err := invNorm(v)
+		if err != nil {
+			continue
+		}
+		h.push(vek32.Dot(qn, v)*inv, c.id, c.row)
+	}
+	return nil
 }
 
 // invNorm returns 1/‖v‖, or ErrInvalid if v is zero or not finite.

@@ -397,19 +397,25 @@ func TestQuantize(t *testing.T) {
 	}
 }
 
-func TestIndex_LoadRestoresWhatEachYields(t *testing.T) {
+func TestIndex_LoadRestoresWhatExportShows(t *testing.T) {
 	const dims = 40
 	r := rng(7)
 	src := NewQuantized(dims, 0)
 	mustBuild(t, src, &r, 500)
-	var ids []uint64
-	var data []float32
-	src.Each(func(id uint64, vec []float32) {
-		ids = append(ids, id)
-		data = append(data, vec...)
-	})
+	var m Matrices
+	if err := src.Export(func(sm Matrices) error {
+		m = Matrices{IDs: slices.Clone(sm.IDs), Data: slices.Clone(sm.Data), Q: slices.Clone(sm.Q), QScale: slices.Clone(sm.QScale), QStride: sm.QStride}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	dst := NewQuantized(dims, 0)
-	if err := dst.Load(ids, data); err != nil {
+	if err := dst.Load(m); err != nil {
+		t.Fatal(err)
+	}
+	// Without the int8 copy, Load computes it.
+	recomputed := NewQuantized(dims, 0)
+	if err := recomputed.Load(Matrices{IDs: slices.Clone(m.IDs), Data: slices.Clone(m.Data)}); err != nil {
 		t.Fatal(err)
 	}
 	for range 20 {
@@ -419,18 +425,77 @@ func TestIndex_LoadRestoresWhatEachYields(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := dst.Search(q, 10, nil)
+		for _, x := range []*Index{dst, recomputed} {
+			got, err := x.Search(q, 10, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("after Load: %v, want %v", got, want)
+			}
+		}
+	}
+	if err := dst.Load(Matrices{IDs: m.IDs[:2], Data: m.Data[:dims]}); !errors.Is(err, ErrDims) {
+		t.Fatalf("short data: %v", err)
+	}
+	if err := dst.Load(Matrices{IDs: []uint64{1, 1}, Data: m.Data[:2*dims]}); err == nil {
+		t.Fatal("duplicate ids accepted")
+	}
+}
+
+// mapSource is an ExactSource over a map, as the store is for the engine.
+type mapSource map[uint64][]float32
+
+func (m mapSource) Vectors(ids []uint64) ([][]float32, error) {
+	out := make([][]float32, len(ids))
+	for i, id := range ids {
+		out[i] = m[id]
+	}
+	return out, nil
+}
+
+func TestIndex_ExactSourceMatchesFloatMatrix(t *testing.T) {
+	const dims = 48
+	r := rng(11)
+	withFloats := NewQuantized(dims, 0)
+	model := mustBuild(t, withFloats, &r, 800)
+	src := mapSource{}
+	int8Only := NewWithOptions(dims, Options{Exact: src})
+	for id, v := range model {
+		// The source may hold any scale; the index normalises.
+		src[id] = append([]float32(nil), v...)
+		for i := range src[id] {
+			src[id][i] *= 3
+		}
+		if err := int8Only.Upsert(id, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := uint64(1); id <= 100; id++ {
+		withFloats.Delete(id)
+		int8Only.Delete(id)
+	}
+	for range 30 {
+		q := make([]float32, dims)
+		r.fillRandom(q)
+		want, err := withFloats.Search(q, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("after Load: %v, want %v", got, want)
+		got, err := int8Only.Search(q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d hits, want %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i].ID != want[i].ID || math.Abs(float64(got[i].Score-want[i].Score)) > 1e-5 {
+				t.Fatalf("hit %d = %+v, want %+v", i, got[i], want[i])
+			}
 		}
 	}
-	if err := dst.Load(ids[:2], data[:dims]); !errors.Is(err, ErrDims) {
-		t.Fatalf("short data: %v", err)
-	}
-	if err := dst.Load([]uint64{1, 1}, data[:2*dims]); err == nil {
-		t.Fatal("duplicate ids accepted")
+	if _, err := int8Only.SearchExact(make([]float32, dims), 1, nil); !errors.Is(err, ErrNoFloat) {
+		t.Fatalf("SearchExact without floats: %v", err)
 	}
 }
