@@ -150,21 +150,28 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	// still leave limit results.
 	depth := min(MaxLimit, max(50, 4*limit))
 
+	// The engine's lock is held only around index scans, never while a
+	// query waits for the embedder: index updates must not queue behind it.
 	e.mu.RLock()
-	defer e.mu.RUnlock()
-	resp := Response{Mode: req.Mode, Queries: make([]QueryReport, len(req.Queries))}
+	dims, model, reason := e.dims, e.model, ""
 	if req.Mode != BM25 {
-		if reason := e.vectorUnavailable(req); reason != "" {
-			resp.Mode, resp.ModeReason = BM25, reason
-		}
+		reason = e.vectorUnavailable(req)
+	}
+	e.mu.RUnlock()
+	resp := Response{Mode: req.Mode, Queries: make([]QueryReport, len(req.Queries))}
+	if reason != "" {
+		resp.Mode, resp.ModeReason = BM25, reason
 	}
 	merged := map[string]*candidate{}
 	for qi, q := range req.Queries {
 		if strings.TrimSpace(q.Text) == "" && q.Vector == nil {
 			return Response{}, fmt.Errorf("%w: query %d has neither text nor vector", ErrInvalidQuery, qi)
 		}
-		if q.Vector != nil && len(q.Vector) != e.dims {
-			return Response{}, fmt.Errorf("%w: query %d vector has %d dimensions, the model %q has %d", ErrInvalidQuery, qi, len(q.Vector), e.model, e.dims)
+		if q.Vector != nil && model == "" {
+			return Response{}, fmt.Errorf("%w: query %d has a vector but no embedding model is loaded", ErrInvalidQuery, qi)
+		}
+		if q.Vector != nil && len(q.Vector) != dims {
+			return Response{}, fmt.Errorf("%w: query %d vector has %d dimensions, the model %q has %d", ErrInvalidQuery, qi, len(q.Vector), model, dims)
 		}
 		cands, rep, err := e.runQuery(ctx, req, q, resp.Mode, weights, k, depth)
 		if err != nil {
@@ -199,7 +206,8 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	return resp, err
 }
 
-// vectorUnavailable says why the vector leg cannot serve req, or "".
+// vectorUnavailable says why the vector leg cannot serve req, or ""; the
+// caller holds e.mu.
 func (e *Engine) vectorUnavailable(req Request) string {
 	if e.vec == nil {
 		return "no embedding model is available, so the search ran in BM25 mode"
@@ -237,7 +245,9 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 	}
 	if lexical && len(hits[LegBM25]) == 0 && len(hits[LegSubstring]) == 0 {
 		// Nothing matched the words: try them spelled as the index has them.
+		e.mu.RLock()
 		fixed, ok, err := e.lex.Correct(q.Text)
+		e.mu.RUnlock()
 		if err != nil {
 			return nil, rep, err
 		}
@@ -282,8 +292,10 @@ type legHit struct {
 	spans [][2]int
 }
 
-// lexicalLegs runs BM25 and substring matching; the caller holds e.mu.
+// lexicalLegs runs BM25 and substring matching.
 func (e *Engine) lexicalLegs(text string, f lexical.Filter, w [numLegs]float64, depth int) (bm25, sub []legHit, err error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	convert := func(hs []lexical.Hit) []legHit {
 		out := make([]legHit, len(hs))
 		for i, h := range hs {
@@ -318,7 +330,7 @@ func (e *Engine) lexicalLegs(text string, f lexical.Filter, w [numLegs]float64, 
 }
 
 // vectorLeg embeds the query if needed and scans the vectors with the
-// filter inside the scan; the caller holds e.mu.
+// filter inside the scan.
 func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int) ([]legHit, error) {
 	qv := q.Vector
 	if qv == nil {
@@ -326,6 +338,11 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 		if qv, err = req.EmbedQuery(ctx, q.Text); err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
 		}
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.vec == nil {
+		return nil, nil // the model went away since the request was checked
 	}
 	var allow vector.Filter
 	if m := newMatcher(req.Filter); !m.empty() {
