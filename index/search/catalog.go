@@ -137,6 +137,12 @@ type vectorLeg struct {
 	store *vfs.Store
 }
 
+// vectorRescore is the vector leg's candidate multiplier. The leg already
+// asks for several times the results a query returns (fusion needs depth),
+// so twice that depth of int8 candidates is plenty, and every candidate
+// costs a store read to rescore.
+const vectorRescore = 2
+
 // newVectorLeg returns an empty leg. It scans int8 copies of the vectors and
 // rescores the best candidates exactly with their float32 vectors read from
 // the store: memory and start-up then cost dims+36 bytes a vector instead of
@@ -144,7 +150,7 @@ type vectorLeg struct {
 // the bench measures recall against exact.
 func newVectorLeg(dims int, store *vfs.Store) *vectorLeg {
 	l := &vectorLeg{cat: newCatalog(), store: store}
-	l.idx = vector.NewWithOptions(dims, vector.Options{Quantize: true, Exact: l})
+	l.idx = vector.NewWithOptions(dims, vector.Options{Quantize: true, Rescore: vectorRescore, Exact: l})
 	return l
 }
 
