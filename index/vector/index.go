@@ -272,7 +272,6 @@ func (x *Index) Load(m Matrices) error {
 	return nil
 }
 
-
 // Delete removes id's vector and reports whether there was one. The last row
 // is moved into the hole, so a delete costs O(dims) and never rebuilds.
 func (x *Index) Delete(id uint64) bool {
