@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -77,9 +78,22 @@ func (c *cli) searchCommand() *cobra.Command {
 	return cmd
 }
 
+// maintenanceTimeout is the deadline of reindex and doctor unless --timeout
+// is given: both read every chunk, minutes for millions of them.
+const maintenanceTimeout = time.Hour
+
+// longer gives a maintenance command its own default deadline.
+func (c *cli) longer(cmd *cobra.Command, _ []string) error {
+	if !cmd.Flags().Changed("timeout") {
+		c.timeout = maintenanceTimeout
+	}
+	return nil
+}
+
 func (c *cli) reindexCommand() *cobra.Command {
 	return &cobra.Command{
 		Use: "reindex", Short: "Rebuild the search indexes from the store", Args: exactArgs(0),
+		PreRunE: c.longer,
 		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.ReindexResponse, error) {
 			return cl.admin.Reindex(ctx, &ctxdv1.ReindexRequest{})
 		}, func(r *ctxdv1.ReindexResponse) {
@@ -91,10 +105,11 @@ func (c *cli) reindexCommand() *cobra.Command {
 
 func (c *cli) doctorCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "doctor",
-		Short: "Check that the store and the search indexes agree",
-		Long:  "Verify the store file and compare every chunk with the lexical and vector indexes; exits 1 when something disagrees (`ctxd reindex` repairs index drift).",
-		Args:  exactArgs(0),
+		Use:     "doctor",
+		Short:   "Check that the store and the search indexes agree",
+		Long:    "Verify the store file and compare every chunk with the lexical and vector indexes; exits 1 when something disagrees (`ctxd reindex` repairs index drift). The deadline is an hour unless --timeout is given.",
+		Args:    exactArgs(0),
+		PreRunE: c.longer,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var r *ctxdv1.DoctorResponse
 			err := c.call(cmd.Context(), func(ctx context.Context, cl *clients) error {
