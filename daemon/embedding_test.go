@@ -52,22 +52,10 @@ func withModel(t testing.TB, cfg Config) Config {
 // waitEmbedded polls Status until nothing is pending and returns it.
 func waitEmbedded(t testing.TB, conn *grpc.ClientConn, timeout time.Duration) *ctxdv1.StatusResponse {
 	t.Helper()
-	admin := ctxdv1.NewAdminServiceClient(conn)
-	deadline := time.Now().Add(timeout)
-	for {
-		st, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
+	return waitStatus(t, ctxdv1.NewAdminServiceClient(conn), timeout, "embedding to finish", func(st *ctxdv1.StatusResponse) bool {
 		e := st.Embedding
-		if e.Available && e.PendingChunks == 0 && e.PendingItems == 0 {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("embedding did not finish within %s: %v", timeout, e)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return e.Available && e.PendingChunks == 0 && e.PendingItems == 0
+	})
 }
 
 const sampleMarkdown = `# Install

@@ -134,3 +134,20 @@ func sha256Hex(s string) string {
 }
 
 func sha256Sum(s string) [sha256.Size]byte { return sha256.Sum256([]byte(s)) }
+
+// waitStatus polls Status every 50 ms until done accepts it, and returns it;
+// it fails the test after timeout, naming what it waited for.
+func waitStatus(t testing.TB, admin ctxdv1.AdminServiceClient, timeout time.Duration, what string, done func(*ctxdv1.StatusResponse) bool) *ctxdv1.StatusResponse {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		st, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
+		if err == nil && done(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s: status %v, error %v", timeout, what, st, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -783,41 +783,19 @@ func searchServed(socket, query string) error {
 // daemon chunks on write and knows its model id.
 func waitModel(b *testing.B, admin ctxdv1.AdminServiceClient, timeout time.Duration) *ctxdv1.StatusResponse {
 	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if st.Embedding.Available && st.Embedding.ModelId != "" {
-			return st
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("embedding model not loaded within %s: %v", timeout, st.Embedding)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return waitStatus(b, admin, timeout, "the embedding model", func(st *ctxdv1.StatusResponse) bool {
+		return st.Embedding.Available && st.Embedding.ModelId != ""
+	})
 }
 
 // waitIndexed polls Status until the indexes applied every outbox change and
 // no chunk or item waits for a vector.
-func waitIndexed(b testing.TB, admin ctxdv1.AdminServiceClient, timeout time.Duration) *ctxdv1.StatusResponse {
-	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
-		if err != nil {
-			b.Fatal(err)
-		}
+func waitIndexed(t testing.TB, admin ctxdv1.AdminServiceClient, timeout time.Duration) *ctxdv1.StatusResponse {
+	t.Helper()
+	return waitStatus(t, admin, timeout, "the indexes to catch up", func(st *ctxdv1.StatusResponse) bool {
 		ix, e := st.Index, st.Embedding
-		if ix.AppliedSequence >= ix.OutboxSequence && e.PendingChunks == 0 && e.PendingItems == 0 {
-			return st
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("indexes not caught up within %s: index %v, embedding %v", timeout, ix, e)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ix.AppliedSequence >= ix.OutboxSequence && e.PendingChunks == 0 && e.PendingItems == 0
+	})
 }
 
 // procStatusBytes reads a "kB" field of /proc/<pid>/status (VmRSS, VmHWM).

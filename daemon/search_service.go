@@ -3,8 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/lexical"
@@ -42,7 +40,7 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 	}
 	resp, err := s.b.engine.Search(ctx, r)
 	if errors.Is(err, search.ErrInvalidQuery) {
-		return nil, invalidSearch(err.Error(), "fix the request; see the SearchRequest field docs")
+		return nil, invalidSearch(err.Error(), "fix the request: see the SearchRequest field docs; 0 means the default for every number")
 	}
 	if err != nil {
 		return nil, err
@@ -80,14 +78,7 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 
 // request converts and checks a SearchRequest.
 func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, error) {
-	if len(req.GetQueries()) == 0 {
-		return search.Request{}, invalidSearch("The request has no queries.", "add at least one query with text or a vector")
-	}
-	if req.GetLimit() < 0 || req.GetLimit() > search.MaxLimit || req.GetTokenBudget() < 0 ||
-		req.GetSnippetLength() < 0 || req.GetMaxChunksPerItem() < 0 || req.GetRrfK() < 0 {
-		return search.Request{}, invalidSearch("limit, token_budget, snippet_length, max_chunks_per_item and rrf_k must not be negative, and limit is at most 1000.",
-			"use 0 for the defaults")
-	}
+	// The engine checks values; this only converts.
 	r := search.Request{
 		Limit:        int(req.GetLimit()),
 		TokenBudget:  int(req.GetTokenBudget()),
@@ -110,11 +101,6 @@ func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, erro
 	}
 	if f := req.GetFilter(); f != nil {
 		r.Filter = lexical.Filter{Drives: f.GetDrives(), PathPrefixes: f.GetPathPrefixes(), Mimes: f.GetMimeTypes(), Tags: f.GetTags()}
-		for _, p := range f.GetPathPrefixes() {
-			if !strings.HasPrefix(p, "/") && !strings.Contains(p, ":/") {
-				return r, invalidSearch("Path prefix "+strconv.Quote(p)+" is not a directory ref.", `use "drive:/dir" or "/dir"`)
-			}
-		}
 	}
 	for _, lw := range req.GetLegWeights() {
 		var leg search.Leg
@@ -127,9 +113,6 @@ func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, erro
 			leg = search.LegVector
 		default:
 			return r, invalidSearch("A leg weight names no leg.", "set leg to BM25, SUBSTRING or VECTOR")
-		}
-		if lw.GetWeight() < 0 {
-			return r, invalidSearch("Leg weights must not be negative.", "use 0 to turn a leg off")
 		}
 		if r.Weights == nil {
 			r.Weights = map[search.Leg]float64{}

@@ -583,26 +583,43 @@ func filterQuery(f Filter) (query.Query, error) {
 	return bleve.NewConjunctionQuery(conj...), nil
 }
 
-// prefixTerm normalises a PathPrefixes entry to its dirs term.
-func prefixTerm(p string) (string, error) {
-	drive, path := "", p
+// ParsePathPrefix splits a Filter.PathPrefixes entry into its drive ("" for
+// any drive) and its directory without a trailing slash ("/" for the root).
+func ParsePathPrefix(p string) (drive, dir string, err error) {
+	dir = p
 	if !strings.HasPrefix(p, "/") {
 		i := strings.Index(p, ":")
 		if i <= 0 || !strings.HasPrefix(p[i+1:], "/") {
-			return "", fmt.Errorf("%w: path prefix %q: want \"/dir\" or \"drive:/dir\"", ErrInvalidFilter, p)
+			return "", "", fmt.Errorf("%w: path prefix %q: want \"/dir\" or \"drive:/dir\"", ErrInvalidFilter, p)
 		}
-		drive, path = p[:i], p[i+1:]
+		drive, dir = p[:i], p[i+1:]
 	}
-	if len(path) > 1 {
-		path = strings.TrimRight(path, "/")
-		if path == "" {
-			path = "/"
+	if len(dir) > 1 {
+		dir = strings.TrimRight(dir, "/")
+		if dir == "" {
+			dir = "/"
 		}
 	}
-	if drive != "" {
-		return drive + ":" + path, nil
+	return drive, dir, nil
+}
+
+// Validate reports a Filter value that cannot be used (ErrInvalidFilter).
+func (f Filter) Validate() error {
+	for _, p := range f.PathPrefixes {
+		if _, _, err := ParsePathPrefix(p); err != nil {
+			return err
+		}
 	}
-	return path, nil
+	return nil
+}
+
+// prefixTerm normalises a PathPrefixes entry to its dirs term.
+func prefixTerm(p string) (string, error) {
+	drive, dir, err := ParsePathPrefix(p)
+	if err != nil || drive == "" {
+		return dir, err
+	}
+	return drive + ":" + dir, nil
 }
 
 // Has reports whether a document with id is indexed.

@@ -75,19 +75,12 @@ type matcher struct {
 
 type prefix struct{ drive, path string }
 
+// newMatcher compiles f, which Search has validated.
 func newMatcher(f lexical.Filter) matcher {
 	m := matcher{f: f}
 	for _, p := range f.PathPrefixes {
-		drive, path := "", p
-		if !strings.HasPrefix(p, "/") {
-			if i := strings.Index(p, ":"); i > 0 {
-				drive, path = p[:i], p[i+1:]
-			}
-		}
-		if len(path) > 1 {
-			path = strings.TrimRight(path, "/")
-		}
-		m.prefixes = append(m.prefixes, prefix{drive, path})
+		drive, dir, _ := lexical.ParsePathPrefix(p)
+		m.prefixes = append(m.prefixes, prefix{drive, dir})
 	}
 	return m
 }

@@ -138,6 +138,13 @@ func Open(store *vfs.Store, opts Options) (*Engine, error) {
 	}
 	e.rebuildLex = n == 0 && stats.Chunks > 0
 	e.snapSeq, e.haveSnap = peekSnapshotSeq(filepath.Join(opts.Dir, snapshotFile))
+	// Entries earlier runs trimmed need no trimming again.
+	_, retained, err := store.Changes(context.Background(), 0, 0)
+	if err != nil {
+		lex.Close()
+		return nil, err
+	}
+	e.trimmed = retained - 1
 	e.state = State{AppliedSeq: e.lexSeq, LexicalChunks: int64(n)}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
@@ -569,16 +576,6 @@ func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
 	}
 	if upto <= e.trimmed || (busy && upto-e.trimmed < trimEvery) {
 		return nil
-	}
-	if e.trimmed == 0 {
-		// First trim since start: skip what earlier runs trimmed already.
-		_, retained, err := e.store.Changes(ctx, upto, 0)
-		if err != nil {
-			return err
-		}
-		if e.trimmed = retained - 1; upto <= e.trimmed {
-			return nil
-		}
 	}
 	if err := e.store.TrimOutbox(ctx, upto); err != nil {
 		return err

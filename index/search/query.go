@@ -135,7 +135,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	}
 	limit := cmp.Or(req.Limit, DefaultLimit)
 	if limit < 0 || limit > MaxLimit {
-		return Response{}, fmt.Errorf("%w: limit %d is outside 1..%d", ErrInvalidQuery, req.Limit, MaxLimit)
+		return Response{}, fmt.Errorf("%w: limit %d is outside 1..%d (0 means %d)", ErrInvalidQuery, req.Limit, MaxLimit, DefaultLimit)
+	}
+	if req.TokenBudget < 0 || req.SnippetChars < 0 || req.MaxPerItem < 0 || req.RRFK < 0 {
+		return Response{}, fmt.Errorf("%w: token budget, snippet length, chunks per item and RRF k must not be negative (0 means the default)", ErrInvalidQuery)
+	}
+	if err := req.Filter.Validate(); err != nil {
+		return Response{}, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
 	}
 	weights := DefaultWeights
 	for l, w := range req.Weights {
@@ -321,9 +327,6 @@ func (e *Engine) lexicalLegs(text string, f lexical.Filter, w [numLegs]float64, 
 	}
 	wg.Wait()
 	if err := errors.Join(errB, errS); err != nil {
-		if errors.Is(err, lexical.ErrInvalidFilter) {
-			return nil, nil, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
-		}
 		return nil, nil, err
 	}
 	return bm25, sub, nil
