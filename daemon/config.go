@@ -45,6 +45,21 @@ type Config struct {
 	LogFormat string `toml:"log_format"`
 	// ShutdownTimeout bounds the graceful stop; in-flight calls are then cut off.
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	// AllowedRoots are the directories Add and Refresh may read files below.
+	// An agent harness may pass any path through, so the default is the home
+	// directory only.
+	AllowedRoots []string `toml:"allowed_roots"`
+	// AllowSecrets lets ingestion read files that look like secrets (~/.ssh,
+	// key files, .env files); they are refused by default.
+	AllowSecrets bool `toml:"allow_secrets"`
+	// AllowPrivateNetwork lets URL ingestion fetch from loopback, private and
+	// link-local addresses; refused by default so a URL cannot probe the LAN.
+	AllowPrivateNetwork bool `toml:"allow_private_network"`
+	// FetchTimeout bounds one URL fetch, body included.
+	FetchTimeout Duration `toml:"fetch_timeout"`
+	// URLTTL is how long fetched content counts as fresh before search or
+	// refresh re-validates it with a conditional GET, unless Add sets a TTL.
+	URLTTL Duration `toml:"url_ttl"`
 }
 
 // TokenConfig is a scoped bearer token. Only its SHA-256 is stored, so the
@@ -82,6 +97,9 @@ func DefaultConfig() Config {
 		LogLevel:        "info",
 		LogFormat:       "text",
 		ShutdownTimeout: Duration{10 * time.Second},
+		AllowedRoots:    []string{homeDir()},
+		FetchTimeout:    Duration{30 * time.Second},
+		URLTTL:          Duration{24 * time.Hour},
 	}
 }
 
@@ -107,11 +125,15 @@ func xdgDir(env, fallback string) string {
 	if d := os.Getenv(env); d != "" {
 		return d
 	}
+	return filepath.Join(homeDir(), fallback)
+}
+
+func homeDir() string {
 	home, err := os.UserHomeDir()
 	if err != nil {
-		home = os.TempDir()
+		return os.TempDir()
 	}
-	return filepath.Join(home, fallback)
+	return home
 }
 
 // LoadConfig overlays TOML from r onto c. Unknown keys are errors, so a typo
@@ -170,10 +192,24 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 		}
 		c.MaxContentBytes = n
 	}
-	if v, ok := lookupEnv("CTXD_SHUTDOWN_TIMEOUT"); ok {
-		if err := c.ShutdownTimeout.UnmarshalText([]byte(v)); err != nil {
-			return fmt.Errorf("CTXD_SHUTDOWN_TIMEOUT: %w", err)
+	for k, d := range map[string]*Duration{"CTXD_SHUTDOWN_TIMEOUT": &c.ShutdownTimeout, "CTXD_FETCH_TIMEOUT": &c.FetchTimeout, "CTXD_URL_TTL": &c.URLTTL} {
+		if v, ok := lookupEnv(k); ok {
+			if err := d.UnmarshalText([]byte(v)); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
 		}
+	}
+	for k, b := range map[string]*bool{"CTXD_ALLOW_SECRETS": &c.AllowSecrets, "CTXD_ALLOW_PRIVATE_NETWORK": &c.AllowPrivateNetwork} {
+		if v, ok := lookupEnv(k); ok {
+			x, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not true or false", k, v)
+			}
+			*b = x
+		}
+	}
+	if v, ok := lookupEnv("CTXD_ALLOWED_ROOTS"); ok {
+		c.AllowedRoots = filepath.SplitList(v)
 	}
 	return nil
 }
@@ -214,8 +250,18 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("config: log_format must be text or json, got %q", c.LogFormat)
 	}
-	if c.ShutdownTimeout.Duration <= 0 {
-		return fmt.Errorf("config: shutdown_timeout must be positive, got %s", c.ShutdownTimeout)
+	for _, d := range []struct {
+		name string
+		d    Duration
+	}{{"shutdown_timeout", c.ShutdownTimeout}, {"fetch_timeout", c.FetchTimeout}, {"url_ttl", c.URLTTL}} {
+		if d.d.Duration <= 0 {
+			return fmt.Errorf("config: %s must be positive, got %s", d.name, d.d)
+		}
+	}
+	for _, r := range c.AllowedRoots {
+		if !filepath.IsAbs(r) {
+			return fmt.Errorf("config: allowed_roots: %q is not an absolute path", r)
+		}
 	}
 	for i, t := range c.Tokens {
 		if _, err := parseScopes(t.Scopes); err != nil {

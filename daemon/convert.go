@@ -48,6 +48,21 @@ func ItemToProto(it *vfs.Item) *ctxdv1.Item {
 		RetrievalCount:  it.RetrievalCount,
 		LastRetrievedAt: timeToProto(it.LastRetrievedAt),
 		LineCount:       it.LineCount,
+		Origin:          originToProto(it.Origin),
+	}
+}
+
+func originToProto(o vfs.Origin) *ctxdv1.ItemOrigin {
+	if o == (vfs.Origin{}) {
+		return nil
+	}
+	return &ctxdv1.ItemOrigin{
+		ModifiedAt:   timeToProto(o.ModTime),
+		SizeBytes:    o.Size,
+		Etag:         o.ETag,
+		LastModified: o.LastModified,
+		CheckedAt:    timeToProto(o.CheckedAt),
+		TtlSeconds:   int64(o.TTL / time.Second),
 	}
 }
 
@@ -73,6 +88,21 @@ func ItemFromProto(p *ctxdv1.Item) vfs.Item {
 		RetrievalCount:  p.GetRetrievalCount(),
 		LastRetrievedAt: timeFromProto(p.GetLastRetrievedAt()),
 		LineCount:       p.GetLineCount(),
+		Origin:          originFromProto(p.GetOrigin()),
+	}
+}
+
+func originFromProto(p *ctxdv1.ItemOrigin) vfs.Origin {
+	if p == nil {
+		return vfs.Origin{}
+	}
+	return vfs.Origin{
+		ModTime:      timeFromProto(p.GetModifiedAt()),
+		Size:         p.GetSizeBytes(),
+		ETag:         p.GetEtag(),
+		LastModified: p.GetLastModified(),
+		CheckedAt:    timeFromProto(p.GetCheckedAt()),
+		TTL:          time.Duration(p.GetTtlSeconds()) * time.Second,
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/ctxd/ctxd/daemon/ingest"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/vfs"
@@ -33,6 +34,8 @@ type backend struct {
 	ix      *indexer
 	engine  *search.Engine
 	usage   *usageRecorder
+	ingest  *ingest.Ingester
+	fresh   *revalidator
 	dataDir string
 	started time.Time
 }
@@ -84,7 +87,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	ctxdv1.RegisterVfsServiceServer(d.grpc, &vfsService{b: &d.b})
 	ctxdv1.RegisterAdminServiceServer(d.grpc, &adminService{b: &d.b})
 	ctxdv1.RegisterSearchServiceServer(d.grpc, &searchService{b: &d.b})
-	ctxdv1.RegisterIngestServiceServer(d.grpc, &ingestService{b: &d.b})
+	ctxdv1.RegisterIngestServiceServer(d.grpc, &ingestService{b: &d.b, log: log})
 
 	unixLn, err := listenUnix(cfg.Socket)
 	if err != nil {
@@ -112,6 +115,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		return nil, fmt.Errorf("open search indexes: %w", err)
 	}
 	d.b.usage = newUsageRecorder(d.b.store, log)
+	d.b.ingest = ingest.New(d.b.store, ingest.Config{
+		Policy:     ingest.Policy{AllowedRoots: cfg.AllowedRoots, AllowSecrets: cfg.AllowSecrets},
+		Fetch:      ingest.FetchOptions{Timeout: cfg.FetchTimeout.Duration, AllowPrivate: cfg.AllowPrivateNetwork},
+		DefaultTTL: cfg.URLTTL.Duration,
+	})
+	d.b.fresh = newRevalidator(d.b.ingest, log)
 	d.b.ix = newIndexer(d.b.store, d.b.engine, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
 	ixCtx, stopIx := context.WithCancel(context.Background())
 	d.stopIx = stopIx
@@ -240,6 +249,9 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	var err error
 	if d.b.usage != nil {
 		d.b.usage.close()
+	}
+	if d.b.fresh != nil {
+		d.b.fresh.close()
 	}
 	if d.b.engine != nil {
 		err = d.b.engine.Close()

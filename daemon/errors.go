@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ctxd/ctxd/daemon/ingest"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -30,6 +31,19 @@ var kindTypes = []struct {
 	{vfs.ErrDirNotEmpty, ctxdv1.ErrorType_ERROR_TYPE_DIRECTORY_NOT_EMPTY},
 }
 
+// ingestKindTypes maps each ingest error kind to the API's error type.
+var ingestKindTypes = []struct {
+	kind error
+	typ  ctxdv1.ErrorType
+}{
+	{ingest.ErrRefused, ctxdv1.ErrorType_ERROR_TYPE_SOURCE_REFUSED},
+	{ingest.ErrUnreadable, ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE},
+	{ingest.ErrMissing, ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE},
+	{ingest.ErrTooLarge, ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE},
+	{ingest.ErrExists, ctxdv1.ErrorType_ERROR_TYPE_PATH_CONFLICT},
+	{ingest.ErrInvalid, ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT},
+}
+
 // typeCodes gives the gRPC code of every error type. It is the one place
 // where error types meet transport codes; grpc-gateway derives HTTP codes.
 var typeCodes = map[ctxdv1.ErrorType]codes.Code{
@@ -49,6 +63,8 @@ var typeCodes = map[ctxdv1.ErrorType]codes.Code{
 	ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE:         codes.Unavailable,
 	ctxdv1.ErrorType_ERROR_TYPE_UNIMPLEMENTED:       codes.Unimplemented,
 	ctxdv1.ErrorType_ERROR_TYPE_INTERNAL:            codes.Internal,
+	ctxdv1.ErrorType_ERROR_TYPE_SOURCE_REFUSED:      codes.PermissionDenied,
+	ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE:   codes.FailedPrecondition,
 }
 
 // apiError builds a status error carrying an ErrorDetail.
@@ -84,6 +100,14 @@ func toStatus(log *slog.Logger, method string, err error) error {
 					Ref:            ve.Ref,
 					NearbyRefs:     ve.Nearby,
 				}, ve.Message)
+			}
+		}
+	}
+	var ie *ingest.Error
+	if errors.As(err, &ie) {
+		for _, kt := range ingestKindTypes {
+			if errors.Is(ie.Kind, kt.kind) {
+				return detailedStatus(&ctxdv1.ErrorDetail{Type: kt.typ, NextActionHint: ie.Hint, Ref: ie.Source}, ie.Message)
 			}
 		}
 	}

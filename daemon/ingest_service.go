@@ -1,10 +1,14 @@
 package daemon
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 
+	"github.com/ctxd/ctxd/daemon/ingest"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -12,10 +16,164 @@ import (
 // reembedPoll is how often Reembed reports progress while the queue drains.
 const reembedPoll = 250 * time.Millisecond
 
-// ingestService adapts IngestService. Add and Refresh are in unimplemented.go.
+// ingestService adapts IngestService.
 type ingestService struct {
 	ctxdv1.UnimplementedIngestServiceServer
-	b *backend
+	b   *backend
+	log *slog.Logger
+}
+
+// Add ingests files, trees and URLs, streaming progress and per-item results,
+// and ends with the summary once everything written is searchable. With
+// watch set it then streams the trees' changes until the call is cancelled.
+func (s *ingestService) Add(req *ctxdv1.AddRequest, stream grpc.ServerStreamingServer[ctxdv1.AddResponse]) error {
+	ctx := stream.Context()
+	if req.GetTtlSeconds() < 0 {
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, "ttl_seconds is negative", "Pass a positive TTL, or 0 for the daemon's default.")
+	}
+	o := ingest.AddOptions{
+		Sources: req.GetSources(), Drive: req.GetDrive(), OnConflict: OnConflictFromProto(req.GetOnConflict(), vfs.ConflictSkip),
+		Exclude: req.GetExclude(), IncludeHidden: req.GetIncludeHidden(), Tags: req.GetTags(),
+		TTL: time.Duration(req.GetTtlSeconds()) * time.Second,
+	}
+	send := func(r *ctxdv1.AddResponse) { s.send(func() error { return stream.Send(r) }) }
+	sink := ingest.Sink{
+		Progress: func(p ingest.Progress) {
+			send(&ctxdv1.AddResponse{Event: &ctxdv1.AddResponse_Progress{Progress: progressToProto(p)}})
+		},
+		Item: func(r ingest.ItemResult) {
+			send(&ctxdv1.AddResponse{Event: &ctxdv1.AddResponse_Item{Item: s.itemToProto(r)}})
+		},
+	}
+	sum, err := s.b.ingest.Add(ctx, o, sink)
+	if err == nil {
+		err = s.waitSearchable(ctx)
+	}
+	if err != nil {
+		return toStatus(s.log, "Add", err)
+	}
+	if err := stream.Send(&ctxdv1.AddResponse{Event: &ctxdv1.AddResponse_Summary{Summary: summaryToProto(sum)}}); err != nil {
+		return err
+	}
+	if !req.GetWatch() {
+		return nil
+	}
+	err = s.b.ingest.Watch(ctx, o, ingest.Sink{Item: sink.Item}, nil)
+	if ctx.Err() != nil {
+		return nil // the caller stopped watching
+	}
+	return toStatus(s.log, "Add", err)
+}
+
+// Refresh re-reads the sources of the selected items and ends with the
+// summary once what changed is searchable.
+func (s *ingestService) Refresh(req *ctxdv1.RefreshRequest, stream grpc.ServerStreamingServer[ctxdv1.RefreshResponse]) error {
+	ctx := stream.Context()
+	o := ingest.RefreshOptions{All: req.GetAll(), Force: req.GetForce(), StaleOnly: req.GetStaleOnly()}
+	for _, r := range req.GetRefs() {
+		ref, err := vfs.ParseRef(r)
+		if err != nil {
+			return toStatus(s.log, "Refresh", err)
+		}
+		o.Refs = append(o.Refs, ref)
+	}
+	send := func(r *ctxdv1.RefreshResponse) { s.send(func() error { return stream.Send(r) }) }
+	sum, err := s.b.ingest.Refresh(ctx, o, ingest.Sink{
+		Progress: func(p ingest.Progress) {
+			send(&ctxdv1.RefreshResponse{Event: &ctxdv1.RefreshResponse_Progress{Progress: progressToProto(p)}})
+		},
+		Item: func(r ingest.ItemResult) {
+			if r.Action != ingest.Unchanged || len(o.Refs) > 0 && !o.All {
+				send(&ctxdv1.RefreshResponse{Event: &ctxdv1.RefreshResponse_Item{Item: s.itemToProto(r)}})
+			}
+		},
+	})
+	if err == nil {
+		err = s.waitSearchable(ctx)
+	}
+	if err != nil {
+		return toStatus(s.log, "Refresh", err)
+	}
+	return stream.Send(&ctxdv1.RefreshResponse{Event: &ctxdv1.RefreshResponse_Summary{Summary: summaryToProto(sum)}})
+}
+
+// send delivers one stream event. A failed send means the client has gone;
+// the operation notices through its cancelled context, so the error is only
+// logged here.
+func (s *ingestService) send(fn func() error) {
+	if err := fn(); err != nil {
+		s.log.Debug("ingest event not delivered", "err", err)
+	}
+}
+
+// waitSearchable returns once the search indexes have applied every change
+// written so far, so that a search right after Add or Refresh sees it.
+func (s *ingestService) waitSearchable(ctx context.Context) error {
+	seq, err := s.b.store.OutboxSeq(ctx)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(searchablePoll)
+	defer tick.Stop()
+	for s.b.engine.State().AppliedSeq < seq {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// searchablePoll is how often waitSearchable looks at the index.
+const searchablePoll = 20 * time.Millisecond
+
+var actionsToProto = map[ingest.Action]ctxdv1.IngestAction{
+	ingest.Added:     ctxdv1.IngestAction_INGEST_ACTION_ADDED,
+	ingest.Updated:   ctxdv1.IngestAction_INGEST_ACTION_UPDATED,
+	ingest.Unchanged: ctxdv1.IngestAction_INGEST_ACTION_UNCHANGED,
+	ingest.Skipped:   ctxdv1.IngestAction_INGEST_ACTION_SKIPPED,
+	ingest.Missing:   ctxdv1.IngestAction_INGEST_ACTION_MISSING,
+	ingest.Failed:    ctxdv1.IngestAction_INGEST_ACTION_FAILED,
+}
+
+func (s *ingestService) itemToProto(r ingest.ItemResult) *ctxdv1.IngestItemResult {
+	out := &ctxdv1.IngestItemResult{
+		Ref: r.Ref, Source: r.Source, Action: actionsToProto[r.Action],
+		ChunksEmbedded: int64(r.ChunksEmbedded), ChunksReused: int64(r.ChunksReused),
+	}
+	if r.Err != nil {
+		st, _ := status.FromError(toStatus(s.log, "ingest item", r.Err))
+		out.ErrorMessage = st.Message()
+		for _, d := range st.Details() {
+			if ed, ok := d.(*ctxdv1.ErrorDetail); ok {
+				out.Error = ed
+			}
+		}
+	}
+	return out
+}
+
+func progressToProto(p ingest.Progress) *ctxdv1.IngestProgress {
+	out := &ctxdv1.IngestProgress{
+		Phase: p.Phase, ItemsDone: p.ItemsDone, ItemsTotal: p.ItemsTotal,
+		ChunksDone: p.ChunksDone, BytesDone: p.BytesDone, BytesTotal: p.BytesTotal,
+	}
+	if secs := p.Elapsed.Seconds(); secs > 0 && p.ItemsDone > 0 {
+		out.ItemsPerSecond = float64(p.ItemsDone) / secs
+		if p.ItemsTotal > p.ItemsDone {
+			out.EtaSeconds = float64(p.ItemsTotal-p.ItemsDone) / out.ItemsPerSecond
+		}
+	}
+	return out
+}
+
+func summaryToProto(s ingest.Summary) *ctxdv1.IngestSummary {
+	return &ctxdv1.IngestSummary{
+		Added: s.Added, Updated: s.Updated, Unchanged: s.Unchanged, Skipped: s.Skipped,
+		Missing: s.Missing, Failed: s.Failed, ChunksEmbedded: s.ChunksEmbedded,
+		ChunksReused: s.ChunksReused, Bytes: s.Bytes, Seconds: s.Elapsed.Seconds(),
+	}
 }
 
 // Reembed queues the chunks of the selected items for embedding again and

@@ -73,6 +73,7 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		ids = append(ids, res.ItemID)
 	}
 	s.b.usage.record(ids)
+	s.b.fresh.notice(ids)
 	return out, nil
 }
 

@@ -15,6 +15,7 @@
 //	meta/drives                drive -> item count (8) | content bytes (8)
 //	items                      id (16 bytes) -> Item metadata (JSON)
 //	content                    id (16 bytes) -> content bytes
+//	text                       id (16 bytes) -> searchable text of a binary item
 //	paths/<drive>              encoded path -> flags (1) | id (16) | size (8) | mime
 //
 // In path keys "/" is stored as 0x00 (NUL cannot occur in a path), so keys
@@ -33,5 +34,10 @@
 // written or read; DefaultMaxContentBytes bounds it. On the url drive the path
 // is "/" plus the URL verbatim; its "//" is kept and listings treat an empty
 // segment as part of the next one, so "url:/https:" contains
-// "url:/https://example.com".
+// "url:/https://example.com". Pages nest there: a URL and its subpages are
+// all items, which no other drive allows.
+//
+// Binary items are searchable by their title and MIME type plus any text
+// extracted from them (a PDF's text): that searchable text is kept beside
+// the blob and chunked in its place.
 package vfs

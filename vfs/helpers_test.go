@@ -89,7 +89,7 @@ func (s *Store) check() error {
 					return fmt.Errorf("%s: bad text or line count", ref)
 				case it.IsDir && (it.Size != 0 || it.MimeType != DirMimeType):
 					return fmt.Errorf("%s: bad placeholder", ref)
-				case !it.IsDir && hasPrefix(b, dirPrefix(p)):
+				case !it.IsDir && drive != urlDrive && hasPrefix(b, dirPrefix(p)):
 					return fmt.Errorf("%s: an item has items below it", ref)
 				case it.CreatedAt.IsZero() || it.UpdatedAt.Before(it.CreatedAt):
 					return fmt.Errorf("%s: bad timestamps", ref)
@@ -129,15 +129,16 @@ func (s *Store) check() error {
 	})
 }
 
-// checkIndex verifies the derived state: every non-empty text item is
-// chunked or queued for chunking; every chunk lies inside its
-// item's content and has a vector or a queue entry with its hash; counters
+// checkIndex verifies the derived state: every non-empty text item and every
+// binary item is chunked or queued for chunking; only binary items have
+// searchable text; every chunk lies inside its item's content (a binary
+// item's searchable text) and has a vector or a queue entry with its hash; counters
 // match the buckets.
 func checkIndex(t *txn) error {
 	chunked := map[string]int{}
 	err := t.chunks.ForEach(func(k, v []byte) error {
 		id := string(k[:16])
-		content := t.content.Get(k[:16])
+		content := t.chunkSource(k[:16])
 		c := decodeChunk(v)
 		switch {
 		case t.items.Get(k[:16]) == nil:
@@ -169,7 +170,10 @@ func checkIndex(t *txn) error {
 			pv := decodePathVal(v)
 			_, has := chunked[string(pv.id)]
 			queued := t.chunkq.Get(pv.id) != nil
-			wants := pv.text() && !pv.dir() && pv.size > 0
+			wants := !pv.dir() && (!pv.text() || pv.size > 0)
+			if hasText := t.text.Get(pv.id) != nil; hasText != (!pv.text() && !pv.dir()) {
+				return fmt.Errorf("%s: searchable text present %v for a text=%v dir=%v item", keyPath(k), hasText, pv.text(), pv.dir())
+			}
 			if queued {
 				nPending++
 			}
@@ -177,9 +181,9 @@ func checkIndex(t *txn) error {
 			// that keep their old chunks until then.
 			switch {
 			case !wants && (has || queued):
-				return fmt.Errorf("%s: has chunks but no text", keyPath(k))
+				return fmt.Errorf("%s: has chunks but nothing to chunk", keyPath(k))
 			case wants && !has && !queued:
-				return fmt.Errorf("%s: text item neither chunked nor queued", keyPath(k))
+				return fmt.Errorf("%s: item neither chunked nor queued", keyPath(k))
 			}
 			return nil
 		})

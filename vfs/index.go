@@ -151,7 +151,17 @@ func (t *txn) reindex(id []byte, it *Item, content, chunksFrom []byte) error {
 	if err := t.dropChunks(id); err != nil {
 		return err
 	}
-	if !it.IsText || it.IsDir || len(content) == 0 {
+	mime := it.MimeType
+	if !it.IsText && !it.IsDir {
+		body, err := t.putBinaryText(id, it, chunksFrom)
+		if err != nil {
+			return err
+		}
+		content, mime, chunksFrom = body, "text/plain", nil
+	} else if err := t.text.Delete(id); err != nil { // it may have been binary before
+		return fmt.Errorf("delete text: %w", err)
+	}
+	if it.IsDir || len(content) == 0 {
 		if t.precomputed != nil {
 			return newError(ErrInvalid, it.Ref(), "send embeddings only with non-empty text content",
 				"%s has no text to chunk, so it cannot take chunk embeddings.", it.Ref())
@@ -163,7 +173,7 @@ func (t *txn) reindex(id []byte, it *Item, content, chunksFrom []byte) error {
 			return t.putChunks(id, t.chunksOf(chunksFrom))
 		}
 	} else if t.chunker != nil {
-		return t.putChunks(id, t.chunker.Chunk(content, it.MimeType, it.Path))
+		return t.putChunks(id, t.chunker.Chunk(content, mime, it.Path))
 	}
 	// No chunker yet (no model installed): remember the item for later.
 	if t.precomputed != nil {
@@ -174,6 +184,43 @@ func (t *txn) reindex(id []byte, it *Item, content, chunksFrom []byte) error {
 		return fmt.Errorf("queue chunking: %w", err)
 	}
 	return t.addCounter(counterChunkQ, 1)
+}
+
+// binaryHeaderEnd separates a binary item's title and MIME type from the text
+// extracted from it in its searchable text.
+var binaryHeaderEnd = []byte("\n\n")
+
+// putBinaryText stores and returns the searchable text of binary item id: its
+// title and MIME type, so that it is found by name, then the text extracted
+// from it. The extracted part comes from the current Write, else from the
+// item copied (from), else from what the item had.
+func (t *txn) putBinaryText(id []byte, it *Item, from []byte) ([]byte, error) {
+	extracted := t.extracted
+	if extracted == nil {
+		if from == nil {
+			from = id
+		}
+		_, extracted, _ = bytes.Cut(t.text.Get(from), binaryHeaderEnd)
+	}
+	body := make([]byte, 0, len(it.Title)+len(it.MimeType)+len(binaryHeaderEnd)+1+len(extracted))
+	body = append(body, it.Title...)
+	body = append(body, '\n')
+	body = append(body, it.MimeType...)
+	body = append(body, binaryHeaderEnd...)
+	body = append(body, extracted...)
+	if err := t.text.Put(bytes.Clone(id), body); err != nil {
+		return nil, fmt.Errorf("put text %s: %w", it.ID, err)
+	}
+	return body, nil
+}
+
+// chunkSource returns the bytes the chunk spans of item id point into: the
+// searchable text of a binary item, else the content.
+func (t *txn) chunkSource(id []byte) []byte {
+	if v := t.text.Get(id); v != nil {
+		return v
+	}
+	return t.content.Get(id)
 }
 
 // putChunks stores chunk records and the precomputed vectors of a Write, and
@@ -188,9 +235,14 @@ func (t *txn) putChunks(id []byte, spans []ChunkSpan) error {
 			return fmt.Errorf("put chunk: %w", err)
 		}
 		// Without a model nothing can embed; setting one queues what lacks a vector.
-		if t.model == "" || t.hasVector(c.Hash[:]) {
+		if t.model == "" {
 			continue
 		}
+		if t.hasVector(c.Hash[:]) {
+			t.chunksReused++
+			continue
+		}
+		t.chunksToEmbed++
 		if err := t.queueEmbed(k, c.Hash, false); err != nil {
 			return err
 		}
@@ -297,7 +349,7 @@ func (t *txn) dropChunks(id []byte) error {
 
 // SetIndexing installs the chunker and the embedding model id (either may be
 // nil/empty while unavailable) and reconciles the store with them in one
-// transaction: a changed chunker queues every text item to be chunked again;
+// transaction: a changed chunker queues every item to be chunked again;
 // a changed model queues every chunk that lacks one of its vectors. Vectors of
 // other models are kept, never mixed in.
 func (s *Store) SetIndexing(ctx context.Context, c Chunker, model string) (IndexingChange, error) {
@@ -344,7 +396,7 @@ func (t *txn) queueAllForChunking(n *int64) error {
 	return t.paths.ForEachBucket(func(name []byte) error {
 		return t.paths.Bucket(name).ForEach(func(_, v []byte) error {
 			pv := decodePathVal(v)
-			if !pv.text() || pv.dir() || pv.size == 0 || t.chunkq.Get(pv.id) != nil {
+			if pv.dir() || (pv.text() && pv.size == 0) || t.chunkq.Get(pv.id) != nil {
 				return nil
 			}
 			if err := t.chunkq.Put(bytes.Clone(pv.id), queuedMark); err != nil {
@@ -431,7 +483,7 @@ func (s *Store) PendingEmbeddings(ctx context.Context, limit int) ([]PendingChun
 				return fmt.Errorf("queued chunk %x has no record", k)
 			}
 			ch := decodeChunk(cv)
-			content := t.content.Get(k[:16])
+			content := t.chunkSource(k[:16])
 			if ch.End > len(content) || ch.Start > ch.End {
 				return fmt.Errorf("chunk %x span %d-%d outside content of %d bytes", k, ch.Start, ch.End, len(content))
 			}

@@ -102,12 +102,13 @@ func TestStore_Index_WriteChunksAndQueues(t *testing.T) {
 	if n := embedAll(t, s, "m1"); n != 1 {
 		t.Errorf("second item computed %d vectors, want 1 (unchanged chunks are never embedded twice)", n)
 	}
-	// Binary and empty items have no chunks.
+	// A binary item gets one chunk of searchable text (its name and type);
+	// an empty item has none.
 	if _, err := s.Write(context.Background(), WriteParams{Ref: mustRef(t, "/bin"), Content: []byte{0, 1}}); err != nil {
 		t.Fatal(err)
 	}
 	mustWrite(t, s, "/empty.txt", "")
-	if st := mustStats(t, s); st.Chunks != 6 || st.PendingChunking != 0 {
+	if st := mustStats(t, s); st.Chunks != 7 || st.PendingChunking != 0 {
 		t.Errorf("stats = %+v", st)
 	}
 }

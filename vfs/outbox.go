@@ -235,7 +235,7 @@ func (t *txn) indexDoc(id []byte, withVectors bool) (IndexDoc, error) {
 	}
 	d.Exists = true
 	d.Drive, d.Path, d.Title, d.Mime, d.Tags = it.Drive, it.Path, it.Title, it.MimeType, it.Tags
-	content := t.content.Get(id)
+	content := t.chunkSource(id)
 	vb := t.vectorBucket()
 	c := t.chunks.Cursor()
 	for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
@@ -318,7 +318,7 @@ func (s *Store) ReadChunks(ctx context.Context, refs []ChunkRef) ([]ChunkText, e
 				return err
 			}
 			ch := decodeChunk(v)
-			content := t.content.Get(u)
+			content := t.chunkSource(u)
 			if ch.End > len(content) || ch.Start > ch.End {
 				return fmt.Errorf("chunk %s#%d span %d-%d outside content of %d bytes", r.ItemID, r.Index, ch.Start, ch.End, len(content))
 			}

@@ -23,6 +23,7 @@ const (
 	bucketItems   = "items"
 	bucketContent = "content"
 	bucketPaths   = "paths" // one nested bucket per drive: encoded path -> pathVal
+	bucketText    = "text"  // id (16 bytes) -> searchable text of a binary item
 	keySchema     = "schema_version"
 	schemaVersion = 1
 )
@@ -93,7 +94,7 @@ func Open(path string, opts Options) (*Store, error) {
 				return err
 			}
 		}
-		for _, name := range []string{bucketItems, bucketContent, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox} {
+		for _, name := range []string{bucketItems, bucketContent, bucketText, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -153,6 +154,7 @@ type txn struct {
 	tx       *bolt.Tx
 	items    *bolt.Bucket
 	content  *bolt.Bucket
+	text     *bolt.Bucket
 	paths    *bolt.Bucket
 	drives   *bolt.Bucket
 	counters *bolt.Bucket
@@ -167,6 +169,12 @@ type txn struct {
 
 	emitted     map[[16]byte]uint64 // outbox entries this transaction appended, by item
 	precomputed *Embeddings         // vectors supplied with a Write, consumed by putChunks
+	// extracted is the searchable text a Write supplied with binary content;
+	// nil outside Write, where a binary item keeps the text it has.
+	extracted []byte
+	// chunksToEmbed and chunksReused count the chunks putChunks stored that
+	// need an embedding and that already have one.
+	chunksToEmbed, chunksReused int
 }
 
 func (s *Store) newTxn(tx *bolt.Tx) *txn {
@@ -177,6 +185,7 @@ func (s *Store) newTxn(tx *bolt.Tx) *txn {
 		tx:       tx,
 		items:    tx.Bucket([]byte(bucketItems)),
 		content:  tx.Bucket([]byte(bucketContent)),
+		text:     tx.Bucket([]byte(bucketText)),
 		paths:    tx.Bucket([]byte(bucketPaths)),
 		drives:   meta.Bucket([]byte(bucketDrives)),
 		counters: meta.Bucket([]byte(bucketCounters)),
@@ -328,7 +337,11 @@ func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 		if err := t.content.Put(u, content); err != nil {
 			return fmt.Errorf("put content %s: %w", it.ID, err)
 		}
-		if err := t.reindex(u, it, content, chunksFrom); err != nil {
+	}
+	// A binary item's searchable text starts with its title, so a move that
+	// renames it indexes it again.
+	if content != nil || (!it.IsText && !it.IsDir) {
+		if err := t.reindex(u, it, t.content.Get(u), chunksFrom); err != nil {
 			return err
 		}
 	}
@@ -373,6 +386,9 @@ func (t *txn) removeItem(drive string, key []byte) error {
 	}
 	if err := t.content.Delete(id); err != nil {
 		return fmt.Errorf("delete content: %w", err)
+	}
+	if err := t.text.Delete(id); err != nil {
+		return fmt.Errorf("delete text: %w", err)
 	}
 	if err := t.dropChunks(id); err != nil {
 		return err

@@ -33,7 +33,19 @@ type Item struct {
 	IndexedAt       time.Time // zero until indexing exists
 	RetrievalCount  int64
 	LastRetrievedAt time.Time
-	LineCount       int64 // lines of text content; 0 for binary
+	LineCount       int64  // lines of text content; 0 for binary
+	Origin          Origin `json:",omitzero"` // what ingest knows of the source
+}
+
+// Origin is what ingest recorded about an item's source when it last read or
+// validated it, so that refresh can tell cheaply whether the source changed.
+type Origin struct {
+	ModTime      time.Time     `json:",omitzero"` // disk: the file's modification time
+	Size         int64         `json:",omitzero"` // disk: the file's size; url: the body's size
+	ETag         string        `json:",omitzero"` // url: validators for a conditional GET
+	LastModified string        `json:",omitzero"`
+	CheckedAt    time.Time     `json:",omitzero"` // when the source was last read or validated
+	TTL          time.Duration `json:",omitzero"` // url: how long fetched content counts as fresh
 }
 
 // Ref returns the item's address as drive:/path.
@@ -65,6 +77,10 @@ type WriteParams struct {
 	OnConflict   OnConflict
 	ExpectedHash string      // with ConflictOverwrite: stored content must have this hash
 	Embeddings   *Embeddings // precomputed chunk vectors; nil: the daemon embeds
+	// Text is the searchable text of binary content, such as the text of a
+	// PDF. Binary items are indexed by title and MIME type plus this text.
+	Text   []byte
+	Origin Origin
 }
 
 // WriteResult is the outcome of a Write.
@@ -72,6 +88,9 @@ type WriteResult struct {
 	Item    Item
 	Created bool // a new item was created
 	Skipped bool // ConflictSkip left an existing item untouched
+	// Chunks of the new content that need an embedding, and chunks whose
+	// text already has one (unchanged chunks are never embedded again).
+	ChunksToEmbed, ChunksReused int
 }
 
 // ReadResult is a window of an item's text.

@@ -32,12 +32,15 @@ func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
 			return err
 		}
 		ref := n.ref()
-		if n.isDir() {
+		// On the url drive a page may have pages below it (a URL and its
+		// subpages); elsewhere an item and a directory cannot share a path.
+		nested := it.Drive == urlDrive
+		if n.isDir() && !(nested && n.isFile()) {
 			return newError(ErrIsDir, ref, "write to a path below it, or choose another path",
 				"%s is a directory, not an item.", ref)
 		}
 		b := t.driveBucket(it.Drive)
-		if p, bad := fileAncestor(b, it.Path); bad {
+		if p, bad := fileAncestor(b, it.Path); bad && !nested {
 			return newError(ErrNotDir, ref, "choose a path that is not below an item",
 				"Cannot write %s: %s is an item, not a directory.", ref, FormatRef(it.Drive, p))
 		}
@@ -76,7 +79,17 @@ func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
 		item.UpdatedAt = t.now
 		res.Item = item
 		t.precomputed = p.Embeddings
-		return t.putItem(&item, content, n.val, nil)
+		if !item.IsText {
+			t.extracted = p.Text
+			if t.extracted == nil {
+				t.extracted = []byte{} // this write has none: do not keep the old item's
+			}
+		}
+		if err := t.putItem(&item, content, n.val, nil); err != nil {
+			return err
+		}
+		res.ChunksToEmbed, res.ChunksReused = t.chunksToEmbed, t.chunksReused
+		return nil
 	})
 	if err != nil {
 		return WriteResult{}, err
@@ -113,6 +126,18 @@ func (s *Store) prepareWrite(p WriteParams) (Item, []byte, error) {
 	if p.IsText && !utf8.Valid(p.Content) {
 		return Item{}, nil, newError(ErrInvalid, ref, "send it as binary data, or re-encode it as UTF-8",
 			"The text for %s is not valid UTF-8: the first bad byte is at offset %d.", ref, invalidUTF8Offset(p.Content))
+	}
+	if p.Text != nil {
+		if p.IsText {
+			return Item{}, nil, newError(ErrInvalid, ref, "send searchable text only with binary content", "%s is text; it is searchable as it is.", ref)
+		}
+		if int64(len(p.Text)) > s.maxContent {
+			return Item{}, nil, tooLarge(ref, int64(len(p.Text)), s.maxContent)
+		}
+		if !utf8.Valid(p.Text) {
+			return Item{}, nil, newError(ErrInvalid, ref, "re-encode the extracted text as UTF-8",
+				"The searchable text for %s is not valid UTF-8: the first bad byte is at offset %d.", ref, invalidUTF8Offset(p.Text))
+		}
 	}
 	tags, err := cleanTags(ref, p.Tags)
 	if err != nil {
@@ -153,6 +178,7 @@ func (s *Store) prepareWrite(p WriteParams) (Item, []byte, error) {
 		SourceURL:   p.SourceURL,
 		Tags:        tags,
 		Importance:  p.Importance,
+		Origin:      p.Origin,
 	}
 	if p.IsText {
 		it.LineCount = CountLines(p.Content)
@@ -287,4 +313,29 @@ func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
 		return t.putItem(&it, []byte{}, nil, nil)
 	})
 	return created, err
+}
+
+// SetOrigin records o as what ingest last found of ref's source, without
+// touching content or indexes: a refresh that finds the source unchanged
+// only moves CheckedAt. It fails with ErrChanged when the content hash is no
+// longer expectedHash, so a refresh never stamps content it did not compare.
+func (s *Store) SetOrigin(ctx context.Context, ref Ref, o Origin, expectedHash string) (Item, error) {
+	var out Item
+	err := s.update(ctx, func(t *txn) error {
+		n, err := t.resolveItem(ref)
+		if err != nil {
+			return err
+		}
+		it, err := t.item(n.pv().id)
+		if err != nil {
+			return err
+		}
+		if it.ContentHash != expectedHash {
+			return changedError(n.ref(), expectedHash, it.ContentHash)
+		}
+		it.Origin = o
+		out = it
+		return t.putMeta(n.pv().id, &it)
+	})
+	return out, err
 }

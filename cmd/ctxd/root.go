@@ -90,6 +90,7 @@ socket. A ref is drive:/path, a bare /path (the agent drive), or an item id.`,
 	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for each call")
 	root.AddCommand(c.serveCommand())
 	c.addVFSCommands(root)
+	root.AddCommand(c.addCommand(), c.refreshCommand())
 	return root
 }
 

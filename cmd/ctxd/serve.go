@@ -56,6 +56,8 @@ signal stops at once.`,
 	f.Int64Var(&cfg.MaxContentBytes, "max-content-bytes", cfg.MaxContentBytes, "largest item content accepted (env CTXD_MAX_CONTENT_BYTES)")
 	f.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error (env CTXD_LOG_LEVEL)")
 	f.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "text or json (env CTXD_LOG_FORMAT)")
+	f.StringArrayVar(&cfg.AllowedRoots, "allowed-root", cfg.AllowedRoots, "directory that add may read files below; repeat for more (env CTXD_ALLOWED_ROOTS, ':'-separated)")
+	f.BoolVar(&cfg.AllowPrivateNetwork, "allow-private-network", false, "let add fetch URLs on loopback, private and link-local addresses (env CTXD_ALLOW_PRIVATE_NETWORK)")
 	return cmd
 }
 
@@ -76,6 +78,8 @@ func overlayFlags(cmd *cobra.Command, cfg, flags *daemon.Config) {
 	set("max-content-bytes", func() { cfg.MaxContentBytes = flags.MaxContentBytes })
 	set("log-level", func() { cfg.LogLevel = flags.LogLevel })
 	set("log-format", func() { cfg.LogFormat = flags.LogFormat })
+	set("allowed-root", func() { cfg.AllowedRoots = flags.AllowedRoots })
+	set("allow-private-network", func() { cfg.AllowPrivateNetwork = flags.AllowPrivateNetwork })
 	if s, err := cmd.Flags().GetString("socket"); err == nil && cmd.Flags().Changed("socket") {
 		cfg.Socket = s
 	}

@@ -63,6 +63,12 @@ const (
 	ErrorType_ERROR_TYPE_UNIMPLEMENTED ErrorType = 15
 	// An unexpected failure; details are in the daemon log (gRPC INTERNAL, HTTP 500).
 	ErrorType_ERROR_TYPE_INTERNAL ErrorType = 16
+	// Policy forbids reading the source: outside the allowed roots, a secret, a
+	// symlink out of the tree, a private network address (gRPC PERMISSION_DENIED, HTTP 403).
+	ErrorType_ERROR_TYPE_SOURCE_REFUSED ErrorType = 17
+	// The source could not be read or fetched: missing, unreadable, an HTTP
+	// error or a timeout (gRPC FAILED_PRECONDITION, HTTP 400).
+	ErrorType_ERROR_TYPE_SOURCE_UNREADABLE ErrorType = 18
 )
 
 // Enum value maps for ErrorType.
@@ -85,6 +91,8 @@ var (
 		14: "ERROR_TYPE_UNAVAILABLE",
 		15: "ERROR_TYPE_UNIMPLEMENTED",
 		16: "ERROR_TYPE_INTERNAL",
+		17: "ERROR_TYPE_SOURCE_REFUSED",
+		18: "ERROR_TYPE_SOURCE_UNREADABLE",
 	}
 	ErrorType_value = map[string]int32{
 		"ERROR_TYPE_UNSPECIFIED":         0,
@@ -104,6 +112,8 @@ var (
 		"ERROR_TYPE_UNAVAILABLE":         14,
 		"ERROR_TYPE_UNIMPLEMENTED":       15,
 		"ERROR_TYPE_INTERNAL":            16,
+		"ERROR_TYPE_SOURCE_REFUSED":      17,
+		"ERROR_TYPE_SOURCE_UNREADABLE":   18,
 	}
 )
 
@@ -219,7 +229,7 @@ const file_ctxd_v1_errors_proto_rawDesc = "" +
 	"\x10next_action_hint\x18\x02 \x01(\tR\x0enextActionHint\x12\x10\n" +
 	"\x03ref\x18\x03 \x01(\tR\x03ref\x12\x1f\n" +
 	"\vnearby_refs\x18\x04 \x03(\tR\n" +
-	"nearbyRefs*\x91\x04\n" +
+	"nearbyRefs*\xd2\x04\n" +
 	"\tErrorType\x12\x1a\n" +
 	"\x16ERROR_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_TYPE_NOT_FOUND\x10\x01\x12\x1c\n" +
@@ -238,7 +248,9 @@ const file_ctxd_v1_errors_proto_rawDesc = "" +
 	"\x1cERROR_TYPE_PERMISSION_DENIED\x10\r\x12\x1a\n" +
 	"\x16ERROR_TYPE_UNAVAILABLE\x10\x0e\x12\x1c\n" +
 	"\x18ERROR_TYPE_UNIMPLEMENTED\x10\x0f\x12\x17\n" +
-	"\x13ERROR_TYPE_INTERNAL\x10\x10B0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x13ERROR_TYPE_INTERNAL\x10\x10\x12\x1d\n" +
+	"\x19ERROR_TYPE_SOURCE_REFUSED\x10\x11\x12 \n" +
+	"\x1cERROR_TYPE_SOURCE_UNREADABLE\x10\x12B0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_errors_proto_rawDescOnce sync.Once

@@ -426,7 +426,9 @@ func (x *IngestSummary) GetSeconds() float64 {
 	return 0
 }
 
-// AddRequest names the sources to ingest.
+// AddRequest names the sources to ingest. Files and trees go to the disk drive
+// under their absolute paths, URLs to the url drive, GitHub file URLs to the
+// github drive as /<owner>/<repo>/<path>.
 type AddRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// File paths, directory paths or http(s) URLs.
@@ -440,7 +442,13 @@ type AddRequest struct {
 	// Descend into hidden files and directories.
 	IncludeHidden bool `protobuf:"varint,5,opt,name=include_hidden,json=includeHidden" json:"include_hidden,omitempty"`
 	// Tags added to every ingested item.
-	Tags          []string `protobuf:"bytes,6,rep,name=tags" json:"tags,omitempty"`
+	Tags []string `protobuf:"bytes,6,rep,name=tags" json:"tags,omitempty"`
+	// After the first pass, keep watching the directory trees and stream an item
+	// event for every file created, changed or removed, until the call is cancelled.
+	Watch bool `protobuf:"varint,7,opt,name=watch" json:"watch,omitempty"`
+	// For URL items: how long fetched content counts as fresh; 0 means the
+	// daemon's default (24 hours).
+	TtlSeconds    int64 `protobuf:"varint,8,opt,name=ttl_seconds,json=ttlSeconds" json:"ttl_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -515,6 +523,20 @@ func (x *AddRequest) GetTags() []string {
 		return x.Tags
 	}
 	return nil
+}
+
+func (x *AddRequest) GetWatch() bool {
+	if x != nil {
+		return x.Watch
+	}
+	return false
+}
+
+func (x *AddRequest) GetTtlSeconds() int64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
 }
 
 // AddResponse is one event of an Add stream.
@@ -629,7 +651,9 @@ type RefreshRequest struct {
 	// Refresh every item on every refreshable drive.
 	All bool `protobuf:"varint,2,opt,name=all" json:"all,omitempty"`
 	// Re-read sources even when size, mtime or validators say they are unchanged.
-	Force         bool `protobuf:"varint,3,opt,name=force" json:"force,omitempty"`
+	Force bool `protobuf:"varint,3,opt,name=force" json:"force,omitempty"`
+	// Only re-validate URL items whose TTL has passed.
+	StaleOnly     bool `protobuf:"varint,4,opt,name=stale_only,json=staleOnly" json:"stale_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -681,6 +705,13 @@ func (x *RefreshRequest) GetAll() bool {
 func (x *RefreshRequest) GetForce() bool {
 	if x != nil {
 		return x.Force
+	}
+	return false
+}
+
+func (x *RefreshRequest) GetStaleOnly() bool {
+	if x != nil {
+		return x.StaleOnly
 	}
 	return false
 }
@@ -987,7 +1018,7 @@ const file_ctxd_v1_ingest_proto_rawDesc = "" +
 	"\rchunks_reused\x18\b \x01(\x03R\fchunksReused\x12\x14\n" +
 	"\x05bytes\x18\t \x01(\x03R\x05bytes\x12\x18\n" +
 	"\aseconds\x18\n" +
-	" \x01(\x01R\aseconds\"\xc7\x01\n" +
+	" \x01(\x01R\aseconds\"\xfe\x01\n" +
 	"\n" +
 	"AddRequest\x12\x18\n" +
 	"\asources\x18\x01 \x03(\tR\asources\x12\x14\n" +
@@ -996,16 +1027,21 @@ const file_ctxd_v1_ingest_proto_rawDesc = "" +
 	"onConflict\x12\x18\n" +
 	"\aexclude\x18\x04 \x03(\tR\aexclude\x12%\n" +
 	"\x0einclude_hidden\x18\x05 \x01(\bR\rincludeHidden\x12\x12\n" +
-	"\x04tags\x18\x06 \x03(\tR\x04tags\"\xb2\x01\n" +
+	"\x04tags\x18\x06 \x03(\tR\x04tags\x12\x14\n" +
+	"\x05watch\x18\a \x01(\bR\x05watch\x12\x1f\n" +
+	"\vttl_seconds\x18\b \x01(\x03R\n" +
+	"ttlSeconds\"\xb2\x01\n" +
 	"\vAddResponse\x125\n" +
 	"\bprogress\x18\x01 \x01(\v2\x17.ctxd.v1.IngestProgressH\x00R\bprogress\x12/\n" +
 	"\x04item\x18\x02 \x01(\v2\x19.ctxd.v1.IngestItemResultH\x00R\x04item\x122\n" +
 	"\asummary\x18\x03 \x01(\v2\x16.ctxd.v1.IngestSummaryH\x00R\asummaryB\a\n" +
-	"\x05event\"L\n" +
+	"\x05event\"k\n" +
 	"\x0eRefreshRequest\x12\x12\n" +
 	"\x04refs\x18\x01 \x03(\tR\x04refs\x12\x10\n" +
 	"\x03all\x18\x02 \x01(\bR\x03all\x12\x14\n" +
-	"\x05force\x18\x03 \x01(\bR\x05force\"\xb6\x01\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\x12\x1d\n" +
+	"\n" +
+	"stale_only\x18\x04 \x01(\bR\tstaleOnly\"\xb6\x01\n" +
 	"\x0fRefreshResponse\x125\n" +
 	"\bprogress\x18\x01 \x01(\v2\x17.ctxd.v1.IngestProgressH\x00R\bprogress\x12/\n" +
 	"\x04item\x18\x02 \x01(\v2\x19.ctxd.v1.IngestItemResultH\x00R\x04item\x122\n" +

@@ -122,7 +122,9 @@ type Item struct {
 	// When search last returned this item; unset if never.
 	LastRetrievedAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=last_retrieved_at,json=lastRetrievedAt" json:"last_retrieved_at,omitempty"`
 	// Number of lines in the text content (0 for binary and empty content).
-	LineCount     int64 `protobuf:"varint,20,opt,name=line_count,json=lineCount" json:"line_count,omitempty"`
+	LineCount int64 `protobuf:"varint,20,opt,name=line_count,json=lineCount" json:"line_count,omitempty"`
+	// What ingest last found of the source; unset for items written directly.
+	Origin        *ItemOrigin `protobuf:"bytes,21,opt,name=origin" json:"origin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -297,6 +299,105 @@ func (x *Item) GetLineCount() int64 {
 	return 0
 }
 
+func (x *Item) GetOrigin() *ItemOrigin {
+	if x != nil {
+		return x.Origin
+	}
+	return nil
+}
+
+// ItemOrigin is what ingest recorded of an item's source, so that refresh can
+// tell cheaply whether it changed.
+type ItemOrigin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// disk: the file's modification time.
+	ModifiedAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=modified_at,json=modifiedAt" json:"modified_at,omitempty"`
+	// disk: the file's size; url: the body's size.
+	SizeBytes int64 `protobuf:"varint,2,opt,name=size_bytes,json=sizeBytes" json:"size_bytes,omitempty"`
+	// url: the ETag of the last fetch, sent back as If-None-Match.
+	Etag string `protobuf:"bytes,3,opt,name=etag" json:"etag,omitempty"`
+	// url: the Last-Modified of the last fetch, sent back as If-Modified-Since.
+	LastModified string `protobuf:"bytes,4,opt,name=last_modified,json=lastModified" json:"last_modified,omitempty"`
+	// When the source was last read or validated.
+	CheckedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=checked_at,json=checkedAt" json:"checked_at,omitempty"`
+	// url: how long fetched content counts as fresh before search or refresh re-validates it.
+	TtlSeconds    int64 `protobuf:"varint,6,opt,name=ttl_seconds,json=ttlSeconds" json:"ttl_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItemOrigin) Reset() {
+	*x = ItemOrigin{}
+	mi := &file_ctxd_v1_types_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemOrigin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemOrigin) ProtoMessage() {}
+
+func (x *ItemOrigin) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_types_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemOrigin.ProtoReflect.Descriptor instead.
+func (*ItemOrigin) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ItemOrigin) GetModifiedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ModifiedAt
+	}
+	return nil
+}
+
+func (x *ItemOrigin) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *ItemOrigin) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
+func (x *ItemOrigin) GetLastModified() string {
+	if x != nil {
+		return x.LastModified
+	}
+	return ""
+}
+
+func (x *ItemOrigin) GetCheckedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CheckedAt
+	}
+	return nil
+}
+
+func (x *ItemOrigin) GetTtlSeconds() int64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
 // Embedding is one vector from an embedding model.
 type Embedding struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -308,7 +409,7 @@ type Embedding struct {
 
 func (x *Embedding) Reset() {
 	*x = Embedding{}
-	mi := &file_ctxd_v1_types_proto_msgTypes[1]
+	mi := &file_ctxd_v1_types_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -320,7 +421,7 @@ func (x *Embedding) String() string {
 func (*Embedding) ProtoMessage() {}
 
 func (x *Embedding) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_types_proto_msgTypes[1]
+	mi := &file_ctxd_v1_types_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -333,7 +434,7 @@ func (x *Embedding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Embedding.ProtoReflect.Descriptor instead.
 func (*Embedding) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{1}
+	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Embedding) GetValues() []float32 {
@@ -368,7 +469,7 @@ type TreeNode struct {
 
 func (x *TreeNode) Reset() {
 	*x = TreeNode{}
-	mi := &file_ctxd_v1_types_proto_msgTypes[2]
+	mi := &file_ctxd_v1_types_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -380,7 +481,7 @@ func (x *TreeNode) String() string {
 func (*TreeNode) ProtoMessage() {}
 
 func (x *TreeNode) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_types_proto_msgTypes[2]
+	mi := &file_ctxd_v1_types_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -393,7 +494,7 @@ func (x *TreeNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeNode.ProtoReflect.Descriptor instead.
 func (*TreeNode) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{2}
+	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TreeNode) GetName() string {
@@ -467,7 +568,7 @@ type DriveInfo struct {
 
 func (x *DriveInfo) Reset() {
 	*x = DriveInfo{}
-	mi := &file_ctxd_v1_types_proto_msgTypes[3]
+	mi := &file_ctxd_v1_types_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +580,7 @@ func (x *DriveInfo) String() string {
 func (*DriveInfo) ProtoMessage() {}
 
 func (x *DriveInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_types_proto_msgTypes[3]
+	mi := &file_ctxd_v1_types_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +593,7 @@ func (x *DriveInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriveInfo.ProtoReflect.Descriptor instead.
 func (*DriveInfo) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{3}
+	return file_ctxd_v1_types_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DriveInfo) GetName() string {
@@ -520,7 +621,7 @@ var File_ctxd_v1_types_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_types_proto_rawDesc = "" +
 	"\n" +
-	"\x13ctxd/v1/types.proto\x12\actxd.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xad\x05\n" +
+	"\x13ctxd/v1/types.proto\x12\actxd.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xda\x05\n" +
 	"\x04Item\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03ref\x18\x02 \x01(\tR\x03ref\x12\x14\n" +
@@ -550,7 +651,20 @@ const file_ctxd_v1_types_proto_rawDesc = "" +
 	"\x0fretrieval_count\x18\x12 \x01(\x03R\x0eretrievalCount\x12F\n" +
 	"\x11last_retrieved_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\x0flastRetrievedAt\x12\x1d\n" +
 	"\n" +
-	"line_count\x18\x14 \x01(\x03R\tlineCount\"#\n" +
+	"line_count\x18\x14 \x01(\x03R\tlineCount\x12+\n" +
+	"\x06origin\x18\x15 \x01(\v2\x13.ctxd.v1.ItemOriginR\x06origin\"\xfd\x01\n" +
+	"\n" +
+	"ItemOrigin\x12;\n" +
+	"\vmodified_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"modifiedAt\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x02 \x01(\x03R\tsizeBytes\x12\x12\n" +
+	"\x04etag\x18\x03 \x01(\tR\x04etag\x12#\n" +
+	"\rlast_modified\x18\x04 \x01(\tR\flastModified\x129\n" +
+	"\n" +
+	"checked_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt\x12\x1f\n" +
+	"\vttl_seconds\x18\x06 \x01(\x03R\n" +
+	"ttlSeconds\"#\n" +
 	"\tEmbedding\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\x02R\x06values\"\x86\x02\n" +
 	"\bTreeNode\x12\x12\n" +
@@ -589,26 +703,30 @@ func file_ctxd_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxd_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxd_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_ctxd_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_ctxd_v1_types_proto_goTypes = []any{
 	(OnConflict)(0),               // 0: ctxd.v1.OnConflict
 	(*Item)(nil),                  // 1: ctxd.v1.Item
-	(*Embedding)(nil),             // 2: ctxd.v1.Embedding
-	(*TreeNode)(nil),              // 3: ctxd.v1.TreeNode
-	(*DriveInfo)(nil),             // 4: ctxd.v1.DriveInfo
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*ItemOrigin)(nil),            // 2: ctxd.v1.ItemOrigin
+	(*Embedding)(nil),             // 3: ctxd.v1.Embedding
+	(*TreeNode)(nil),              // 4: ctxd.v1.TreeNode
+	(*DriveInfo)(nil),             // 5: ctxd.v1.DriveInfo
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
 }
 var file_ctxd_v1_types_proto_depIdxs = []int32{
-	5, // 0: ctxd.v1.Item.created_at:type_name -> google.protobuf.Timestamp
-	5, // 1: ctxd.v1.Item.updated_at:type_name -> google.protobuf.Timestamp
-	5, // 2: ctxd.v1.Item.indexed_at:type_name -> google.protobuf.Timestamp
-	5, // 3: ctxd.v1.Item.last_retrieved_at:type_name -> google.protobuf.Timestamp
-	3, // 4: ctxd.v1.TreeNode.children:type_name -> ctxd.v1.TreeNode
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	6, // 0: ctxd.v1.Item.created_at:type_name -> google.protobuf.Timestamp
+	6, // 1: ctxd.v1.Item.updated_at:type_name -> google.protobuf.Timestamp
+	6, // 2: ctxd.v1.Item.indexed_at:type_name -> google.protobuf.Timestamp
+	6, // 3: ctxd.v1.Item.last_retrieved_at:type_name -> google.protobuf.Timestamp
+	2, // 4: ctxd.v1.Item.origin:type_name -> ctxd.v1.ItemOrigin
+	6, // 5: ctxd.v1.ItemOrigin.modified_at:type_name -> google.protobuf.Timestamp
+	6, // 6: ctxd.v1.ItemOrigin.checked_at:type_name -> google.protobuf.Timestamp
+	4, // 7: ctxd.v1.TreeNode.children:type_name -> ctxd.v1.TreeNode
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_types_proto_init() }
@@ -622,7 +740,7 @@ func file_ctxd_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_types_proto_rawDesc), len(file_ctxd_v1_types_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -26,6 +26,8 @@ class ErrorType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_TYPE_UNAVAILABLE: _ClassVar[ErrorType]
     ERROR_TYPE_UNIMPLEMENTED: _ClassVar[ErrorType]
     ERROR_TYPE_INTERNAL: _ClassVar[ErrorType]
+    ERROR_TYPE_SOURCE_REFUSED: _ClassVar[ErrorType]
+    ERROR_TYPE_SOURCE_UNREADABLE: _ClassVar[ErrorType]
 ERROR_TYPE_UNSPECIFIED: ErrorType
 ERROR_TYPE_NOT_FOUND: ErrorType
 ERROR_TYPE_PATH_CONFLICT: ErrorType
@@ -43,6 +45,8 @@ ERROR_TYPE_PERMISSION_DENIED: ErrorType
 ERROR_TYPE_UNAVAILABLE: ErrorType
 ERROR_TYPE_UNIMPLEMENTED: ErrorType
 ERROR_TYPE_INTERNAL: ErrorType
+ERROR_TYPE_SOURCE_REFUSED: ErrorType
+ERROR_TYPE_SOURCE_UNREADABLE: ErrorType
 
 class ErrorDetail(_message.Message):
     __slots__ = ("type", "next_action_hint", "ref", "nearby_refs")

@@ -89,20 +89,24 @@ class IngestSummary(_message.Message):
     def __init__(self, added: _Optional[int] = ..., updated: _Optional[int] = ..., unchanged: _Optional[int] = ..., skipped: _Optional[int] = ..., missing: _Optional[int] = ..., failed: _Optional[int] = ..., chunks_embedded: _Optional[int] = ..., chunks_reused: _Optional[int] = ..., bytes: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...
 
 class AddRequest(_message.Message):
-    __slots__ = ("sources", "drive", "on_conflict", "exclude", "include_hidden", "tags")
+    __slots__ = ("sources", "drive", "on_conflict", "exclude", "include_hidden", "tags", "watch", "ttl_seconds")
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     DRIVE_FIELD_NUMBER: _ClassVar[int]
     ON_CONFLICT_FIELD_NUMBER: _ClassVar[int]
     EXCLUDE_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_HIDDEN_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
+    WATCH_FIELD_NUMBER: _ClassVar[int]
+    TTL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     sources: _containers.RepeatedScalarFieldContainer[str]
     drive: str
     on_conflict: _types_pb2.OnConflict
     exclude: _containers.RepeatedScalarFieldContainer[str]
     include_hidden: bool
     tags: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, sources: _Optional[_Iterable[str]] = ..., drive: _Optional[str] = ..., on_conflict: _Optional[_Union[_types_pb2.OnConflict, str]] = ..., exclude: _Optional[_Iterable[str]] = ..., include_hidden: _Optional[bool] = ..., tags: _Optional[_Iterable[str]] = ...) -> None: ...
+    watch: bool
+    ttl_seconds: int
+    def __init__(self, sources: _Optional[_Iterable[str]] = ..., drive: _Optional[str] = ..., on_conflict: _Optional[_Union[_types_pb2.OnConflict, str]] = ..., exclude: _Optional[_Iterable[str]] = ..., include_hidden: _Optional[bool] = ..., tags: _Optional[_Iterable[str]] = ..., watch: _Optional[bool] = ..., ttl_seconds: _Optional[int] = ...) -> None: ...
 
 class AddResponse(_message.Message):
     __slots__ = ("progress", "item", "summary")
@@ -115,14 +119,16 @@ class AddResponse(_message.Message):
     def __init__(self, progress: _Optional[_Union[IngestProgress, _Mapping]] = ..., item: _Optional[_Union[IngestItemResult, _Mapping]] = ..., summary: _Optional[_Union[IngestSummary, _Mapping]] = ...) -> None: ...
 
 class RefreshRequest(_message.Message):
-    __slots__ = ("refs", "all", "force")
+    __slots__ = ("refs", "all", "force", "stale_only")
     REFS_FIELD_NUMBER: _ClassVar[int]
     ALL_FIELD_NUMBER: _ClassVar[int]
     FORCE_FIELD_NUMBER: _ClassVar[int]
+    STALE_ONLY_FIELD_NUMBER: _ClassVar[int]
     refs: _containers.RepeatedScalarFieldContainer[str]
     all: bool
     force: bool
-    def __init__(self, refs: _Optional[_Iterable[str]] = ..., all: _Optional[bool] = ..., force: _Optional[bool] = ...) -> None: ...
+    stale_only: bool
+    def __init__(self, refs: _Optional[_Iterable[str]] = ..., all: _Optional[bool] = ..., force: _Optional[bool] = ..., stale_only: _Optional[bool] = ...) -> None: ...
 
 class RefreshResponse(_message.Message):
     __slots__ = ("progress", "item", "summary")

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/types.proto.
  */
 export const file_ctxd_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL3R5cGVzLnByb3RvEgdjdHhkLnYxIugDCgRJdGVtEgoKAmlkGAEgASgJEgsKA3JlZhgCIAEoCRINCgVkcml2ZRgDIAEoCRIMCgRwYXRoGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhEKCW1pbWVfdHlwZRgHIAEoCRIPCgdpc190ZXh0GAggASgIEg4KBmlzX2RpchgJIAEoCBISCgpzaXplX2J5dGVzGAogASgDEhQKDGNvbnRlbnRfaGFzaBgLIAEoCRISCgpzb3VyY2VfdXJsGAwgASgJEgwKBHRhZ3MYDSADKAkSEgoKaW1wb3J0YW5jZRgOIAEoARIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgppbmRleGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9yZXRyaWV2YWxfY291bnQYEiABKAMSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxpbmVfY291bnQYFCABKAMiGwoJRW1iZWRkaW5nEg4KBnZhbHVlcxgBIAMoAiK0AQoIVHJlZU5vZGUSDAoEbmFtZRgBIAEoCRILCgNyZWYYAiABKAkSDgoGaXNfZGlyGAMgASgIEhIKCnNpemVfYnl0ZXMYBCABKAMSEQoJbWltZV90eXBlGAUgASgJEiMKCGNoaWxkcmVuGAYgAygLMhEuY3R4ZC52MS5UcmVlTm9kZRIYChBvbWl0dGVkX2NoaWxkcmVuGAcgASgFEhcKD2RlcHRoX3RydW5jYXRlZBgIIAEoCCJBCglEcml2ZUluZm8SDAoEbmFtZRgBIAEoCRISCgppdGVtX2NvdW50GAIgASgDEhIKCnNpemVfYnl0ZXMYAyABKAMqcQoKT25Db25mbGljdBIbChdPTl9DT05GTElDVF9VTlNQRUNJRklFRBAAEhUKEU9OX0NPTkZMSUNUX0VSUk9SEAESGQoVT05fQ09ORkxJQ1RfT1ZFUldSSVRFEAISFAoQT05fQ09ORkxJQ1RfU0tJUBADQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL3R5cGVzLnByb3RvEgdjdHhkLnYxIo0ECgRJdGVtEgoKAmlkGAEgASgJEgsKA3JlZhgCIAEoCRINCgVkcml2ZRgDIAEoCRIMCgRwYXRoGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhEKCW1pbWVfdHlwZRgHIAEoCRIPCgdpc190ZXh0GAggASgIEg4KBmlzX2RpchgJIAEoCBISCgpzaXplX2J5dGVzGAogASgDEhQKDGNvbnRlbnRfaGFzaBgLIAEoCRISCgpzb3VyY2VfdXJsGAwgASgJEgwKBHRhZ3MYDSADKAkSEgoKaW1wb3J0YW5jZRgOIAEoARIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgppbmRleGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9yZXRyaWV2YWxfY291bnQYEiABKAMSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxpbmVfY291bnQYFCABKAMSIwoGb3JpZ2luGBUgASgLMhMuY3R4ZC52MS5JdGVtT3JpZ2luIrsBCgpJdGVtT3JpZ2luEi8KC21vZGlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzaXplX2J5dGVzGAIgASgDEgwKBGV0YWcYAyABKAkSFQoNbGFzdF9tb2RpZmllZBgEIAEoCRIuCgpjaGVja2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgt0dGxfc2Vjb25kcxgGIAEoAyIbCglFbWJlZGRpbmcSDgoGdmFsdWVzGAEgAygCIrQBCghUcmVlTm9kZRIMCgRuYW1lGAEgASgJEgsKA3JlZhgCIAEoCRIOCgZpc19kaXIYAyABKAgSEgoKc2l6ZV9ieXRlcxgEIAEoAxIRCgltaW1lX3R5cGUYBSABKAkSIwoIY2hpbGRyZW4YBiADKAsyES5jdHhkLnYxLlRyZWVOb2RlEhgKEG9taXR0ZWRfY2hpbGRyZW4YByABKAUSFwoPZGVwdGhfdHJ1bmNhdGVkGAggASgIIkEKCURyaXZlSW5mbxIMCgRuYW1lGAEgASgJEhIKCml0ZW1fY291bnQYAiABKAMSEgoKc2l6ZV9ieXRlcxgDIAEoAypxCgpPbkNvbmZsaWN0EhsKF09OX0NPTkZMSUNUX1VOU1BFQ0lGSUVEEAASFQoRT05fQ09ORkxJQ1RfRVJST1IQARIZChVPTl9DT05GTElDVF9PVkVSV1JJVEUQAhIUChBPTl9DT05GTElDVF9TS0lQEANCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_google_protobuf_timestamp]);
 
 /**
  * Item is the metadata of one stored item: a text document, a binary blob, or
@@ -162,6 +162,13 @@ export type Item = Message<"ctxd.v1.Item"> & {
    * @generated from field: int64 line_count = 20;
    */
   lineCount: bigint;
+
+  /**
+   * What ingest last found of the source; unset for items written directly.
+   *
+   * @generated from field: ctxd.v1.ItemOrigin origin = 21;
+   */
+  origin?: ItemOrigin | undefined;
 };
 
 /**
@@ -170,6 +177,63 @@ export type Item = Message<"ctxd.v1.Item"> & {
  */
 export const ItemSchema: GenMessage<Item> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_types, 0);
+
+/**
+ * ItemOrigin is what ingest recorded of an item's source, so that refresh can
+ * tell cheaply whether it changed.
+ *
+ * @generated from message ctxd.v1.ItemOrigin
+ */
+export type ItemOrigin = Message<"ctxd.v1.ItemOrigin"> & {
+  /**
+   * disk: the file's modification time.
+   *
+   * @generated from field: google.protobuf.Timestamp modified_at = 1;
+   */
+  modifiedAt?: Timestamp | undefined;
+
+  /**
+   * disk: the file's size; url: the body's size.
+   *
+   * @generated from field: int64 size_bytes = 2;
+   */
+  sizeBytes: bigint;
+
+  /**
+   * url: the ETag of the last fetch, sent back as If-None-Match.
+   *
+   * @generated from field: string etag = 3;
+   */
+  etag: string;
+
+  /**
+   * url: the Last-Modified of the last fetch, sent back as If-Modified-Since.
+   *
+   * @generated from field: string last_modified = 4;
+   */
+  lastModified: string;
+
+  /**
+   * When the source was last read or validated.
+   *
+   * @generated from field: google.protobuf.Timestamp checked_at = 5;
+   */
+  checkedAt?: Timestamp | undefined;
+
+  /**
+   * url: how long fetched content counts as fresh before search or refresh re-validates it.
+   *
+   * @generated from field: int64 ttl_seconds = 6;
+   */
+  ttlSeconds: bigint;
+};
+
+/**
+ * Describes the message ctxd.v1.ItemOrigin.
+ * Use `create(ItemOriginSchema)` to create a new message.
+ */
+export const ItemOriginSchema: GenMessage<ItemOrigin> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_types, 1);
 
 /**
  * Embedding is one vector from an embedding model.
@@ -190,7 +254,7 @@ export type Embedding = Message<"ctxd.v1.Embedding"> & {
  * Use `create(EmbeddingSchema)` to create a new message.
  */
 export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_types, 1);
+  messageDesc(file_ctxd_v1_types, 2);
 
 /**
  * TreeNode is one entry of a rendered tree: a drive, a directory or an item.
@@ -260,7 +324,7 @@ export type TreeNode = Message<"ctxd.v1.TreeNode"> & {
  * Use `create(TreeNodeSchema)` to create a new message.
  */
 export const TreeNodeSchema: GenMessage<TreeNode> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_types, 2);
+  messageDesc(file_ctxd_v1_types, 3);
 
 /**
  * DriveInfo summarises one drive.
@@ -295,7 +359,7 @@ export type DriveInfo = Message<"ctxd.v1.DriveInfo"> & {
  * Use `create(DriveInfoSchema)` to create a new message.
  */
 export const DriveInfoSchema: GenMessage<DriveInfo> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_types, 3);
+  messageDesc(file_ctxd_v1_types, 4);
 
 /**
  * OnConflict says what a write does when its destination already exists.

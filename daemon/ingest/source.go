@@ -1,0 +1,82 @@
+package ingest
+
+import (
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+// Natural drives of ingested sources.
+const (
+	DriveDisk   = "disk"
+	DriveURL    = "url"
+	DriveGitHub = "github"
+)
+
+// rawGitHubBase serves GitHub file contents; file URLs are fetched from it.
+const rawGitHubBase = "https://raw.githubusercontent.com/"
+
+// source is one thing to ingest and where it goes in the store.
+type source struct {
+	file     string // absolute file or directory path; "" for URLs
+	fetchURL string // what to GET for URLs
+	drive    string
+	path     string // the item path (for a directory: its root)
+}
+
+// isURL tells URLs from file paths in Add's sources and in items' SourceURL.
+func isURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+// classify turns one Add source into a source: an absolute path goes to the
+// disk drive under the same path, a GitHub file URL to the github drive as
+// /<owner>/<repo>/<path>, any other http(s) URL to the url drive with the URL
+// (fragment dropped) as its path. drive, if set, overrides the drive.
+func classify(raw, drive string) (source, error) {
+	var s source
+	switch {
+	case isURL(raw):
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return s, newError(ErrInvalid, raw, "pass an absolute http(s) URL such as https://example.com/page",
+				"%q is not a valid URL.", raw)
+		}
+		u.Fragment, u.RawFragment = "", ""
+		s.fetchURL, s.drive, s.path = u.String(), DriveURL, "/"+u.String()
+		if p, raw, ok := gitHubFile(u); ok {
+			s.fetchURL, s.drive, s.path = raw, DriveGitHub, p
+		}
+	case filepath.IsAbs(raw):
+		s.file = filepath.Clean(raw)
+		s.drive, s.path = DriveDisk, filepath.ToSlash(s.file)
+	case strings.Contains(raw, "://"):
+		return s, newError(ErrInvalid, raw, "ingest files by absolute path or web pages by http(s) URL",
+			"%q: only http and https URLs can be fetched.", raw)
+	default:
+		return s, newError(ErrInvalid, raw, "send an absolute path; `ctxd add` resolves relative paths against its working directory",
+			"%q is a relative path, and the daemon's working directory is not the caller's.", raw)
+	}
+	if drive != "" {
+		s.drive = drive
+	}
+	return s, nil
+}
+
+// gitHubFile maps github.com/<owner>/<repo>/blob/<ref>/<path> and
+// raw.githubusercontent.com/<owner>/<repo>/<ref>/<path> to the item path
+// /<owner>/<repo>/<path> and the raw content URL. The branch or commit is
+// kept only in the raw URL, so the item's path stays stable across branches.
+func gitHubFile(u *url.URL) (itemPath, rawURL string, ok bool) {
+	segs := strings.Split(strings.Trim(u.EscapedPath(), "/"), "/")
+	switch {
+	case u.Host == "github.com" && len(segs) >= 5 && segs[2] == "blob":
+		owner, repo, ref, rest := segs[0], segs[1], segs[3], segs[4:]
+		return "/" + owner + "/" + repo + "/" + strings.Join(rest, "/"),
+			rawGitHubBase + owner + "/" + repo + "/" + ref + "/" + strings.Join(rest, "/"), true
+	case u.Host == "raw.githubusercontent.com" && len(segs) >= 4:
+		owner, repo, rest := segs[0], segs[1], segs[3:]
+		return "/" + owner + "/" + repo + "/" + strings.Join(rest, "/"), u.String(), true
+	}
+	return "", "", false
+}
