@@ -17,7 +17,8 @@ import (
 	"github.com/ctxd/ctxd/daemon"
 )
 
-// startDaemon runs a real daemon on a temp unix socket and returns the socket.
+// startDaemon runs a real daemon on a temp unix socket and returns the
+// socket. Add may read files in the socket's directory.
 func startDaemon(t *testing.T) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ctxdcli")
@@ -27,6 +28,7 @@ func startDaemon(t *testing.T) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	cfg := daemon.DefaultConfig()
 	cfg.DataDir, cfg.Socket, cfg.HTTP, cfg.ModelDir = filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "", ""
+	cfg.AllowedRoots = []string{dir}
 	d, err := daemon.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -229,5 +231,53 @@ func TestCLI_SearchDoctorReindex(t *testing.T) {
 		if code != st.wantCode || !strings.Contains(out, st.wantOut) {
 			t.Fatalf("ctxd %v = %d\nstdout: %s\nstderr: %s", st.args, code, out, errOut)
 		}
+	}
+}
+
+func TestCLI_AddRefresh(t *testing.T) {
+	s := startDaemon(t)
+	tree := filepath.Join(filepath.Dir(s), "tree")
+	if err := os.MkdirAll(filepath.Join(tree, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"a.md": "# A\n\nalpha notes\n", "sub/b.txt": "bravo\n", "server.key": "secret\n"} {
+		if err := os.WriteFile(filepath.Join(tree, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A relative path is resolved against the CLI's working directory.
+	t.Chdir(filepath.Dir(tree))
+	code, out, errOut := ctxd(t, s, "", "add", "tree")
+	if code != 0 || !strings.Contains(out, "added    disk:"+filepath.Join(tree, "a.md")) ||
+		!strings.Contains(out, "added 2, updated 0, unchanged 0, skipped 1") {
+		t.Fatalf("add: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ := ctxd(t, s, "", "search", "alpha", "--mode", "bm25"); code != 0 || !strings.Contains(out, "disk:"+filepath.Join(tree, "a.md")) {
+		t.Errorf("search after add: %d %s", code, out)
+	}
+	if code, out, _ := ctxd(t, s, "", "add", tree); code != 0 || !strings.Contains(out, "skipped 3") {
+		t.Errorf("second add: %d %s", code, out)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "a.md"), []byte("# A\n\nalpha notes, revised\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(tree, "sub/b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = ctxd(t, s, "", "refresh", "--all")
+	if code != 0 || !strings.Contains(out, "updated  disk:"+filepath.Join(tree, "a.md")) ||
+		!strings.Contains(errOut, "missing  disk:"+filepath.Join(tree, "sub/b.txt")) || !strings.Contains(out, "updated 1, unchanged 0, skipped 0, missing 1") {
+		t.Errorf("refresh: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = ctxd(t, s, "", "refresh", "--all", "--json")
+	if code != 0 || !strings.Contains(out, `"summary":`) || !strings.Contains(out, `"missing":"1"`) {
+		t.Errorf("refresh --json: %d %s", code, out)
+	}
+	// A source outside the allowed roots fails the command.
+	if code, _, errOut := ctxd(t, s, "", "add", "/etc/hostname"); code != 1 || !strings.Contains(errOut, "outside the allowed roots") {
+		t.Errorf("add outside the roots: %d %s", code, errOut)
+	}
+	if code, _, errOut := ctxd(t, s, "", "refresh"); code != 2 || !strings.Contains(errOut, "--all") {
+		t.Errorf("refresh without refs: %d %s", code, errOut)
 	}
 }

@@ -120,7 +120,7 @@ func pdfText(data []byte) (text []byte, title string) {
 	if err != nil {
 		return nil, ""
 	}
-	title = strings.TrimSpace(r.Trailer().Key("Info").Key("Title").Text())
+	title = strings.TrimSpace(strings.ToValidUTF8(r.Trailer().Key("Info").Key("Title").Text(), "\uFFFD"))
 	limit := min(len(data)*4, maxPDFText)
 	var buf bytes.Buffer
 	// Pages one by one rather than r.GetPlainText, so the cap stops the

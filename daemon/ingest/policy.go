@@ -15,7 +15,7 @@ type Policy struct {
 }
 
 const (
-	hintAllowRoot   = "add the directory to allowed_roots in the daemon config"
+	hintAllowRoot   = "add the directory to allowed_roots in the daemon config, or start it with --allowed-root DIR"
 	hintAllowSecret = "set allow_secrets in the daemon config to ingest secrets"
 )
 
@@ -66,9 +66,9 @@ func secretError(paths ...string) error {
 	return nil
 }
 
-// resolveExisting is filepath.EvalSymlinks that also works for a path that does not
-// exist (yet): it resolves the deepest existing ancestor, so a missing file
-// under a symlinked directory is still judged by where it would be.
+// resolveExisting is filepath.EvalSymlinks that also works for a path that
+// does not exist (yet): it resolves the deepest existing ancestor, so a
+// missing file under a symlinked directory is judged by where it would be.
 func resolveExisting(path string) string {
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		return resolved

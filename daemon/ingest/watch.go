@@ -21,11 +21,15 @@ const debounceWindow = 200 * time.Millisecond
 // Watch watches the directory tree at root with fsnotify and reports
 // changes: changed(path) for each file created, written or chmodded (it may
 // have become readable), removed(path) for each file removed or renamed away,
-// including every file under a directory removed or renamed away. Files are
-// filtered as Walk filters them; one that Walk would report with Entry.Err
-// is reported too, and reading it will say why not. New directories are
-// watched and their files reported. A changed .gitignore applies to later
-// events. Existing files are not reported at the start: walk the tree first.
+// including every file under a directory removed or renamed away. New
+// directories are watched and their files reported. A changed .gitignore
+// applies to later events. Existing files are not reported at the start:
+// walk the tree first.
+//
+// Files are filtered as Walk filters them. Those Walk reports refused
+// (secrets, symlinks out of the tree or to directories) are not reported, as
+// Add skips them; those it reports too large or unreadable are, and reading
+// them will say why.
 //
 // Events for one path within 200ms of its first coalesce into one call, the
 // latest kind winning. Calls come from one goroutine, in order, and none
@@ -133,6 +137,9 @@ func (t *tree) watchDir(dir string, own []gitignore.Pattern) error {
 
 // found is the walker's fn.
 func (t *tree) found(e Entry) error {
+	if e.Err != nil && (errors.Is(e.Err, ErrRefused) || isDir(e.Path)) {
+		return nil // kept out by the tree's rules, or not a file
+	}
 	t.files[e.Path] = true
 	if t.live {
 		t.push(e.Path, false)
@@ -224,6 +231,11 @@ func (t *tree) resync() {
 		}
 	}
 	t.pushRemoved(lost)
+}
+
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 // rel returns dir's path segments relative to the root.

@@ -109,9 +109,12 @@ func TestWatch(t *testing.T) {
 	w.write("ignored.log", "noise")
 	w.write(".hidden", "noise")
 	w.write("node_modules/pkg/index.js", "noise")
+	w.write("server.pem", "secret")
+	mustWrite(t, filepath.Join(outside, "target.txt"), "outside")
+	mustSymlink(t, filepath.Join(outside, "target.txt"), filepath.Join(root, "escape.txt"))
 	w.write("marker1.txt", "")
 	w.waitFor("changed marker1.txt")
-	w.assertNever("changed ignored.log", "changed .hidden", "changed node_modules/pkg/index.js")
+	w.assertNever("changed ignored.log", "changed .hidden", "changed node_modules/pkg/index.js", "changed server.pem", "changed escape.txt")
 
 	w.write("sub/dir/f.txt", "in a new directory")
 	w.waitFor("changed sub/dir/f.txt")

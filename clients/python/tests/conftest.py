@@ -79,7 +79,8 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     with open(log, "wb") as logf:
         proc = subprocess.Popen(
             [str(binary), "serve", "--data-dir", str(data_dir / "store"),
-             "--socket", socket, "--http=", "--model-dir="],
+             "--socket", socket, "--http=", "--model-dir=",
+             "--allowed-root", str(tmp_path_factory.getbasetemp())],
             stdout=logf,
             stderr=subprocess.STDOUT,
             env=env,

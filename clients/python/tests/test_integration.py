@@ -9,7 +9,7 @@ import grpc
 import pytest
 
 import ctxd
-from ctxd.v1 import search_pb2, types_pb2, vfs_pb2
+from ctxd.v1 import errors_pb2, ingest_pb2, search_pb2, types_pb2, vfs_pb2
 
 
 def _refs(node: types_pb2.TreeNode) -> list[str]:
@@ -196,3 +196,47 @@ def test_search_without_a_model_answers_bm25(client: ctxd.Client) -> None:
     r = client.search("otters", path_prefixes=["agent:/it/search"], leg_weights={"bm25": 0}, rrf_k=10)
     assert [x.ref for x in r.results] == ["agent:/it/search/otter.md"]
     assert [lr.leg for lr in r.results[0].leg_ranks] == [search_pb2.SEARCH_LEG_SUBSTRING]
+
+
+def test_add_tree_then_refresh(client: ctxd.Client, tmp_path_factory: pytest.TempPathFactory) -> None:
+    tree = tmp_path_factory.mktemp("tree")
+    (tree / "kiln.md").write_text("# Kiln\n\nA solar kiln dries oak in six weeks.\n")
+    (tree / "skip.log").write_text("ignored\n")
+    (tree / ".gitignore").write_text("*.log\n")
+
+    events = list(client.add(tree))
+    summary = events[-1].summary
+    assert events[-1].WhichOneof("event") == "summary"
+    assert (summary.added, summary.failed) == (1, 0)
+    added = _items(events)
+    assert [i.ref for i in added] == [f"disk:{tree}/kiln.md"]
+    # Add returns once what it wrote is searchable.
+    r = client.search("solar kiln", path_prefixes=[f"disk:{tree}"])
+    assert [x.ref for x in r.results] == [f"disk:{tree}/kiln.md"]
+
+    # Adding again skips; refresh after an edit updates only that file.
+    assert list(client.add(tree))[-1].summary.skipped == 1
+    (tree / "kiln.md").write_text("# Kiln\n\nA solar kiln dries walnut in eight weeks.\n")
+    summary = list(client.refresh([f"disk:{tree}"]))[-1].summary
+    assert (summary.updated, summary.unchanged, summary.missing) == (1, 0, 0)
+    assert "walnut" in client.read(f"disk:{tree}/kiln.md").content
+
+    (tree / "kiln.md").unlink()
+    (item,) = _items(client.refresh([f"disk:{tree}/kiln.md"]))
+    assert item.action == ingest_pb2.INGEST_ACTION_MISSING
+    assert item.error.type == errors_pb2.ERROR_TYPE_SOURCE_UNREADABLE
+    assert client.exists(f"disk:{tree}/kiln.md")
+
+
+def test_add_refuses_paths_outside_allowed_roots(client: ctxd.Client) -> None:
+    (item,) = _items(client.add("/etc/hostname"))
+    assert item.action == ingest_pb2.INGEST_ACTION_FAILED
+    assert item.error.type == errors_pb2.ERROR_TYPE_SOURCE_REFUSED
+    assert "allowed_roots" in item.error.next_action_hint
+    with pytest.raises(ctxd.InvalidArgumentError):
+        list(client.add([]))
+
+
+def _items(events) -> list:
+    """The item results of an ingest stream."""
+    return [e.item for e in events if e.WhichOneof("event") == "item"]

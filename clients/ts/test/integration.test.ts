@@ -12,6 +12,8 @@ import { fileURLToPath } from "node:url";
 
 import {
   Code,
+  ErrorType,
+  IngestAction,
   SearchMode,
   CtxdError,
   type CtxdClient,
@@ -63,7 +65,17 @@ describe("ctxd daemon", () => {
     const out = fs.openSync(logPath, "w");
     proc = spawn(
       ctxdBin,
-      ["serve", "--data-dir", path.join(workDir, "data"), "--socket", socketPath, "--http=", "--model-dir="],
+      [
+        "serve",
+        "--data-dir",
+        path.join(workDir, "data"),
+        "--socket",
+        socketPath,
+        "--http=",
+        "--model-dir=",
+        "--allowed-root",
+        workDir,
+      ],
       { stdio: ["ignore", out, out], env },
     );
     fs.closeSync(out);
@@ -184,6 +196,41 @@ describe("ctxd daemon", () => {
 
     const e = await rejection(c.search.search({}));
     assert.equal(e.type, "INVALID_ARGUMENT");
+  });
+
+  it("adds a tree, searches it, and refreshes an edited file", async () => {
+    const tree = fs.mkdtempSync(path.join(workDir, "tree-"));
+    fs.writeFileSync(path.join(tree, "kiln.md"), "# Kiln\n\nA solar kiln dries oak in six weeks.\n");
+    fs.writeFileSync(path.join(tree, ".gitignore"), "*.log\n");
+    fs.writeFileSync(path.join(tree, "skip.log"), "ignored\n");
+    const ref = `disk:${tree}/kiln.md`;
+
+    const events = [];
+    for await (const ev of c.ingest.add({ sources: [tree] })) events.push(ev);
+    const last = events[events.length - 1].event;
+    assert.equal(last.case, "summary");
+    assert.equal(last.value?.added, 1n);
+    const items = events.flatMap((e) => (e.event.case === "item" ? [e.event.value] : []));
+    assert.deepEqual(items.map((i) => i.ref), [ref]);
+    const r = await c.search.search({ queries: [{ text: "solar kiln" }], filter: { pathPrefixes: [`disk:${tree}`] } });
+    assert.deepEqual(r.results.map((x) => x.ref), [ref]);
+
+    fs.writeFileSync(path.join(tree, "kiln.md"), "# Kiln\n\nA solar kiln dries walnut in eight weeks.\n");
+    fs.rmSync(path.join(tree, "skip.log"));
+    let summary;
+    for await (const ev of c.ingest.refresh({ refs: [`disk:${tree}`] })) {
+      if (ev.event.case === "summary") summary = ev.event.value;
+    }
+    assert.equal(summary?.updated, 1n);
+    const { content } = await c.vfs.read({ ref });
+    assert.match(content, /walnut/);
+
+    const refused = [];
+    for await (const ev of c.ingest.add({ sources: ["/etc/hostname"] })) {
+      if (ev.event.case === "item") refused.push(ev.event.value);
+    }
+    assert.equal(refused[0].action, IngestAction.FAILED);
+    assert.equal(refused[0].error?.type, ErrorType.SOURCE_REFUSED);
   });
 
   it("round-trips binary content", async () => {

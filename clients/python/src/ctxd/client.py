@@ -409,25 +409,39 @@ class Client:
 
     def add(
         self,
-        sources: Union[str, Sequence[str]],
+        sources: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
         *,
         drive: str = "",
         on_conflict: OnConflictLike = None,
         exclude: Iterable[str] = (),
         include_hidden: bool = False,
         tags: Iterable[str] = (),
+        ttl_seconds: int = 0,
+        watch: bool = False,
         timeout: Optional[float] = None,
     ) -> Iterator[ingest_pb2.AddResponse]:
-        """Ingests files, trees and URLs; yields progress, item and summary events."""
-        if isinstance(sources, str):
+        """Ingests files, trees and URLs; yields progress, item and summary events.
+
+        Paths are made absolute against this process's working directory
+        (the daemon's is another). With ``watch`` the stream goes on after the
+        summary with an item event per file created, changed or removed,
+        until the iterator is closed or ``timeout`` passes.
+        """
+        if isinstance(sources, (str, os.PathLike)):
             sources = [sources]
+        resolved = []
+        for src in sources:
+            src = os.fspath(src)
+            resolved.append(src if src.startswith(("http://", "https://")) else os.path.abspath(src))
         req = ingest_pb2.AddRequest(
-            sources=list(sources),
+            sources=resolved,
             drive=drive,
             on_conflict=_on_conflict(on_conflict),
             exclude=list(exclude),
             include_hidden=include_hidden,
             tags=list(tags),
+            ttl_seconds=ttl_seconds,
+            watch=watch,
         )
         return self._stream(self.ingest.Add, req, timeout)
 
@@ -437,10 +451,13 @@ class Client:
         *,
         all: bool = False,
         force: bool = False,
+        stale_only: bool = False,
         timeout: Optional[float] = None,
     ) -> Iterator[ingest_pb2.RefreshResponse]:
-        """Re-reads the sources of stored items; yields events."""
-        req = ingest_pb2.RefreshRequest(refs=list(refs), all=all, force=force)
+        """Re-reads the sources of stored items (files by size and mtime, then
+        hash; URLs by conditional GET); yields events. Only changed chunks are
+        embedded again; a missing source is reported, and its item kept."""
+        req = ingest_pb2.RefreshRequest(refs=list(refs), all=all, force=force, stale_only=stale_only)
         return self._stream(self.ingest.Refresh, req, timeout)
 
     def reembed(
