@@ -101,8 +101,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search eval
-bench: bench-vfs bench-index bench-e2e bench-search ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items
 	mkdir -p bench-results
@@ -119,6 +119,10 @@ bench-e2e: setup ## Write the 20,629-file docs corpus until every chunk is embed
 bench-search: setup ## Search latency per mode, index-only ingest, memory, disk and start-up on wikipedia-passages (CTXD_BENCH_SIZES=100000,330000,1000000)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=SearchWikipedia -benchtime=1x -count=1 -timeout=4h ./daemon/ | tee bench-results/search.txt
+
+bench-ingest: setup ## ctxd add and refresh of the docs corpus as a file tree, then known-item MRR per mode (CTXD_BENCH_DOCS=N for a slice)
+	mkdir -p bench-results
+	go test -run='^$$' -bench=Ingest_DocsCorpus -benchtime=1x -count=1 -timeout=3h ./daemon/ | tee bench-results/ingest.txt
 
 eval: setup ## nDCG@10 and Recall@100 per mode on cranfield, cacm and vaswani; table in bench-results/eval.md
 	mkdir -p bench-results

@@ -13,35 +13,26 @@ import (
 	"github.com/ctxd/ctxd/vfs"
 )
 
-// kindTypes maps each vfs sentinel to the API's error type.
-var kindTypes = []struct {
-	kind error
-	typ  ctxdv1.ErrorType
-}{
-	{vfs.ErrNotFound, ctxdv1.ErrorType_ERROR_TYPE_NOT_FOUND},
-	{vfs.ErrConflict, ctxdv1.ErrorType_ERROR_TYPE_PATH_CONFLICT},
-	{vfs.ErrNoText, ctxdv1.ErrorType_ERROR_TYPE_NO_TEXT_CONTENT},
-	{vfs.ErrInvalid, ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT},
-	{vfs.ErrInvalidPatch, ctxdv1.ErrorType_ERROR_TYPE_INVALID_PATCH},
-	{vfs.ErrIsDir, ctxdv1.ErrorType_ERROR_TYPE_IS_DIRECTORY},
-	{vfs.ErrNotDir, ctxdv1.ErrorType_ERROR_TYPE_NOT_DIRECTORY},
-	{vfs.ErrTooLarge, ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE},
-	{vfs.ErrOutOfRange, ctxdv1.ErrorType_ERROR_TYPE_OUT_OF_RANGE},
-	{vfs.ErrChanged, ctxdv1.ErrorType_ERROR_TYPE_CONTENT_CHANGED},
-	{vfs.ErrDirNotEmpty, ctxdv1.ErrorType_ERROR_TYPE_DIRECTORY_NOT_EMPTY},
-}
-
-// ingestKindTypes maps each ingest error kind to the API's error type.
-var ingestKindTypes = []struct {
-	kind error
-	typ  ctxdv1.ErrorType
-}{
-	{ingest.ErrRefused, ctxdv1.ErrorType_ERROR_TYPE_SOURCE_REFUSED},
-	{ingest.ErrUnreadable, ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE},
-	{ingest.ErrMissing, ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE},
-	{ingest.ErrTooLarge, ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE},
-	{ingest.ErrExists, ctxdv1.ErrorType_ERROR_TYPE_PATH_CONFLICT},
-	{ingest.ErrInvalid, ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT},
+// kindTypes maps the error kinds of vfs and ingest (the Kind of their Error
+// types) to the API's error types.
+var kindTypes = map[error]ctxdv1.ErrorType{
+	vfs.ErrNotFound:      ctxdv1.ErrorType_ERROR_TYPE_NOT_FOUND,
+	vfs.ErrConflict:      ctxdv1.ErrorType_ERROR_TYPE_PATH_CONFLICT,
+	vfs.ErrNoText:        ctxdv1.ErrorType_ERROR_TYPE_NO_TEXT_CONTENT,
+	vfs.ErrInvalid:       ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT,
+	vfs.ErrInvalidPatch:  ctxdv1.ErrorType_ERROR_TYPE_INVALID_PATCH,
+	vfs.ErrIsDir:         ctxdv1.ErrorType_ERROR_TYPE_IS_DIRECTORY,
+	vfs.ErrNotDir:        ctxdv1.ErrorType_ERROR_TYPE_NOT_DIRECTORY,
+	vfs.ErrTooLarge:      ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE,
+	vfs.ErrOutOfRange:    ctxdv1.ErrorType_ERROR_TYPE_OUT_OF_RANGE,
+	vfs.ErrChanged:       ctxdv1.ErrorType_ERROR_TYPE_CONTENT_CHANGED,
+	vfs.ErrDirNotEmpty:   ctxdv1.ErrorType_ERROR_TYPE_DIRECTORY_NOT_EMPTY,
+	ingest.ErrRefused:    ctxdv1.ErrorType_ERROR_TYPE_SOURCE_REFUSED,
+	ingest.ErrUnreadable: ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE,
+	ingest.ErrMissing:    ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE,
+	ingest.ErrTooLarge:   ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE,
+	ingest.ErrExists:     ctxdv1.ErrorType_ERROR_TYPE_PATH_CONFLICT,
+	ingest.ErrInvalid:    ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT,
 }
 
 // typeCodes gives the gRPC code of every error type. It is the one place
@@ -92,23 +83,14 @@ func toStatus(log *slog.Logger, method string, err error) error {
 	}
 	var ve *vfs.Error
 	if errors.As(err, &ve) {
-		for _, kt := range kindTypes {
-			if errors.Is(ve.Kind, kt.kind) {
-				return detailedStatus(&ctxdv1.ErrorDetail{
-					Type:           kt.typ,
-					NextActionHint: ve.Hint,
-					Ref:            ve.Ref,
-					NearbyRefs:     ve.Nearby,
-				}, ve.Message)
-			}
+		if typ, ok := kindTypes[ve.Kind]; ok {
+			return detailedStatus(&ctxdv1.ErrorDetail{Type: typ, NextActionHint: ve.Hint, Ref: ve.Ref, NearbyRefs: ve.Nearby}, ve.Message)
 		}
 	}
 	var ie *ingest.Error
 	if errors.As(err, &ie) {
-		for _, kt := range ingestKindTypes {
-			if errors.Is(ie.Kind, kt.kind) {
-				return detailedStatus(&ctxdv1.ErrorDetail{Type: kt.typ, NextActionHint: ie.Hint, Ref: ie.Source}, ie.Message)
-			}
+		if typ, ok := kindTypes[ie.Kind]; ok {
+			return detailedStatus(&ctxdv1.ErrorDetail{Type: typ, NextActionHint: ie.Hint, Ref: ie.Source}, ie.Message)
 		}
 	}
 	switch {

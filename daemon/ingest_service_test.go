@@ -188,7 +188,7 @@ func TestIngest_TreeRefreshReembedsOnlyChangedChunks(t *testing.T) {
 	if _, err := d.vfsClient(t).Info(context.Background(), &ctxdv1.InfoRequest{Ref: ref("notes/ideas.txt")}); err != nil {
 		t.Errorf("the item of a deleted file is gone: %v", err)
 	}
-	waitEmbedded(t, conn, 2*time.Minute)
+	waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), 2*time.Minute)
 	resp = doSearch(t, conn, &ctxdv1.SearchRequest{Queries: []*ctxdv1.SearchQuery{{Text: "disk alerts at eighty-five percent"}}, Mode: ctxdv1.SearchMode_SEARCH_MODE_VECTOR})
 	if len(resp.Results) == 0 || resp.Results[0].Ref != ref("ops/runbook.md") || !strings.Contains(resp.Results[0].Snippet, "eighty-five") {
 		t.Errorf("vector search after refresh = %v", resp.Results)

@@ -290,7 +290,7 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 			},
 			"POST", "/v1/write", `{"ref":"/big.txt","content":"` + strings.Repeat("x", 2048) + `"}`,
 			ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE, codes.InvalidArgument, 400},
-		{"unimplemented",
+		{"streaming call with a bad request",
 			func(ctx context.Context) error {
 				stream, err := ctxdv1.NewIngestServiceClient(dial(t, "unix://"+cfg.Socket)).Add(ctx, &ctxdv1.AddRequest{})
 				if err != nil {
@@ -300,7 +300,7 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 				return err
 			},
 			"POST", "/v1/ingest/add", `{}`,
-			ctxdv1.ErrorType_ERROR_TYPE_UNIMPLEMENTED, codes.Unimplemented, 501},
+			ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, codes.InvalidArgument, 400},
 		{"search without queries",
 			func(ctx context.Context) error {
 				_, err := ctxdv1.NewSearchServiceClient(dial(t, "unix://"+cfg.Socket)).Search(ctx, &ctxdv1.SearchRequest{})

@@ -170,10 +170,10 @@ func (in *Ingester) walkSources(ctx context.Context, o AddOptions, op *op) ([]jo
 			s := src
 			s.file, s.path = e.Path, filepath.ToSlash(e.Path)
 			if e.Err != nil {
-				// Refusals inside a tree (a secret, a symlink out) are policy
-				// working as meant, not failures of the add.
+				// Inside a tree, refusals (a secret, a symlink out) and files
+				// over the size cap are policy working as meant, not failures.
 				act := Failed
-				if errors.Is(e.Err, ErrRefused) && e.Path != src.file {
+				if (errors.Is(e.Err, ErrRefused) || errors.Is(e.Err, ErrTooLarge)) && e.Path != src.file {
 					act = Skipped
 				}
 				op.report(ItemResult{Ref: s.ref(), Source: e.Path, Action: act, Err: e.Err}, 0)

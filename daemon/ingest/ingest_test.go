@@ -477,3 +477,29 @@ func waitEvent(t *testing.T, events <-chan ItemResult, ref string, want Action) 
 		}
 	}
 }
+
+func TestAdd_HugeFile(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	in, s := newTestIngester(t, root) // content limit 1 MiB
+	writeFiles(t, root, map[string]string{"small.md": "small\n", "big.bin": ""})
+	if err := os.Truncate(filepath.Join(root, "big.bin"), 2<<20); err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder
+	sum, err := in.Add(ctx, AddOptions{Sources: []string{root}}, rec.sink())
+	if err != nil || sum.Added != 1 || sum.Skipped != 1 || sum.Failed != 0 {
+		t.Fatalf("tree with a huge file = %+v, %v", sum, err)
+	}
+	if r := rec.get(diskRef(filepath.Join(root, "big.bin")).String()); !errors.Is(r.Err, ErrTooLarge) {
+		t.Errorf("big.bin: %+v, want skipped as too large", r)
+	}
+	// Named on its own, it is a failure.
+	sum, err = in.Add(ctx, AddOptions{Sources: []string{filepath.Join(root, "big.bin")}}, rec.sink())
+	if err != nil || sum.Failed != 1 {
+		t.Errorf("huge file named alone = %+v, %v", sum, err)
+	}
+	if ok, _, _ := s.Exists(ctx, diskRef(filepath.Join(root, "big.bin"))); ok {
+		t.Error("the huge file was stored")
+	}
+}
