@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,6 +207,11 @@ func TestIngest_URLAndErrors(t *testing.T) {
 		fmt.Fprint(w, `<html><head><title>Kiln guide</title></head><body><nav>Shop Cart Login</nav>
 <main><h1>Drying lumber</h1><p>A solar kiln dries oak in six weeks.</p></main></body></html>`)
 	})
+	var news atomic.Value
+	news.Store("Tide tables: high water at six.")
+	mux.HandleFunc("/news", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "<html><head><title>Harbour news</title></head><body><p>%s</p></body></html>", news.Load())
+	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
@@ -235,6 +241,29 @@ func TestIngest_URLAndErrors(t *testing.T) {
 	ev, err = refresh(t, conn, &ctxdv1.RefreshRequest{Refs: []string{pageRef}})
 	if err != nil || ev.summary.Unchanged != 1 || ev.items[pageRef].GetAction() != ctxdv1.IngestAction_INGEST_ACTION_UNCHANGED {
 		t.Errorf("refresh of an unchanged page = %v, %v", ev, err)
+	}
+
+	// Once a page's TTL has passed, a search that returns it re-validates it
+	// in the background: later reads and searches see the new text.
+	if ev, err := add(t, conn, &ctxdv1.AddRequest{Sources: []string{srv.URL + "/news"}, TtlSeconds: 1}); err != nil || ev.summary.Added != 1 {
+		t.Fatalf("add news = %v, %v", ev, err)
+	}
+	news.Store("Tide tables: high water at seven.")
+	newsRef := "url:/" + srv.URL + "/news"
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		doSearch(t, conn, &ctxdv1.SearchRequest{Queries: []*ctxdv1.SearchQuery{{Text: "high water"}}, Mode: ctxdv1.SearchMode_SEARCH_MODE_BM25})
+		read, err := d.vfsClient(t).Read(context.Background(), &ctxdv1.ReadRequest{Ref: newsRef})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(read.Content, "seven") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a stale page returned by search was not re-validated: %q", read.Content)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 
 	// Per-item failures carry a typed error; the call still ends with a summary.

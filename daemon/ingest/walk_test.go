@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -228,7 +230,9 @@ func TestWalk_symlinks(t *testing.T) {
 
 func TestWalk_unreadable(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("running as root, which can read any file: permission checks cannot fail")
+		// Root reads any file, so the test runs again as nobody.
+		runAsNobody(t, "^TestWalk_unreadable$")
+		return
 	}
 	root := mustTree(t, map[string]string{"locked.txt": "x", "locked-dir/a.txt": "x", "z.txt": "x"})
 	if err := os.Chmod(filepath.Join(root, "locked.txt"), 0); err != nil {
@@ -379,5 +383,35 @@ func TestWalk_manyFiles(t *testing.T) {
 	t.Logf("walked %d files in %v", n, time.Since(start))
 	if want := 200 * 101; n != want {
 		t.Errorf("walked %d files, want %d", n, want)
+	}
+}
+
+// runAsNobody runs the tests matching pattern in a copy of this test binary
+// as user nobody, in a temp dir nobody can use, and fails if they do not pass.
+func runAsNobody(t *testing.T, pattern string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ctxd-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "ingest.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run="+pattern, "-test.count=1", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "HOME="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: ") {
+		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }
