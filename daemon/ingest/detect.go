@@ -25,13 +25,13 @@ type Content struct {
 // maxPDFText caps the text kept from one PDF.
 const maxPDFText = 16 << 20
 
-// Detect classifies data by its content; name is not consulted, since
+// Detect classifies data by its content, never by a file name, since
 // extensions lie. Valid UTF-8 without NUL bytes is text, its BOM stripped;
 // text that mimetype sniffs in another charset (UTF-16 with a BOM, Latin-1,
 // windows-1252, a charset an HTML or XML header declares) is transcoded to
 // UTF-8. Everything else is binary, with its sniffed MIME type; a PDF's text
 // (at most 4 bytes per byte of PDF, and 16 MiB) and title are extracted.
-func Detect(name string, data []byte) Content {
+func Detect(data []byte) Content {
 	text := bytes.TrimPrefix(data, []byte("\uFEFF"))
 	// A PDF can be plain ASCII, so its signature wins over the text rule.
 	if !bytes.HasPrefix(text, []byte("%PDF-")) && utf8.Valid(text) && bytes.IndexByte(text, 0) < 0 {

@@ -72,7 +72,7 @@ func TestDetect_text(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Detect("file.txt", tt.data)
+			c := Detect(tt.data)
 			if !c.IsText || string(c.Data) != tt.want || c.MimeType != "" || c.Text != nil {
 				t.Errorf("Detect = %+v (Data %q), want text %q", c, c.Data, tt.want)
 			}
@@ -93,7 +93,7 @@ func TestDetect_binary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Detect("file.txt", tt.data) // the name must not matter
+			c := Detect(tt.data)
 			if c.IsText || c.MimeType != tt.wantMime || !bytes.Equal(c.Data, tt.data) || c.Text != nil {
 				t.Errorf("Detect = IsText %v, MimeType %q, Text %q; want binary %s with the raw bytes", c.IsText, c.MimeType, c.Text, tt.wantMime)
 			}
@@ -103,7 +103,7 @@ func TestDetect_binary(t *testing.T) {
 
 func TestDetect_pdf(t *testing.T) {
 	data := tinyPDF("Hello PDF world", "A Tiny PDF")
-	c := Detect("paper.bin", data)
+	c := Detect(data)
 	if c.IsText || c.MimeType != "application/pdf" || !bytes.Equal(c.Data, data) {
 		t.Fatalf("Detect = IsText %v, MimeType %q; want a binary application/pdf", c.IsText, c.MimeType)
 	}
@@ -124,7 +124,7 @@ func TestDetect_malformedPDF(t *testing.T) {
 		"header only":     []byte("%PDF-"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := Detect("x.pdf", data) // must not panic
+			c := Detect(data) // must not panic
 			if c.IsText && c.MimeType != "" {
 				t.Errorf("Detect = %+v", c)
 			}
@@ -142,7 +142,7 @@ func TestDetect_pdfTextCap(t *testing.T) {
 	// after the x an even cap cuts through one; the stream compresses far
 	// below its 100,001 bytes.
 	data := deflatedPDF(t, "x"+strings.Repeat("\xe9", 100_000))
-	c := Detect("x.pdf", data)
+	c := Detect(data)
 	if limit := 4 * len(data); len(c.Text) < limit-2 || len(c.Text) > limit {
 		t.Fatalf("Text has %d bytes, want the cap of %d less a cut rune", len(c.Text), limit)
 	}
@@ -159,7 +159,7 @@ func FuzzDetect(f *testing.F) {
 	f.Add(tinyPDF("Hello PDF world", "T"))
 	f.Add([]byte("%PDF-1.4\n1 0 obj << >> endobj trailer << /Root 1 0 R >> startxref 0 %%EOF"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := Detect("f", data)
+		c := Detect(data)
 		if c.IsText && (!utf8.Valid(c.Data) || bytes.IndexByte(c.Data, 0) >= 0 || c.MimeType != "") {
 			t.Errorf("text that is not clean UTF-8: %+v", c)
 		}

@@ -351,7 +351,7 @@ func (in *Ingester) readFile(path string, existing *vfs.Item, force bool) (fetch
 	if err != nil {
 		return fetched{}, newError(ErrUnreadable, path, "check the file's permissions", "Cannot read %s: %v.", path, err)
 	}
-	c := Detect(path, data)
+	c := Detect(data)
 	return fetched{content: c.Data, isText: c.IsText, mime: c.MimeType, text: c.Text, title: c.Title, origin: o}, nil
 }
 
@@ -376,7 +376,7 @@ func (in *Ingester) fetchPage(ctx context.Context, u string, existing *vfs.Item,
 	}
 	f := fetched{content: page.Content, isText: page.IsText, mime: page.MimeType, title: page.Title, origin: o}
 	if !page.IsText {
-		c := Detect(u, page.Content)
+		c := Detect(page.Content)
 		f.text = c.Text
 		if f.title == "" {
 			f.title = c.Title
