@@ -26,6 +26,14 @@ const (
 	embedPassChunks = 256
 	// retryModelEvery is how often a missing model or runtime is looked for again.
 	retryModelEvery = 30 * time.Second
+	// indexBacklog is how many outbox changes the search indexes may trail
+	// by before embedding waits for them: both compete for the CPU, and text
+	// should be searchable by its words first, then by meaning. While a bulk
+	// add streams in, embedding mostly waits (on 2 cores that made 6,000
+	// files searchable in 3.9 s instead of 6.0 s).
+	indexBacklog = 64
+	// backlogPoll is how often a waiting embedder looks at the backlog again.
+	backlogPoll = 50 * time.Millisecond
 )
 
 // indexer keeps derived state current in the background: it chunks items
@@ -188,6 +196,9 @@ func (ix *indexer) pass(ctx context.Context) (bool, error) {
 	if w == nil {
 		return false, nil
 	}
+	if err := ix.waitForIndex(ctx); err != nil {
+		return false, err
+	}
 	pending, err := ix.store.PendingEmbeddings(ctx, embedPassChunks)
 	if err != nil || len(pending) == 0 {
 		return false, err
@@ -215,6 +226,22 @@ func (ix *indexer) pass(ctx context.Context) (bool, error) {
 	}
 	ix.observe(len(texts), time.Since(start))
 	return true, nil
+}
+
+// waitForIndex returns once the search indexes trail the store by less than
+// indexBacklog changes.
+func (ix *indexer) waitForIndex(ctx context.Context) error {
+	for {
+		seq, err := ix.store.OutboxSeq(ctx)
+		if err != nil || seq < ix.engine.State().AppliedSeq+indexBacklog {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backlogPoll):
+		}
+	}
 }
 
 // observe smooths the embedding throughput reported by Status.
