@@ -69,6 +69,7 @@ type ItemResult struct {
 	// Chunks of the new content queued for embedding, and chunks whose
 	// embedding was reused because their text did not change.
 	ChunksEmbedded, ChunksReused int
+	Bytes                        int64 // read from the source
 	Err                          error // why it failed, is missing, or was skipped
 }
 
@@ -275,6 +276,7 @@ func (in *Ingester) sync(ctx context.Context, src source, existing *vfs.Item, a 
 		}
 		return res
 	}
+	res.Bytes = int64(len(f.content))
 	if existing != nil && (f.unchanged || contentHash(f.content) == existing.ContentHash) {
 		res.Action = Unchanged
 		if f.origin != existing.Origin {
@@ -449,8 +451,9 @@ func (o *op) addTotal(items, bytes int64) {
 	o.emitProgress(false)
 }
 
-// report records one item's outcome; bytes is what was read for it.
-func (o *op) report(r ItemResult, bytes int64) {
+// report records one item's outcome; size is what the walk found the source
+// to be, which progress counts whether or not it had to be read.
+func (o *op) report(r ItemResult, size int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := &o.sum
@@ -458,11 +461,9 @@ func (o *op) report(r ItemResult, bytes int64) {
 	*counts[r.Action]++
 	s.ChunksEmbedded += int64(r.ChunksEmbedded)
 	s.ChunksReused += int64(r.ChunksReused)
-	if r.Action == Added || r.Action == Updated {
-		s.Bytes += bytes
-	}
+	s.Bytes += r.Bytes
 	o.progress.ItemsDone++
-	o.progress.BytesDone += bytes
+	o.progress.BytesDone += max(size, r.Bytes)
 	o.progress.ChunksDone += int64(r.ChunksEmbedded + r.ChunksReused)
 	if o.sink.Item != nil {
 		o.sink.Item(r)

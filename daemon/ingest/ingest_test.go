@@ -146,7 +146,7 @@ func TestAdd_TreeSkipOverwriteAndRefresh(t *testing.T) {
 	}
 	// guide.md, notes/todo.txt and img.png are added; server.pem is refused;
 	// .gitignore is hidden.
-	if sum.Added != 3 || sum.Skipped != 1 || sum.Failed != 0 {
+	if sum.Added != 3 || sum.Skipped != 1 || sum.Failed != 0 || sum.Bytes != int64(len(guide)+len("buy milk\n")+16) {
 		t.Fatalf("summary = %+v, items %v", sum, rec.items)
 	}
 	if r := rec.get(diskRef(filepath.Join(root, "server.pem")).String()); r.Action != Skipped || !errors.Is(r.Err, ErrRefused) {
@@ -170,7 +170,7 @@ func TestAdd_TreeSkipOverwriteAndRefresh(t *testing.T) {
 	// Adding the same tree again with skip writes nothing.
 	seq := outboxSeq(t, s)
 	sum, err = in.Add(ctx, AddOptions{Sources: []string{root}, OnConflict: vfs.ConflictSkip}, Sink{})
-	if err != nil || sum.Skipped != 4 || sum.Added+sum.Updated != 0 {
+	if err != nil || sum.Skipped != 4 || sum.Added+sum.Updated != 0 || sum.Bytes != 0 {
 		t.Fatalf("second add = %+v, %v; want everything skipped", sum, err)
 	}
 	// Overwrite with nothing changed rewrites nothing either.
