@@ -63,6 +63,7 @@ func originToProto(o vfs.Origin) *ctxdv1.ItemOrigin {
 		LastModified: o.LastModified,
 		CheckedAt:    timeToProto(o.CheckedAt),
 		TtlSeconds:   int64(o.TTL / time.Second),
+		Title:        o.Title,
 	}
 }
 
@@ -103,6 +104,7 @@ func originFromProto(p *ctxdv1.ItemOrigin) vfs.Origin {
 		LastModified: p.GetLastModified(),
 		CheckedAt:    timeFromProto(p.GetCheckedAt()),
 		TTL:          time.Duration(p.GetTtlSeconds()) * time.Second,
+		Title:        p.GetTitle(),
 	}
 }
 

@@ -46,6 +46,7 @@ type Origin struct {
 	LastModified string        `json:",omitzero"`
 	CheckedAt    time.Time     `json:",omitzero"` // when the source was last read or validated
 	TTL          time.Duration `json:",omitzero"` // url: how long fetched content counts as fresh
+	Title        string        `json:",omitzero"` // the title the source gave (HTML title, PDF metadata)
 }
 
 // Ref returns the item's address as drive:/path.

@@ -304,7 +304,7 @@ func (in *Ingester) sync(ctx context.Context, src source, existing *vfs.Item, a 
 		p.OnConflict, p.ExpectedHash = vfs.ConflictOverwrite, existing.ContentHash
 		p.Description, p.Importance = existing.Description, existing.Importance
 		p.Tags = append(slices.Clone(existing.Tags), a.tags...)
-		if f.title == "" || existing.Title != defaultTitle(existing) {
+		if derived := existing.Title == defaultTitle(existing) || existing.Title == existing.Origin.Title; f.title == "" || !derived {
 			p.Title = existing.Title
 		}
 	}
@@ -354,6 +354,7 @@ func (in *Ingester) readFile(path string, existing *vfs.Item, force bool) (fetch
 		return fetched{}, newError(ErrUnreadable, path, "check the file's permissions", "Cannot read %s: %v.", path, err)
 	}
 	c := Detect(data)
+	o.Title = c.Title
 	return fetched{content: c.Data, isText: c.IsText, mime: c.MimeType, text: c.Text, title: c.Title, origin: o}, nil
 }
 
@@ -373,10 +374,10 @@ func (in *Ingester) fetchPage(ctx context.Context, u string, existing *vfs.Item,
 	}
 	o := vfs.Origin{ETag: page.ETag, LastModified: page.LastModified, Size: int64(len(page.Content)), CheckedAt: time.Now().UTC(), TTL: ttl}
 	if page.NotModified {
-		o.Size = existing.Origin.Size
+		o.Size, o.Title = existing.Origin.Size, existing.Origin.Title
 		return fetched{unchanged: true, origin: o}, nil
 	}
-	f := fetched{content: page.Content, isText: page.IsText, mime: page.MimeType, title: page.Title, origin: o}
+	f := fetched{content: page.Content, isText: page.IsText, mime: page.MimeType, title: page.Title}
 	if !page.IsText {
 		c := Detect(page.Content)
 		f.text = c.Text
@@ -384,6 +385,8 @@ func (in *Ingester) fetchPage(ctx context.Context, u string, existing *vfs.Item,
 			f.title = c.Title
 		}
 	}
+	o.Title = f.title
+	f.origin = o
 	return f, nil
 }
 

@@ -362,19 +362,21 @@ func TestAdd_URLConditionalGetTTLAndMissing(t *testing.T) {
 	}
 
 	// A changed page is rewritten once its TTL has passed and a search notices it.
-	p.set(strings.Replace(article, "twice a day", "about every twelve hours", 1), `"v2"`, 0)
+	p.set(strings.NewReplacer("twice a day", "about every twelve hours", "<title>Tide tables", "<title>Tide times").Replace(article), `"v2"`, 0)
 	if got := in.Revalidate(ctx, []string{info.Item.ID}); len(got) != 0 {
 		t.Errorf("Revalidate within the TTL = %v, want nothing fetched", got)
 	}
-	if _, err := s.SetOrigin(ctx, ref, vfs.Origin{ETag: `"v1"`, CheckedAt: time.Now().Add(-2 * time.Hour), TTL: time.Hour}, info.Item.ContentHash); err != nil {
+	stale := info.Item.Origin
+	stale.CheckedAt = time.Now().Add(-2 * time.Hour)
+	if _, err := s.SetOrigin(ctx, ref, stale, info.Item.ContentHash); err != nil {
 		t.Fatal(err)
 	}
 	if got := in.Revalidate(ctx, []string{info.Item.ID}); got[info.Item.ID].Action != Updated {
 		t.Fatalf("Revalidate of a stale page = %v, want updated", got)
 	}
 	res, _ = s.Read(ctx, ref, 0, 0)
-	if !strings.Contains(string(res.Content), "about every twelve hours") {
-		t.Errorf("page after revalidation = %q", res.Content)
+	if !strings.Contains(string(res.Content), "about every twelve hours") || res.Item.Title != "Tide times" {
+		t.Errorf("page after revalidation = %q titled %q; want the new text and title", res.Content, res.Item.Title)
 	}
 
 	// A page that is gone is reported missing and kept.
@@ -501,5 +503,33 @@ func TestAdd_HugeFile(t *testing.T) {
 	}
 	if ok, _, _ := s.Exists(ctx, diskRef(filepath.Join(root, "big.bin"))); ok {
 		t.Error("the huge file was stored")
+	}
+}
+
+func TestRefresh_KeepsWhatPeopleSet(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	in, s := newTestIngester(t, root)
+	writeFiles(t, root, map[string]string{"n.md": "first\n"})
+	if _, err := in.Add(ctx, AddOptions{Sources: []string{root}, Tags: []string{"from-add"}}, Sink{}); err != nil {
+		t.Fatal(err)
+	}
+	ref := diskRef(filepath.Join(root, "n.md"))
+	info, _ := s.Info(ctx, ref)
+	// Someone retitles, describes and tags the item.
+	if _, err := s.Write(ctx, vfs.WriteParams{Ref: ref, Content: []byte("first\n"), IsText: true, Title: "My notes", Description: "d",
+		Tags: []string{"mine"}, Importance: 0.7, SourceURL: info.Item.SourceURL, Origin: info.Item.Origin, OnConflict: vfs.ConflictOverwrite}); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, root, map[string]string{"n.md": "second, longer\n"})
+	if sum, err := in.Refresh(ctx, RefreshOptions{Refs: []vfs.Ref{ref}}, Sink{}); err != nil || sum.Updated != 1 {
+		t.Fatalf("refresh = %+v, %v", sum, err)
+	}
+	res, err := s.Read(ctx, ref, 0, 0)
+	if err != nil || string(res.Content) != "second, longer\n" {
+		t.Fatalf("content = %q, %v", res.Content, err)
+	}
+	if it := res.Item; it.Title != "My notes" || it.Description != "d" || it.Importance != 0.7 || strings.Join(it.Tags, ",") != "mine" {
+		t.Errorf("after refresh: title %q, description %q, importance %v, tags %v; want what was set", it.Title, it.Description, it.Importance, it.Tags)
 	}
 }

@@ -321,7 +321,10 @@ type ItemOrigin struct {
 	// When the source was last read or validated.
 	CheckedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=checked_at,json=checkedAt" json:"checked_at,omitempty"`
 	// url: how long fetched content counts as fresh before search or refresh re-validates it.
-	TtlSeconds    int64 `protobuf:"varint,6,opt,name=ttl_seconds,json=ttlSeconds" json:"ttl_seconds,omitempty"`
+	TtlSeconds int64 `protobuf:"varint,6,opt,name=ttl_seconds,json=ttlSeconds" json:"ttl_seconds,omitempty"`
+	// The title the source gave (an HTML title, PDF metadata). Refresh updates
+	// the item's title from it unless the title was set to something else.
+	Title         string `protobuf:"bytes,7,opt,name=title" json:"title,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -396,6 +399,13 @@ func (x *ItemOrigin) GetTtlSeconds() int64 {
 		return x.TtlSeconds
 	}
 	return 0
+}
+
+func (x *ItemOrigin) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
 }
 
 // Embedding is one vector from an embedding model.
@@ -652,7 +662,7 @@ const file_ctxd_v1_types_proto_rawDesc = "" +
 	"\x11last_retrieved_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\x0flastRetrievedAt\x12\x1d\n" +
 	"\n" +
 	"line_count\x18\x14 \x01(\x03R\tlineCount\x12+\n" +
-	"\x06origin\x18\x15 \x01(\v2\x13.ctxd.v1.ItemOriginR\x06origin\"\xfd\x01\n" +
+	"\x06origin\x18\x15 \x01(\v2\x13.ctxd.v1.ItemOriginR\x06origin\"\x93\x02\n" +
 	"\n" +
 	"ItemOrigin\x12;\n" +
 	"\vmodified_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
@@ -664,7 +674,8 @@ const file_ctxd_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"checked_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt\x12\x1f\n" +
 	"\vttl_seconds\x18\x06 \x01(\x03R\n" +
-	"ttlSeconds\"#\n" +
+	"ttlSeconds\x12\x14\n" +
+	"\x05title\x18\a \x01(\tR\x05title\"#\n" +
 	"\tEmbedding\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\x02R\x06values\"\x86\x02\n" +
 	"\bTreeNode\x12\x12\n" +

@@ -68,20 +68,22 @@ class Item(_message.Message):
     def __init__(self, id: _Optional[str] = ..., ref: _Optional[str] = ..., drive: _Optional[str] = ..., path: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., mime_type: _Optional[str] = ..., is_text: _Optional[bool] = ..., is_dir: _Optional[bool] = ..., size_bytes: _Optional[int] = ..., content_hash: _Optional[str] = ..., source_url: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retrieval_count: _Optional[int] = ..., last_retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., line_count: _Optional[int] = ..., origin: _Optional[_Union[ItemOrigin, _Mapping]] = ...) -> None: ...
 
 class ItemOrigin(_message.Message):
-    __slots__ = ("modified_at", "size_bytes", "etag", "last_modified", "checked_at", "ttl_seconds")
+    __slots__ = ("modified_at", "size_bytes", "etag", "last_modified", "checked_at", "ttl_seconds", "title")
     MODIFIED_AT_FIELD_NUMBER: _ClassVar[int]
     SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
     ETAG_FIELD_NUMBER: _ClassVar[int]
     LAST_MODIFIED_FIELD_NUMBER: _ClassVar[int]
     CHECKED_AT_FIELD_NUMBER: _ClassVar[int]
     TTL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
     modified_at: _timestamp_pb2.Timestamp
     size_bytes: int
     etag: str
     last_modified: str
     checked_at: _timestamp_pb2.Timestamp
     ttl_seconds: int
-    def __init__(self, modified_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., etag: _Optional[str] = ..., last_modified: _Optional[str] = ..., checked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ...) -> None: ...
+    title: str
+    def __init__(self, modified_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size_bytes: _Optional[int] = ..., etag: _Optional[str] = ..., last_modified: _Optional[str] = ..., checked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl_seconds: _Optional[int] = ..., title: _Optional[str] = ...) -> None: ...
 
 class Embedding(_message.Message):
     __slots__ = ("values",)
