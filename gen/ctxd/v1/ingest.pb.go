@@ -208,9 +208,10 @@ type IngestItemResult struct {
 	Source string `protobuf:"bytes,2,opt,name=source" json:"source,omitempty"`
 	// What happened.
 	Action IngestAction `protobuf:"varint,3,opt,name=action,enum=ctxd.v1.IngestAction" json:"action,omitempty"`
-	// Chunks whose embeddings were (re)computed.
+	// Chunks of the new content whose text has no embedding yet: queued for the
+	// embedding worker (Reembed: recomputed). 0 while no model is loaded.
 	ChunksEmbedded int64 `protobuf:"varint,4,opt,name=chunks_embedded,json=chunksEmbedded" json:"chunks_embedded,omitempty"`
-	// Chunks whose embeddings were reused unchanged.
+	// Chunks of the new content whose text was embedded before: the vector is reused.
 	ChunksReused int64 `protobuf:"varint,5,opt,name=chunks_reused,json=chunksReused" json:"chunks_reused,omitempty"`
 	// Set when action is FAILED or MISSING.
 	ErrorMessage string `protobuf:"bytes,6,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
@@ -314,7 +315,7 @@ type IngestSummary struct {
 	Missing int64 `protobuf:"varint,5,opt,name=missing" json:"missing,omitempty"`
 	// Items that failed.
 	Failed int64 `protobuf:"varint,6,opt,name=failed" json:"failed,omitempty"`
-	// Chunks embedded.
+	// Chunks queued for embedding (see IngestItemResult.chunks_embedded).
 	ChunksEmbedded int64 `protobuf:"varint,7,opt,name=chunks_embedded,json=chunksEmbedded" json:"chunks_embedded,omitempty"`
 	// Chunks whose embeddings were reused.
 	ChunksReused int64 `protobuf:"varint,8,opt,name=chunks_reused,json=chunksReused" json:"chunks_reused,omitempty"`

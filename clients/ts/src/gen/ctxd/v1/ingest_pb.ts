@@ -116,14 +116,15 @@ export type IngestItemResult = Message<"ctxd.v1.IngestItemResult"> & {
   action: IngestAction;
 
   /**
-   * Chunks whose embeddings were (re)computed.
+   * Chunks of the new content whose text has no embedding yet: queued for the
+   * embedding worker (Reembed: recomputed). 0 while no model is loaded.
    *
    * @generated from field: int64 chunks_embedded = 4;
    */
   chunksEmbedded: bigint;
 
   /**
-   * Chunks whose embeddings were reused unchanged.
+   * Chunks of the new content whose text was embedded before: the vector is reused.
    *
    * @generated from field: int64 chunks_reused = 5;
    */
@@ -200,7 +201,7 @@ export type IngestSummary = Message<"ctxd.v1.IngestSummary"> & {
   failed: bigint;
 
   /**
-   * Chunks embedded.
+   * Chunks queued for embedding (see IngestItemResult.chunks_embedded).
    *
    * @generated from field: int64 chunks_embedded = 7;
    */
