@@ -95,7 +95,7 @@ type Page struct {
 	LastModified string
 }
 
-const privateNetworkHint = "set allow_private_network = true in the daemon config to fetch from local or private addresses"
+const privateNetworkHint = "to fetch from local or private addresses, set allow_private_network = true in the daemon config or start it with --allow-private-network"
 
 var (
 	errFetchTimeout     = errors.New("fetch timed out")
