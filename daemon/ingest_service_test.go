@@ -179,6 +179,7 @@ func TestIngest_TreeRefreshReembedsOnlyChangedChunks(t *testing.T) {
 	}
 	// One sentence changed in one of four sections: its chunk is embedded
 	// again, the other sections' chunks keep their vectors.
+	t.Logf("refresh after one edit: %d chunks embedded, %d reused", s.ChunksEmbedded, s.ChunksReused)
 	if s.ChunksEmbedded < 1 || s.ChunksReused < 3 || s.ChunksEmbedded >= s.ChunksReused {
 		t.Errorf("refresh embedded %d and reused %d chunks of a file with one section edited", s.ChunksEmbedded, s.ChunksReused)
 	}
