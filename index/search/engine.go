@@ -20,6 +20,11 @@ const (
 	// applyBatch is how many outbox entries one pass applies: one Bleve batch
 	// and one short hold of the vector lock.
 	applyBatch = 2048
+	// applyChunks bounds the chunks of one pass (unless its first item alone
+	// has more): Bleve holds every token of a batch in memory while it
+	// analyses it, trigram positions included, and 2,048 long documents
+	// took gigabytes.
+	applyChunks = 4096
 	// rebuildBatch is how many chunks a rebuild hands Bleve at once.
 	rebuildBatch = 4096
 	// trimEvery is how many applied entries accumulate before the outbox is trimmed.
@@ -303,32 +308,49 @@ func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
 		e.rebuildVec = e.vec != nil && e.vecSeq+1 < retained
 		return true, nil
 	}
-	e.lastBatch = len(changes)
 	if len(changes) == 0 {
+		e.lastBatch = 0
 		return false, nil
 	}
+	// Items in order of their first change, and where that change is.
+	var ids []string
+	first := map[string]int{}
+	for i, c := range changes {
+		if _, ok := first[c.ItemID]; !ok {
+			first[c.ItemID] = i
+			ids = append(ids, c.ItemID)
+		}
+	}
+	docs, err := e.store.IndexDocs(ctx, ids, e.vec != nil)
+	if err != nil {
+		return false, err
+	}
+	full := len(changes) == applyBatch
+	chunks := 0
+	for j, d := range docs {
+		if chunks += len(d.Chunks); chunks > applyChunks && j > 0 {
+			// Stop before this item's first change; the rest is the next pass.
+			changes, docs, full = changes[:first[ids[j]]], docs[:j], true
+			break
+		}
+	}
+	e.lastBatch = len(changes)
 	type change struct {
 		prev     int
 		lex, vec bool
 	}
-	var ids []string
 	byID := map[string]*change{}
 	for _, c := range changes {
 		ch := byID[c.ItemID]
 		if ch == nil {
 			ch = &change{}
 			byID[c.ItemID] = ch
-			ids = append(ids, c.ItemID)
 		}
 		ch.prev = max(ch.prev, c.PrevChunks)
 		ch.lex = ch.lex || (c.Seq > e.lexSeq && !c.VectorsOnly)
 		ch.vec = ch.vec || c.Seq > e.vecSeq
 	}
 	last := changes[len(changes)-1].Seq
-	docs, err := e.store.IndexDocs(ctx, ids, e.vec != nil)
-	if err != nil {
-		return false, err
-	}
 	if last > e.lexSeq {
 		var up []lexical.Doc
 		var del []string
@@ -358,7 +380,7 @@ func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
 	}
 	e.refreshState()
 	e.mu.Unlock()
-	return len(changes) == applyBatch, nil
+	return full, nil
 }
 
 // refreshState updates e.state; the caller holds e.mu.

@@ -144,6 +144,41 @@ func TestEngine_CatchesUpWhenOutboxIsAhead(t *testing.T) {
 	}
 }
 
+// TestEngine_CatchUpInChunkBoundedPasses has one catch-up pass meet more
+// chunks than it may hand Bleve at once, and an item changed again after
+// the cut: every chunk must still be applied once, in its latest state.
+func TestEngine_CatchUpInChunkBoundedPasses(t *testing.T) {
+	e := newEnv(t)
+	e.write("bulk:/seed.md", "seed") // a non-empty index catches up instead of rebuilding
+	e.sync()
+	e.close()
+	paras := func(word string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%s paragraph %d\n\n", word, i)
+		}
+		return b.String()
+	}
+	n := applyChunks/2 + 100 // b and c overflow a pass
+	e.write("bulk:/a.md", paras("apple", 3))
+	e.write("bulk:/b.md", paras("banana", n))
+	e.write("bulk:/c.md", paras("cherry", n))
+	e.write("bulk:/a.md", paras("apricot", 2)) // changed again after the cut
+	e.open(false)
+	e.sync()
+	if st := e.eng.State(); st.LexicalChunks != int64(1+2+2*n) {
+		t.Errorf("lexical chunks = %d, want %d", st.LexicalChunks, 1+2+2*n)
+	}
+	for q, want := range map[string][]string{"apple": nil, "apricot": {"bulk:/a.md"}, "banana": {"bulk:/b.md"}, "cherry": {"bulk:/c.md"}} {
+		if got := refs(e.search(Request{Mode: BM25, Queries: []Query{{Text: q}}, MaxPerItem: 1})); !slices.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", q, got, want)
+		}
+	}
+	if rep := mustDoctor(t, e.eng); len(rep.Problems) != 0 {
+		t.Fatalf("doctor: %s", fmtProblems(rep))
+	}
+}
+
 func TestEngine_SnapshotReloadAndRecovery(t *testing.T) {
 	e := newEnv(t)
 	for i := range 50 {
