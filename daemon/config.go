@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/ctxd/ctxd/daemon/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -99,7 +100,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout: Duration{10 * time.Second},
 		AllowedRoots:    []string{homeDir()},
 		FetchTimeout:    Duration{30 * time.Second},
-		URLTTL:          Duration{24 * time.Hour},
+		URLTTL:          Duration{ingest.DefaultTTL},
 	}
 }
 
