@@ -38,14 +38,21 @@ func TestConfig_LoadConfigRejectsUnknownKey(t *testing.T) {
 }
 
 func TestConfig_ApplyEnv(t *testing.T) {
-	env := map[string]string{"CTXD_DATA_DIR": "/d", "CTXD_HTTP": "", "CTXD_MAX_CONTENT_BYTES": "77"}
+	env := map[string]string{"CTXD_DATA_DIR": "/d", "CTXD_HTTP": "", "CTXD_MAX_CONTENT_BYTES": "77",
+		"CTXD_ALLOWED_ROOTS": "/srv/docs:/home/me", "CTXD_ALLOW_PRIVATE_NETWORK": "true", "CTXD_URL_TTL": "2h"}
 	cfg := DefaultConfig()
 	if err := cfg.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DataDir != "/d" || cfg.HTTP != "" || cfg.MaxContentBytes != 77 {
+	if cfg.DataDir != "/d" || cfg.HTTP != "" || cfg.MaxContentBytes != 77 || strings.Join(cfg.AllowedRoots, ",") != "/srv/docs,/home/me" ||
+		!cfg.AllowPrivateNetwork || cfg.AllowSecrets || cfg.URLTTL.Duration != 2*time.Hour {
 		t.Errorf("env not applied: %+v", cfg)
 	}
+	env["CTXD_ALLOW_SECRETS"] = "maybe"
+	if err := cfg.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil || !strings.Contains(err.Error(), "CTXD_ALLOW_SECRETS") {
+		t.Errorf("bad bool: %v", err)
+	}
+	delete(env, "CTXD_ALLOW_SECRETS")
 	env["CTXD_MAX_CONTENT_BYTES"] = "lots"
 	if err := cfg.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil || !strings.Contains(err.Error(), "CTXD_MAX_CONTENT_BYTES") {
 		t.Errorf("bad number: %v", err)
@@ -67,6 +74,8 @@ func TestConfig_Validate(t *testing.T) {
 		{"bad scope", func(c *Config) {
 			c.Tokens = []TokenConfig{{Name: "x", SHA256: sha256Hex("x"), Scopes: []string{"root"}}}
 		}, "tokens[0]"},
+		{"relative root", func(c *Config) { c.AllowedRoots = []string{"docs"} }, "allowed_roots"},
+		{"zero ttl", func(c *Config) { c.URLTTL.Duration = 0 }, "url_ttl"},
 		{"bad digest", func(c *Config) { c.Tokens = []TokenConfig{{Name: "x", SHA256: "abc", Scopes: []string{"read"}}} }, "sha256"},
 	}
 	for _, tt := range tests {
