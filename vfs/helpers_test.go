@@ -81,7 +81,7 @@ func (s *Store) check() error {
 					return fmt.Errorf("%s: content missing", ref)
 				case int64(len(content)) != pv.size || it.Size != pv.size:
 					return fmt.Errorf("%s: sizes %d/%d/%d disagree", ref, len(content), pv.size, it.Size)
-				case hashOf(content) != it.ContentHash:
+				case HashContent(content) != it.ContentHash:
 					return fmt.Errorf("%s: hash mismatch", ref)
 				case it.IsDir != pv.dir() || it.IsText != pv.text() || it.MimeType != pv.mime:
 					return fmt.Errorf("%s: flags or mime disagree", ref)

@@ -182,7 +182,7 @@ func (s *Store) Edit(ctx context.Context, ref Ref, patches []Patch, expectedHash
 			return tooLarge(r, int64(len(out)), limit)
 		}
 		res.LinesBefore = it.LineCount
-		it.Size, it.ContentHash, it.LineCount, it.UpdatedAt = int64(len(out)), hashOf(out), CountLines(out), t.now
+		it.Size, it.ContentHash, it.LineCount, it.UpdatedAt = int64(len(out)), HashContent(out), CountLines(out), t.now
 		it.IndexedAt = time.Time{} // the new content needs indexing again
 		res.Item, res.LinesAfter = it, it.LineCount
 		return t.putItem(&it, out, n.val, nil)

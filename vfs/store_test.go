@@ -49,7 +49,7 @@ func TestStore_Write(t *testing.T) {
 			if it.MimeType != tt.wantMime || it.LineCount != tt.wantLines || it.Title != tt.wantTitle {
 				t.Errorf("mime %q lines %d title %q; want %q %d %q", it.MimeType, it.LineCount, it.Title, tt.wantMime, tt.wantLines, tt.wantTitle)
 			}
-			if it.Size != int64(len(tt.params.Content)) || it.ContentHash != hashOf(tt.params.Content) {
+			if it.Size != int64(len(tt.params.Content)) || it.ContentHash != HashContent(tt.params.Content) {
 				t.Errorf("size %d hash %s", it.Size, it.ContentHash)
 			}
 			gotItem, raw, err := s.ReadRaw(ctx, Ref{ID: it.ID})
@@ -91,7 +91,7 @@ func TestStore_Write_conflict(t *testing.T) {
 		{"skip", ConflictSkip, nil, nil, true, "old\n"},
 		{"overwrite", ConflictOverwrite, nil, nil, false, "new\n"},
 		{"overwrite expected hash", ConflictOverwrite, func(old Item) string { return old.ContentHash }, nil, false, "new\n"},
-		{"overwrite stale hash", ConflictOverwrite, func(Item) string { return hashOf([]byte("other")) }, ErrChanged, false, "old\n"},
+		{"overwrite stale hash", ConflictOverwrite, func(Item) string { return HashContent([]byte("other")) }, ErrChanged, false, "old\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

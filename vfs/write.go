@@ -174,7 +174,7 @@ func (s *Store) prepareWrite(p WriteParams) (Item, []byte, error) {
 		MimeType:    mt,
 		IsText:      p.IsText,
 		Size:        int64(len(p.Content)),
-		ContentHash: hashOf(p.Content),
+		ContentHash: HashContent(p.Content),
 		SourceURL:   p.SourceURL,
 		Tags:        tags,
 		Importance:  p.Importance,
@@ -195,7 +195,8 @@ func tooLarge(ref string, size, limit int64) *Error {
 		"The content for %s is %d bytes; the limit is %d bytes.", ref, size, limit)
 }
 
-func hashOf(b []byte) string {
+// HashContent is the ContentHash of content b: lowercase hex SHA-256.
+func HashContent(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
@@ -306,7 +307,7 @@ func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
 		}
 		it := Item{
 			ID: id.String(), Drive: n.drive, Path: n.path, Title: baseName(n.path),
-			MimeType: DirMimeType, IsDir: true, ContentHash: hashOf(nil),
+			MimeType: DirMimeType, IsDir: true, ContentHash: HashContent(nil),
 			CreatedAt: t.now, UpdatedAt: t.now,
 		}
 		created = true

@@ -2,8 +2,6 @@ package ingest
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -277,7 +275,7 @@ func (in *Ingester) sync(ctx context.Context, src source, existing *vfs.Item, a 
 		return res
 	}
 	res.Bytes = int64(len(f.content))
-	if existing != nil && (f.unchanged || contentHash(f.content) == existing.ContentHash) {
+	if existing != nil && (f.unchanged || vfs.HashContent(f.content) == existing.ContentHash) {
 		res.Action = Unchanged
 		if f.origin != existing.Origin {
 			if _, err := in.store.SetOrigin(ctx, vfs.Ref{ID: existing.ID}, f.origin, existing.ContentHash); err != nil {
@@ -390,11 +388,6 @@ func (in *Ingester) fetchPage(ctx context.Context, u string, existing *vfs.Item,
 	return f, nil
 }
 
-func contentHash(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
-
 // parallel runs fn(0..n-1) on the configured number of workers, stopping
 // early when ctx is done.
 func (in *Ingester) parallel(ctx context.Context, n int, fn func(i int)) {
@@ -460,8 +453,20 @@ func (o *op) report(r ItemResult, size int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := &o.sum
-	counts := map[Action]*int64{Added: &s.Added, Updated: &s.Updated, Unchanged: &s.Unchanged, Skipped: &s.Skipped, Missing: &s.Missing, Failed: &s.Failed}
-	*counts[r.Action]++
+	switch r.Action {
+	case Added:
+		s.Added++
+	case Updated:
+		s.Updated++
+	case Unchanged:
+		s.Unchanged++
+	case Skipped:
+		s.Skipped++
+	case Missing:
+		s.Missing++
+	case Failed:
+		s.Failed++
+	}
 	s.ChunksEmbedded += int64(r.ChunksEmbedded)
 	s.ChunksReused += int64(r.ChunksReused)
 	s.Bytes += r.Bytes
