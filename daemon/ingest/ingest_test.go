@@ -533,3 +533,40 @@ func TestRefresh_KeepsWhatPeopleSet(t *testing.T) {
 		t.Errorf("after refresh: title %q, description %q, importance %v, tags %v; want what was set", it.Title, it.Description, it.Importance, it.Tags)
 	}
 }
+
+func TestRefresh_ChecksPolicyBeforeReading(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	in, s := newTestIngester(t, root)
+	writeFiles(t, root, map[string]string{"n.md": "first\n"})
+	if _, err := in.Add(ctx, AddOptions{Sources: []string{root}}, Sink{}); err != nil {
+		t.Fatal(err)
+	}
+	// The root is no longer allowed: an unchanged file is not read, so there
+	// is nothing to refuse; a changed one is refused, not read.
+	narrowed := New(s, Config{Policy: Policy{AllowedRoots: []string{t.TempDir()}}})
+	ref := diskRef(filepath.Join(root, "n.md"))
+	if sum, err := narrowed.Refresh(ctx, RefreshOptions{Refs: []vfs.Ref{ref}}, Sink{}); err != nil || sum.Unchanged != 1 {
+		t.Fatalf("unchanged file = %+v, %v", sum, err)
+	}
+	writeFiles(t, root, map[string]string{"n.md": "second, longer\n"})
+	var rec recorder
+	if sum, err := narrowed.Refresh(ctx, RefreshOptions{Refs: []vfs.Ref{ref}}, rec.sink()); err != nil || sum.Failed != 1 {
+		t.Fatalf("changed file = %+v, %v", sum, err)
+	}
+	if r := rec.get(ref.String()); !errors.Is(r.Err, ErrRefused) {
+		t.Errorf("changed file outside the roots: %+v, want refused", r)
+	}
+	if got := mustReadString(t, s, ref); got != "first\n" {
+		t.Errorf("content = %q, want the old text kept", got)
+	}
+}
+
+func mustReadString(t *testing.T, s *vfs.Store, ref vfs.Ref) string {
+	t.Helper()
+	res, err := s.Read(context.Background(), ref, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(res.Content)
+}
