@@ -414,6 +414,7 @@ func TestClassify(t *testing.T) {
 		{"https://github.com/o/r", DriveURL, "/https://github.com/o/r", "https://github.com/o/r"},
 		{"https://example.com/a?b=1#frag", DriveURL, "/https://example.com/a?b=1", "https://example.com/a?b=1"},
 		{"/home/u/notes.md", DriveDisk, "/home/u/notes.md", ""},
+		{"HTTPS://Example.com/a", DriveURL, "/https://Example.com/a", "https://Example.com/a"},
 	}
 	for _, tt := range tests {
 		s, err := classify(tt.in, "")

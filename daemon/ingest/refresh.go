@@ -123,7 +123,12 @@ func fresh(it *vfs.Item, now time.Time) bool {
 func (in *Ingester) Revalidate(ctx context.Context, ids []string) map[string]ItemResult {
 	out := map[string]ItemResult{}
 	now := time.Now()
+	seen := map[string]bool{}
 	for _, id := range ids {
+		if seen[id] { // a search returns several chunks of an item
+			continue
+		}
+		seen[id] = true
 		info, err := in.store.Info(ctx, vfs.Ref{ID: id})
 		if err != nil || !isURL(info.Item.SourceURL) || fresh(&info.Item, now) {
 			continue

@@ -25,8 +25,10 @@ type source struct {
 }
 
 // isURL tells URLs from file paths in Add's sources and in items' SourceURL.
+// Schemes are case-insensitive.
 func isURL(s string) bool {
-	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+	hasPrefix := func(p string) bool { return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) }
+	return hasPrefix("http://") || hasPrefix("https://")
 }
 
 // classify turns one Add source into a source: an absolute path goes to the
