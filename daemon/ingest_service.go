@@ -36,7 +36,7 @@ func (s *ingestService) Add(req *ctxdv1.AddRequest, stream grpc.ServerStreamingS
 		Exclude: req.GetExclude(), IncludeHidden: req.GetIncludeHidden(), Tags: req.GetTags(),
 		TTL: time.Duration(req.GetTtlSeconds()) * time.Second,
 	}
-	send := func(r *ctxdv1.AddResponse) { s.send(func() error { return stream.Send(r) }) }
+	send := func(r *ctxdv1.AddResponse) { s.undelivered(stream.Send(r)) }
 	sink := ingest.Sink{
 		Progress: func(p ingest.Progress) {
 			send(&ctxdv1.AddResponse{Event: &ctxdv1.AddResponse_Progress{Progress: progressToProto(p)}})
@@ -77,7 +77,7 @@ func (s *ingestService) Refresh(req *ctxdv1.RefreshRequest, stream grpc.ServerSt
 		}
 		o.Refs = append(o.Refs, ref)
 	}
-	send := func(r *ctxdv1.RefreshResponse) { s.send(func() error { return stream.Send(r) }) }
+	send := func(r *ctxdv1.RefreshResponse) { s.undelivered(stream.Send(r)) }
 	sum, err := s.b.ingest.Refresh(ctx, o, ingest.Sink{
 		Progress: func(p ingest.Progress) {
 			send(&ctxdv1.RefreshResponse{Event: &ctxdv1.RefreshResponse_Progress{Progress: progressToProto(p)}})
@@ -97,11 +97,10 @@ func (s *ingestService) Refresh(req *ctxdv1.RefreshRequest, stream grpc.ServerSt
 	return stream.Send(&ctxdv1.RefreshResponse{Event: &ctxdv1.RefreshResponse_Summary{Summary: summaryToProto(sum)}})
 }
 
-// send delivers one stream event. A failed send means the client has gone;
-// the operation notices through its cancelled context, so the error is only
-// logged here.
-func (s *ingestService) send(fn func() error) {
-	if err := fn(); err != nil {
+// undelivered logs a failed stream send. It means the client has gone; the
+// operation notices through its cancelled context, so nothing else is done.
+func (s *ingestService) undelivered(err error) {
+	if err != nil {
 		s.log.Debug("ingest event not delivered", "err", err)
 	}
 }
