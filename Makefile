@@ -1,4 +1,5 @@
-# ctxd — `make run` installs what is missing and starts the daemon; `make test` runs every test.
+# ctxd — `make run` installs what running needs and starts the daemon; `make test` installs
+# every tool and runs every test.
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
@@ -15,13 +16,16 @@ ORT_LIB  := $(CURDIR)/.cache/onnxruntime/libonnxruntime.so
 GO_PKGS  := ./...
 FUZZTIME ?= 10s
 BENCHTIME ?= 2s
+ARGS     ?=
 export PATH := $(BIN):$(PATH)
 
 .PHONY: help
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-# ---- setup: every tool the build and tests need, pinned, installed into .tmp ----
+# ---- setup: pinned, installed into .tmp and .cache ----
+# setup-run is what running needs (ONNX Runtime and the model; go build fetches the Go
+# modules); setup adds what generating code, linting and the tests need.
 
 $(BIN)/.tools: tools/go.mod tools/go.sum
 	GOBIN=$(BIN) go install -modfile=tools/go.mod tool
@@ -41,8 +45,9 @@ clients/ts/node_modules/.deps: clients/ts/package.json clients/ts/package-lock.j
 	scripts/setup-models.sh
 	touch $@
 
-.PHONY: setup
-setup: $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps .cache/.models ## Install pinned tools, Python and Node dependencies, ONNX Runtime and the embedding models
+.PHONY: setup-run setup
+setup-run: .cache/.models ## Install what running needs: ONNX Runtime and the embedding models
+setup: setup-run $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps ## Install everything the tests need: setup-run plus pinned Go tools (buf, grpcurl, protoc plugins), Python and Node dependencies
 
 # ---- code generation ----
 
@@ -80,7 +85,7 @@ lint: setup ## go vet, gofmt, buf lint and buf format
 test: setup checkgenerate lint test-go test-fuzz test-python test-ts ## Run every test (what CI runs)
 
 .PHONY: test-go
-test-go: ## Go unit and integration tests under the race detector
+test-go: setup-run ## Go unit and integration tests under the race detector
 	go test -race -count=1 $(GO_PKGS)
 
 .PHONY: test-fuzz
@@ -103,41 +108,49 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large ## Every measurement the issues ask for; results in bench-results/
 
-bench-vfs: setup ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items
+bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items
 	mkdir -p bench-results
 	go test -run='^$$' -bench='Read|Write|Tree' -benchtime=$(BENCHTIME) -count=1 ./daemon/ | tee bench-results/vfs.txt
 
-bench-index: setup ## Tokenizer and chunker speed, embedding throughput per batch size and model, query latency
+bench-index: setup-run ## Tokenizer and chunker speed, embedding throughput per batch size and model, query latency
 	mkdir -p bench-results
 	go test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -count=1 ./index/... | tee bench-results/index.txt
 
-bench-e2e: setup ## Write the 20,629-file docs corpus until every chunk is embedded (CTXD_BENCH_DOCS=N for a slice)
+bench-e2e: setup-run ## Write the 20,629-file docs corpus until every chunk is embedded (CTXD_BENCH_DOCS=N for a slice)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=EndToEnd -benchtime=1x -count=1 -timeout=3h ./daemon/ | tee bench-results/e2e.txt
 
-bench-search: setup ## Search latency per mode, index-only ingest, memory, disk and start-up on wikipedia-passages (CTXD_BENCH_SIZES=100000,330000,1000000)
+bench-search: setup-run ## Search latency per mode, index-only ingest, memory, disk and start-up on wikipedia-passages (CTXD_BENCH_SIZES=100000,330000,1000000)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=SearchWikipedia -benchtime=1x -count=1 -timeout=4h ./daemon/ | tee bench-results/search.txt
 
-bench-ingest: setup ## ctxd add and refresh of the docs corpus as a file tree, then known-item MRR per mode (CTXD_BENCH_DOCS=N for a slice)
+bench-ingest: setup-run ## ctxd add and refresh of the docs corpus as a file tree, then known-item MRR per mode (CTXD_BENCH_DOCS=N for a slice)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Ingest_DocsCorpus -benchtime=1x -count=1 -timeout=3h ./daemon/ | tee bench-results/ingest.txt
 
-eval: setup ## nDCG@10 and Recall@100 per mode on cranfield, cacm and vaswani; table in bench-results/eval.md
+bench-load: setup-run ## Search and query-embedding latency with 64 clients during an ingest (CTXD_BENCH_BASE_DOCS, CTXD_BENCH_INGEST_DOCS, CTXD_BENCH_CLIENTS, CTXD_BENCH_SEARCHES)
+	mkdir -p bench-results
+	go test -run='^$$' -bench=SearchDuringIngest -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/load.txt
+
+bench-large: setup-run ## Time to searchable and peak RSS of one 60 MB text item, without and with the model (CTXD_BENCH_LARGE_MB=N; CTXD_BENCH_LARGE_EMBED=1 also waits for every embedding)
+	mkdir -p bench-results
+	go test -run='^$$' -bench=LargeItem -benchtime=1x -count=1 -timeout=4h ./daemon/ | tee bench-results/large.txt
+
+eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm and vaswani; table in bench-results/eval.md
 	mkdir -p bench-results
 	go run ./cmd/ctxd-eval -data $(CURDIR)/../shared/data -model-dir $(MODEL_DIR) -onnxruntime-lib $(ORT_LIB) -out bench-results/eval.md
 
 # ---- running ----
 
 .PHONY: run
-run: setup build ## Install what is missing and start the daemon with default settings
-	$(CTXD) serve --model-dir $(MODEL_DIR) --onnxruntime-lib $(ORT_LIB)
+run: setup-run build ## Install what running needs and start the daemon with default settings (ARGS='--http ""' adds flags)
+	$(CTXD) serve --model-dir $(MODEL_DIR) --onnxruntime-lib $(ORT_LIB) $(ARGS)
 
 .PHONY: install-service
-install-service: setup build ## Install ctxd, the model and ONNX Runtime for this user and enable the systemd unit
+install-service: setup-run build ## Install ctxd, the model and ONNX Runtime for this user and enable the systemd unit
 	install -D -m 0755 $(CTXD) $(HOME)/.local/bin/ctxd
 	install -D -m 0644 $(ORT_LIB) $(HOME)/.local/share/ctxd/lib/libonnxruntime.so
 	mkdir -p $(HOME)/.local/share/ctxd/models && cp -r $(MODEL_DIR) $(HOME)/.local/share/ctxd/models/

@@ -3,6 +3,7 @@ module github.com/ctxd/ctxd
 go 1.26.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/BurntSushi/toml v1.6.0
 	github.com/JohannesKaufmann/html-to-markdown/v2 v2.5.2
 	github.com/blevesearch/bleve/v2 v2.6.1

@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 )
@@ -30,6 +33,19 @@ const (
 
 var scopeNames = map[string]Scope{"read": ScopeRead, "write": ScopeWrite, "admin": ScopeAdmin}
 
+// names lists the scopes in s as the config spells them.
+func (s Scope) names() []string {
+	var names []string
+	for _, n := range []string{"read", "write", "admin"} {
+		if s&scopeNames[n] != 0 {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+func (s Scope) String() string { return strings.Join(s.names(), "+") }
+
 func parseScopes(names []string) (Scope, error) {
 	if len(names) == 0 {
 		return 0, errors.New("scopes must list at least one of read, write, admin")
@@ -45,28 +61,39 @@ func parseScopes(names []string) (Scope, error) {
 	return s, nil
 }
 
-// methodScopes is the scope each RPC needs. Methods missing here (reflection,
-// health) need only a valid token.
+// scopeToken marks methods any valid token may call: health checks.
+const scopeToken Scope = 0
+
+// methodScopes is the scope each RPC needs. Every method the gRPC server
+// registers has an entry (TestScopes_EveryMethodHasOne walks the server); a
+// method without one is refused, so a new RPC cannot slip out unscoped.
 var methodScopes = map[string]Scope{
-	ctxdv1.VfsService_ListDrives_FullMethodName: ScopeRead,
-	ctxdv1.VfsService_Tree_FullMethodName:       ScopeRead,
-	ctxdv1.VfsService_List_FullMethodName:       ScopeRead,
-	ctxdv1.VfsService_Read_FullMethodName:       ScopeRead,
-	ctxdv1.VfsService_Info_FullMethodName:       ScopeRead,
-	ctxdv1.VfsService_Exists_FullMethodName:     ScopeRead,
-	ctxdv1.VfsService_DirSize_FullMethodName:    ScopeRead,
-	ctxdv1.VfsService_CountLines_FullMethodName: ScopeRead,
-	ctxdv1.SearchService_Search_FullMethodName:  ScopeRead,
-	ctxdv1.AdminService_Status_FullMethodName:   ScopeRead,
-	ctxdv1.VfsService_Write_FullMethodName:      ScopeWrite,
-	ctxdv1.VfsService_Edit_FullMethodName:       ScopeWrite,
-	ctxdv1.VfsService_Delete_FullMethodName:     ScopeWrite,
-	ctxdv1.VfsService_Copy_FullMethodName:       ScopeWrite,
-	ctxdv1.VfsService_Move_FullMethodName:       ScopeWrite,
-	ctxdv1.VfsService_MakeDir_FullMethodName:    ScopeWrite,
-	ctxdv1.IngestService_Add_FullMethodName:     ScopeWrite,
-	ctxdv1.IngestService_Refresh_FullMethodName: ScopeWrite,
-	ctxdv1.IngestService_Reembed_FullMethodName: ScopeAdmin,
+	ctxdv1.VfsService_ListDrives_FullMethodName:                            ScopeRead,
+	ctxdv1.VfsService_Tree_FullMethodName:                                  ScopeRead,
+	ctxdv1.VfsService_List_FullMethodName:                                  ScopeRead,
+	ctxdv1.VfsService_Read_FullMethodName:                                  ScopeRead,
+	ctxdv1.VfsService_Info_FullMethodName:                                  ScopeRead,
+	ctxdv1.VfsService_Exists_FullMethodName:                                ScopeRead,
+	ctxdv1.VfsService_DirSize_FullMethodName:                               ScopeRead,
+	ctxdv1.VfsService_CountLines_FullMethodName:                            ScopeRead,
+	ctxdv1.SearchService_Search_FullMethodName:                             ScopeRead,
+	ctxdv1.AdminService_Status_FullMethodName:                              ScopeRead,
+	ctxdv1.VfsService_Write_FullMethodName:                                 ScopeWrite,
+	ctxdv1.VfsService_Edit_FullMethodName:                                  ScopeWrite,
+	ctxdv1.VfsService_Delete_FullMethodName:                                ScopeWrite,
+	ctxdv1.VfsService_Copy_FullMethodName:                                  ScopeWrite,
+	ctxdv1.VfsService_Move_FullMethodName:                                  ScopeWrite,
+	ctxdv1.VfsService_MakeDir_FullMethodName:                               ScopeWrite,
+	ctxdv1.IngestService_Add_FullMethodName:                                ScopeWrite,
+	ctxdv1.IngestService_Refresh_FullMethodName:                            ScopeWrite,
+	ctxdv1.IngestService_Reembed_FullMethodName:                            ScopeAdmin,
+	ctxdv1.AdminService_Reindex_FullMethodName:                             ScopeAdmin,
+	ctxdv1.AdminService_Doctor_FullMethodName:                              ScopeAdmin,
+	healthpb.Health_Check_FullMethodName:                                   scopeToken,
+	healthpb.Health_List_FullMethodName:                                    scopeToken,
+	healthpb.Health_Watch_FullMethodName:                                   scopeToken,
+	reflectionv1.ServerReflection_ServerReflectionInfo_FullMethodName:      ScopeRead,
+	reflectionv1alpha.ServerReflection_ServerReflectionInfo_FullMethodName: ScopeRead,
 }
 
 // authenticator checks bearer tokens. It keeps only their SHA-256 digests and
@@ -75,55 +102,64 @@ type authenticator struct {
 	tokens map[[sha256.Size]byte]Scope
 }
 
-// newAuthenticator loads (or on first start creates) the owner token file and
-// adds the scoped tokens of the config.
-func newAuthenticator(tokenFile string, extra []TokenConfig) (*authenticator, error) {
-	a := &authenticator{tokens: map[[sha256.Size]byte]Scope{}}
-	owner, err := loadOrCreateToken(tokenFile)
+// newAuthenticator loads the owner token file and adds the scoped tokens of
+// the config. When the file does not exist it generates a token, which save
+// writes; the daemon calls it once it serves, so a failed start leaves no
+// token file behind. save is nil when the file exists.
+func newAuthenticator(tokenFile string, extra []TokenConfig) (a *authenticator, save func() error, err error) {
+	a = &authenticator{tokens: map[[sha256.Size]byte]Scope{}}
+	owner, created, err := loadOrGenerateToken(tokenFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if created {
+		save = func() error { return saveToken(tokenFile, owner) }
 	}
 	a.tokens[sha256.Sum256([]byte(owner))] = scopeAll
 	for _, t := range extra {
 		scopes, err := parseScopes(t.Scopes)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var sum [sha256.Size]byte
 		if _, err := hex.Decode(sum[:], []byte(t.SHA256)); err != nil {
-			return nil, fmt.Errorf("token %s: %w", t.Name, err)
+			return nil, nil, fmt.Errorf("token %s: %w", t.Name, err)
 		}
 		a.tokens[sum] = scopes
 	}
-	return a, nil
+	return a, save, nil
 }
 
-// loadOrCreateToken reads the owner token, generating a random one (written
-// atomically with mode 0600) when the file does not exist.
-func loadOrCreateToken(name string) (string, error) {
+// loadOrGenerateToken reads the owner token, or generates a random one
+// (created) when the file does not exist.
+func loadOrGenerateToken(name string) (tok string, created bool, err error) {
 	b, err := os.ReadFile(name)
 	if err == nil {
 		tok := strings.TrimSpace(string(b))
 		if tok == "" {
-			return "", fmt.Errorf("token file %s is empty; delete it to generate a new token", name)
+			return "", false, fmt.Errorf("token file %s is empty; delete it to generate a new token", name)
 		}
-		return tok, nil
+		return tok, false, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read token file: %w", err)
+		return "", false, fmt.Errorf("read token file: %w", err)
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
-		return "", err
+		return "", false, err
 	}
-	tok := "ctxd_" + hex.EncodeToString(raw)
+	return "ctxd_" + hex.EncodeToString(raw), true, nil
+}
+
+// saveToken writes a generated token atomically with mode 0600.
+func saveToken(name, tok string) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
-		return "", fmt.Errorf("create token dir: %w", err)
+		return fmt.Errorf("create token dir: %w", err)
 	}
 	if err := writeFileAtomic(name, []byte(tok+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write token file: %w", err)
+		return fmt.Errorf("write token file: %w", err)
 	}
-	return tok, nil
+	return nil
 }
 
 // writeFileAtomic writes via a temp file in the same directory, fsyncs it,
@@ -162,25 +198,41 @@ func writeFileAtomic(name string, data []byte, perm os.FileMode) error {
 	return d.Sync()
 }
 
-// authorize checks an "authorization: Bearer <token>" value against the
-// scope that method needs.
-func (a *authenticator) authorize(header, method string) error {
-	tok, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || tok == "" {
-		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
+// authenticate returns the scopes of the token in an "authorization:
+// Bearer <token>" value. The scheme is case-insensitive (RFC 9110 §11.1).
+func (a *authenticator) authenticate(header string) (Scope, error) {
+	scheme, tok, _ := strings.Cut(strings.TrimSpace(header), " ")
+	tok = strings.TrimSpace(tok)
+	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return 0, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
 			"this endpoint needs a bearer token",
 			"Send the header 'authorization: Bearer <token>'; the owner token is in the daemon's token file (default ~/.config/ctxd/token). The unix socket needs no token.")
 	}
 	scopes, ok := a.tokens[sha256.Sum256([]byte(tok))]
 	if !ok {
-		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
+		return 0, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
 			"the bearer token is not valid",
 			"Check the token against the daemon's token file (default ~/.config/ctxd/token).")
 	}
-	if need := methodScopes[method]; scopes&need != need {
+	return scopes, nil
+}
+
+// authorize checks the token in header against the scope method needs.
+func (a *authenticator) authorize(header, method string) error {
+	scopes, err := a.authenticate(header)
+	if err != nil {
+		return err
+	}
+	need, ok := methodScopes[method]
+	if !ok {
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
-			fmt.Sprintf("the token lacks the scope %s needs", method),
-			"Use a token with the write (or admin) scope for this call.")
+			fmt.Sprintf("%s has no scope defined, so no token may call it", method),
+			"Call it over the unix socket; a method without a scope is a daemon bug worth reporting.")
+	}
+	if scopes&need != need {
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
+			fmt.Sprintf("the token lacks the %s scope that %s needs", need, method),
+			fmt.Sprintf("Use a token whose scopes include %q (tokens[].scopes in the daemon config), or the owner token from the token file.", need.String()))
 	}
 	return nil
 }

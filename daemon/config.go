@@ -38,7 +38,9 @@ type Config struct {
 	ModelDir string `toml:"model_dir"`
 	// OnnxRuntimeLib is the path of libonnxruntime.so (ONNX Runtime >= 1.24).
 	OnnxRuntimeLib string `toml:"onnxruntime_lib"`
-	// MaxContentBytes limits one item's content.
+	// MaxContentBytes limits one item's content. It also bounds requests: a
+	// request may be this plus 1 MiB (CONTENT_TOO_LARGE beyond), and the HTTP
+	// gateway reads a body of at most twice that (413 beyond).
 	MaxContentBytes int64 `toml:"max_content_bytes"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `toml:"log_level"`
@@ -61,6 +63,8 @@ type Config struct {
 	// URLTTL is how long fetched content counts as fresh before search or
 	// refresh re-validates it with a conditional GET, unless Add sets a TTL.
 	URLTTL Duration `toml:"url_ttl"`
+	// Limits bound every dimension of a request (the [limits] table).
+	Limits Limits `toml:"limits"`
 }
 
 // TokenConfig is a scoped bearer token. Only its SHA-256 is stored, so the
@@ -101,6 +105,7 @@ func DefaultConfig() Config {
 		AllowedRoots:    []string{homeDir()},
 		FetchTimeout:    Duration{30 * time.Second},
 		URLTTL:          Duration{ingest.DefaultTTL},
+		Limits:          DefaultLimits(),
 	}
 }
 
@@ -212,7 +217,7 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 	if v, ok := lookupEnv("CTXD_ALLOWED_ROOTS"); ok {
 		c.AllowedRoots = filepath.SplitList(v)
 	}
-	return nil
+	return c.Limits.applyEnv(lookupEnv)
 }
 
 // Validate checks every field and names the first bad one.
@@ -240,6 +245,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxContentBytes <= 0 {
 		return fmt.Errorf("config: max_content_bytes must be positive, got %d", c.MaxContentBytes)
+	}
+	if err := c.Limits.validate(); err != nil {
+		return err
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
@@ -38,6 +39,7 @@ type backend struct {
 	fresh   *revalidator
 	dataDir string
 	started time.Time
+	limits  Limits
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -64,7 +66,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		return nil, err
 	}
 	d := &Daemon{cfg: cfg, log: log, health: health.NewServer(), served: make(chan error, 4)}
-	d.b.dataDir, d.b.started = cfg.DataDir, time.Now()
+	d.b.dataDir, d.b.started, d.b.limits = cfg.DataDir, time.Now(), cfg.Limits
 	defer func() {
 		if err != nil {
 			d.shutdown(context.Background())
@@ -77,13 +79,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		return nil, err
 	}
 	var auth *authenticator
+	var saveToken func() error // writes a generated owner token once serving
 	if cfg.GRPCTCP != "" || cfg.HTTP != "" {
-		if auth, err = newAuthenticator(cfg.TokenFile, cfg.Tokens); err != nil {
+		if auth, saveToken, err = newAuthenticator(cfg.TokenFile, cfg.Tokens); err != nil {
 			return nil, err
 		}
 	}
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready}, cfg.MaxContentBytes, d.health)
+	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready, maxContent: cfg.MaxContentBytes}, d.health)
 	ctxdv1.RegisterVfsServiceServer(d.grpc, &vfsService{b: &d.b})
 	ctxdv1.RegisterAdminServiceServer(d.grpc, &adminService{b: &d.b})
 	ctxdv1.RegisterSearchServiceServer(d.grpc, &searchService{b: &d.b})
@@ -111,7 +114,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if d.b.store, err = vfs.Open(filepath.Join(cfg.DataDir, "ctxd.db"), vfs.Options{MaxContentBytes: cfg.MaxContentBytes}); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if d.b.engine, err = search.Open(d.b.store, search.Options{Dir: filepath.Join(cfg.DataDir, "index"), Log: log}); err != nil {
+	if d.b.engine, err = search.Open(d.b.store, search.Options{Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search()}); err != nil {
 		return nil, fmt.Errorf("open search indexes: %w", err)
 	}
 	d.b.usage = newUsageRecorder(d.b.store, log)
@@ -125,6 +128,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	ixCtx, stopIx := context.WithCancel(context.Background())
 	d.stopIx = stopIx
 	go d.b.ix.run(ixCtx)
+	if saveToken != nil {
+		if err := saveToken(); err != nil {
+			return nil, err
+		}
+	}
 	d.ready.Store(true)
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	for name := range d.grpc.GetServiceInfo() {
@@ -179,6 +187,9 @@ func listenUnix(path string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create socket dir: %w", err)
 	}
+	if err := secureDir(filepath.Dir(path), os.Getuid()); err != nil {
+		return nil, err
+	}
 	if _, err := os.Lstat(path); err == nil {
 		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 			c.Close()
@@ -197,6 +208,43 @@ func listenUnix(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("chmod socket: %w", err)
 	}
 	return ln, nil
+}
+
+// secureDir refuses a socket directory that a user other than uid (or
+// root) could write to: they could replace the socket and receive the
+// clients' calls. The directory must be owned by uid or root and writable by
+// no one else; each ancestor must be owned by uid or root and, if others may
+// write to it, sticky (like /tmp), so that nobody can rename what is below.
+func secureDir(dir string, uid int) error {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return fmt.Errorf("socket dir %s: %w", dir, err)
+	}
+	for d, own := abs, true; ; d, own = filepath.Dir(d), false {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return fmt.Errorf("socket dir %s: %w", d, err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return fmt.Errorf("socket dir %s: no owner information", d)
+		}
+		if owner := int(st.Uid); owner != uid && owner != 0 {
+			return fmt.Errorf("socket dir %s is owned by uid %d, not by this user (uid %d) or root, who could replace the socket; "+
+				"pass --socket (config key socket) a path in a directory you own", d, owner, uid)
+		}
+		mode := fi.Mode()
+		if mode.Perm()&0o022 != 0 && (own || mode&os.ModeSticky == 0) {
+			return fmt.Errorf("socket dir %s is writable by other users (mode %04o), who could replace the socket; "+
+				"run `chmod go-w %s`, or pass --socket (config key socket) a path in a directory only you can write", d, mode.Perm(), d)
+		}
+		if parent := filepath.Dir(d); parent == d {
+			return nil
+		}
+	}
 }
 
 // GRPCAddr is the loopback TCP address of gRPC, or nil when disabled.

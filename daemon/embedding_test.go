@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,8 +111,113 @@ func TestDaemon_EmbedsEveryWrite(t *testing.T) {
 			summary = s
 		}
 	}
-	if summary == nil || summary.ChunksEmbedded != st.Index.ChunkCount {
+	if summary == nil || summary.ChunksQueued != st.Index.ChunkCount {
 		t.Errorf("reembed summary = %v, want %d chunks", summary, st.Index.ChunkCount)
+	}
+}
+
+// TestDaemon_ReembedAheadOfBacklog re-embeds a small item while thousands of
+// chunks wait for their first embedding: the re-embed is served ahead of
+// them, and its progress moves only forward.
+func TestDaemon_ReembedAheadOfBacklog(t *testing.T) {
+	d := mustStart(t, withModel(t, testConfig(t)))
+	conn := dial(t, "unix://"+d.cfg.Socket)
+	c := ctxdv1.NewVfsServiceClient(conn)
+	var sb strings.Builder
+	for k := range 2 { // two sections of about 200 tokens: two chunks
+		fmt.Fprintf(&sb, "# Section %d\n\n%s\n\n", k, strings.Repeat(fmt.Sprintf("otters and beavers %d build dams. ", k), 40))
+	}
+	writeText(t, c, "/small.md", sb.String())
+	small := waitEmbedded(t, conn, time.Minute).Index.ChunkCount
+	if small < 2 {
+		t.Fatalf("/small.md has %d chunks, want several", small)
+	}
+	for i := range 400 {
+		sb.Reset()
+		for k := range 5 {
+			fmt.Fprintf(&sb, "## Part %d of note %d\n\n", k, i)
+			for w := range 40 {
+				fmt.Fprintf(&sb, "word%d ", (i*131+k*17+w)%997)
+			}
+			sb.WriteString("\n\n")
+		}
+		writeText(t, c, fmt.Sprintf("/bulk/%03d.md", i), sb.String())
+	}
+	admin := ctxdv1.NewAdminServiceClient(conn)
+	before, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	stream, err := ctxdv1.NewIngestServiceClient(conn).Reembed(context.Background(), &ctxdv1.ReembedRequest{Refs: []string{"/small.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary *ctxdv1.IngestSummary
+	done := []int64{}
+	for {
+		ev, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := ev.GetProgress(); p != nil {
+			if p.ItemsTotal != small || len(done) > 0 && p.ChunksDone <= done[len(done)-1] {
+				t.Errorf("progress %v after %v: want %d chunks in all, each event a step forward", p, done, small)
+			}
+			done = append(done, p.ChunksDone)
+		}
+		if s := ev.GetSummary(); s != nil {
+			summary = s
+		}
+	}
+	after, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("re-embedded %d chunks in %.2fs (progress %v); backlog %d chunks before, %d after",
+		summary.GetChunksQueued(), summary.GetSeconds(), done, before.Embedding.PendingChunks, after.Embedding.PendingChunks)
+	if summary == nil || summary.ChunksQueued != small || done[len(done)-1] != small {
+		t.Fatalf("summary %v, progress %v: want %d chunks re-embedded", summary, done, small)
+	}
+	if after.Embedding.PendingChunks == 0 {
+		t.Errorf("the re-embed of %d chunks finished only once the backlog of %d chunks had drained", small, before.Embedding.PendingChunks)
+	}
+}
+
+// TestDaemon_VectorSearchNotesPendingChunks searches in vector mode while
+// every chunk waits for an embedding (ONNX Runtime is missing, so none is
+// computed): the empty answer says how many chunks the vector leg missed.
+func TestDaemon_VectorSearchNotesPendingChunks(t *testing.T) {
+	cfg := withModel(t, testConfig(t))
+	cfg.OnnxRuntimeLib = filepath.Join(t.TempDir(), "missing", "libonnxruntime.so")
+	d := mustStart(t, cfg)
+	conn := dial(t, "unix://"+d.cfg.Socket)
+	c := ctxdv1.NewVfsServiceClient(conn)
+	writeText(t, c, "/docs/install.md", sampleMarkdown)
+	writeText(t, c, "/docs/notes.txt", "first paragraph about the daemon\n\nsecond paragraph\n")
+	st := waitStatus(t, ctxdv1.NewAdminServiceClient(conn), time.Minute, "chunks queued for embedding", func(st *ctxdv1.StatusResponse) bool {
+		return st.Embedding.PendingItems == 0 && st.Embedding.PendingChunks > 0 && st.Index.ChunkCount == st.Embedding.PendingChunks
+	})
+	req := &ctxdv1.SearchRequest{Mode: ctxdv1.SearchMode_SEARCH_MODE_VECTOR, Queries: []*ctxdv1.SearchQuery{{Vector: randomVector(rand.New(rand.NewPCG(1, 2)), 384)}}}
+	var resp *ctxdv1.SearchResponse
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		// The engine loads the model's (empty) vector index in the background.
+		if resp = doSearch(t, conn, req); resp.ModeUsed == ctxdv1.SearchMode_SEARCH_MODE_VECTOR || time.Now().After(deadline) {
+			break
+		}
+	}
+	if resp.ModeUsed != ctxdv1.SearchMode_SEARCH_MODE_VECTOR || len(resp.Results) != 0 {
+		t.Fatalf("vector search with nothing embedded: mode %v, %d results (%s)", resp.ModeUsed, len(resp.Results), resp.ModeReason)
+	}
+	if want := fmt.Sprintf("%d chunks are still waiting to be embedded", st.Embedding.PendingChunks); !strings.Contains(resp.ModeReason, want) {
+		t.Errorf("mode_reason %q, want it to contain %q", resp.ModeReason, want)
+	}
+	bm25 := doSearch(t, conn, &ctxdv1.SearchRequest{Mode: ctxdv1.SearchMode_SEARCH_MODE_BM25, Queries: []*ctxdv1.SearchQuery{{Text: "daemon"}}})
+	if len(bm25.Results) == 0 || bm25.ModeReason != "" {
+		t.Errorf("BM25 search: %d results, mode_reason %q; want results and no note", len(bm25.Results), bm25.ModeReason)
 	}
 }
 

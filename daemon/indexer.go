@@ -32,6 +32,10 @@ const (
 	// add streams in, embedding mostly waits (on 2 cores that made 6,000
 	// files searchable in 3.9 s instead of 6.0 s).
 	indexBacklog = 64
+	// indexBacklogChunks is the same in chunks, for changes that are few
+	// but large: one 60 MB item is one change of 85,000 chunks, and
+	// embedding beside its indexing doubled its time to searchable.
+	indexBacklogChunks = 4096
 	// backlogPoll is how often a waiting embedder looks at the backlog again.
 	backlogPoll = 50 * time.Millisecond
 )
@@ -104,7 +108,7 @@ func (ix *indexer) load(ctx context.Context) {
 	if ix.tok == nil {
 		spec, err := embed.LoadSpec(ix.modelDir)
 		if err != nil {
-			ix.setReason(fmt.Sprintf("no model at %s: %v; run `make setup` or point --model-dir at a model directory", ix.modelDir, err))
+			ix.setReason(fmt.Sprintf("no model at %s: %v; run `make setup-run` or point --model-dir at a model directory", ix.modelDir, err))
 			ix.useFallbackChunker(ctx)
 			return
 		}
@@ -203,6 +207,36 @@ func (ix *indexer) pass(ctx context.Context) (bool, error) {
 	if err != nil || len(pending) == 0 {
 		return false, err
 	}
+	return true, ix.embed(ctx, w, pending, embed.Background)
+}
+
+// promptChunks is how many chunks embedNow takes at a time: few, so that
+// its caller sees progress often.
+const promptChunks = 32
+
+// embedNow embeds the queued chunks of items (ids from vfs.Store.Reembed)
+// for a caller that waits for them: at Prompt priority, so they go ahead of
+// the background backlog. It calls progress with how many of their chunks
+// are still queued before each step and returns once none is. A chunk the
+// background pass has already taken may be embedded twice; the second save
+// changes nothing.
+func (ix *indexer) embedNow(ctx context.Context, w *embed.Worker, items []string, progress func(queued int64) error) error {
+	for {
+		pending, queued, err := ix.store.PendingEmbeddingsOf(ctx, items, promptChunks)
+		if err != nil {
+			return err
+		}
+		if err := progress(queued); err != nil || queued == 0 {
+			return err
+		}
+		if err := ix.embed(ctx, w, pending, embed.Prompt); err != nil {
+			return err
+		}
+	}
+}
+
+// embed computes the vectors pending needs at priority prio and saves them.
+func (ix *indexer) embed(ctx context.Context, w *embed.Worker, pending []vfs.PendingChunk, prio embed.Priority) error {
 	start := time.Now()
 	var texts []string
 	var at []int
@@ -213,27 +247,35 @@ func (ix *indexer) pass(ctx context.Context) (bool, error) {
 	}
 	vecs := make([][]float32, len(pending))
 	if len(texts) > 0 {
-		out, err := w.Embed(ctx, texts, false)
+		out, err := w.EmbedAt(ctx, texts, prio)
 		if err != nil {
-			return false, fmt.Errorf("embed: %w", err)
+			return fmt.Errorf("embed: %w", err)
 		}
 		for j, i := range at {
 			vecs[i] = out[j]
 		}
 	}
 	if err := ix.store.SaveEmbeddings(ctx, w.Spec().ID, pending, vecs); err != nil {
-		return false, err
+		return err
 	}
 	ix.observe(len(texts), time.Since(start))
-	return true, nil
+	return nil
 }
 
 // waitForIndex returns once the search indexes trail the store by less than
-// indexBacklog changes.
+// indexBacklog changes and indexBacklogChunks chunks.
 func (ix *indexer) waitForIndex(ctx context.Context) error {
 	for {
 		seq, err := ix.store.OutboxSeq(ctx)
-		if err != nil || seq < ix.engine.State().AppliedSeq+indexBacklog {
+		if err != nil {
+			return err
+		}
+		st := ix.engine.State()
+		if seq <= st.AppliedSeq {
+			return nil
+		}
+		stats, err := ix.store.EmbedStats(ctx)
+		if err != nil || seq < st.AppliedSeq+indexBacklog && stats.Chunks < st.LexicalChunks+indexBacklogChunks {
 			return err
 		}
 		select {
@@ -257,6 +299,25 @@ func (ix *indexer) observe(n int, d time.Duration) {
 		ix.rate = 0.8*ix.rate + 0.2*r
 	}
 	ix.mu.Unlock()
+}
+
+// withPendingNote appends to a vector search's mode reason how many chunks
+// its leg could not see because they wait to be embedded (or chunked), so
+// that "no results" during a first ingest is not taken for an answer.
+func (ix *indexer) withPendingNote(ctx context.Context, reason string) string {
+	st, err := ix.store.EmbedStats(ctx)
+	if err != nil || st.PendingEmbed == 0 && st.PendingChunking == 0 {
+		return reason
+	}
+	note := fmt.Sprintf("the vector index is incomplete: %d chunks are still waiting to be embedded", st.PendingEmbed)
+	if st.PendingChunking > 0 {
+		note += fmt.Sprintf(" and %d items to be chunked", st.PendingChunking)
+	}
+	note += " (`ctxd status` shows progress; BM25 or hybrid mode searches them by their words)"
+	if reason == "" {
+		return note
+	}
+	return reason + "; " + note
 }
 
 // status describes the embedding side for AdminService.Status.
@@ -306,10 +367,12 @@ func (c *modelChunker) ID() string { return c.id }
 func (c *modelChunker) Chunk(content []byte, mimeType, path string) []vfs.ChunkSpan {
 	chunks := chunk.Split(content, mimeType, path, c.tok, c.maxTokens)
 	out := make([]vfs.ChunkSpan, len(chunks))
+	var buf []byte
 	for i, ch := range chunks {
+		buf = chunk.AppendEmbedText(buf[:0], ch.Heading, content[ch.Start:ch.End])
 		out[i] = vfs.ChunkSpan{
 			Start: ch.Start, End: ch.End, Heading: ch.Heading, Tokens: ch.Tokens,
-			Hash: sha256.Sum256([]byte(chunk.EmbedText(ch.Heading, content[ch.Start:ch.End]))),
+			Hash: sha256.Sum256(buf),
 		}
 	}
 	return out

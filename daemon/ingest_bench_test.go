@@ -150,16 +150,16 @@ func BenchmarkIngest_DocsCorpus(b *testing.B) {
 			ingestEdited, s, ingestEdited, files-ingestEdited, refresh.describeOthers(ctxdv1.IngestAction_INGEST_ACTION_UNCHANGED))
 	}
 	for _, it := range refresh.items {
-		if it.ChunksEmbedded > 0 && !edited[it.Ref] {
-			b.Errorf("refresh embedded %d chunks of %s, which was not edited", it.ChunksEmbedded, it.Ref)
+		if it.ChunksQueued > 0 && !edited[it.Ref] {
+			b.Errorf("refresh embedded %d chunks of %s, which was not edited", it.ChunksQueued, it.Ref)
 		}
 	}
 	st = waitIndexed(b, admin, 10*time.Minute)
 	reembedded := time.Since(start)
 	// The store keeps one vector per distinct chunk text, so the vectors
 	// can grow by at most the chunks the refresh queued.
-	if grown := st.Embedding.EmbeddedChunks - vectorsBefore; grown > s.ChunksEmbedded {
-		b.Errorf("vectors grew by %d after the refresh, which queued only %d chunks", grown, s.ChunksEmbedded)
+	if grown := st.Embedding.EmbeddedChunks - vectorsBefore; grown > s.ChunksQueued {
+		b.Errorf("vectors grew by %d after the refresh, which queued only %d chunks", grown, s.ChunksQueued)
 	}
 
 	// 6. Known-item search.
@@ -193,7 +193,7 @@ func BenchmarkIngest_DocsCorpus(b *testing.B) {
 	b.ReportMetric(fc, "chunks")
 	b.ReportMetric(unchanged.elapsed.Seconds(), "s-refresh-unchanged")
 	b.ReportMetric(refresh.elapsed.Seconds(), "s-refresh-10-edited")
-	b.ReportMetric(float64(s.ChunksEmbedded), "chunks-reembedded-10-edited")
+	b.ReportMetric(float64(s.ChunksQueued), "chunks-reembedded-10-edited")
 	b.ReportMetric(float64(s.ChunksReused), "chunks-reused-10-edited")
 	b.ReportMetric(reembedded.Seconds(), "s-until-reembedded")
 	b.ReportMetric(float64(peak>>20), "peak-RSS-MiB")
@@ -209,12 +209,12 @@ func BenchmarkIngest_DocsCorpus(b *testing.B) {
 	fmt.Fprintf(&sb, "--- %s: %d files (%.1f MB), model %s\n", b.Name(), files, float64(corpusBytes)/1e6, modelID)
 	fmt.Fprintf(&sb, "add (ctxd add --hidden, the CLI's wall time):\n")
 	fmt.Fprintf(&sb, "  until searchable  %8.2f s   %7.1f files/s  %7.1f chunks/s  (%d chunks, %d chunks queued for embedding, %d reused)\n",
-		searchable.Seconds(), float64(files)/searchable.Seconds(), float64(chunksIndexed)/searchable.Seconds(), chunksIndexed, add.summary.ChunksEmbedded, add.summary.ChunksReused)
+		searchable.Seconds(), float64(files)/searchable.Seconds(), float64(chunksIndexed)/searchable.Seconds(), chunksIndexed, add.summary.ChunksQueued, add.summary.ChunksReused)
 	fmt.Fprintf(&sb, "  until embedded    %8.2f s   %7.1f chunks/s  (%d distinct vectors)\n", embedded.Seconds(), fc/embedded.Seconds(), vectors)
 	fmt.Fprintf(&sb, "refresh --all:\n")
 	fmt.Fprintf(&sb, "  nothing changed   %8.2f s   (%d unchanged)\n", unchanged.elapsed.Seconds(), unchanged.summary.Unchanged)
 	fmt.Fprintf(&sb, "  %d files edited   %8.2f s   (%d updated, %d chunks re-embedded, %d reused); embedded after %.2f s\n",
-		ingestEdited, refresh.elapsed.Seconds(), s.Updated, s.ChunksEmbedded, s.ChunksReused, reembedded.Seconds())
+		ingestEdited, refresh.elapsed.Seconds(), s.Updated, s.ChunksQueued, s.ChunksReused, reembedded.Seconds())
 	fmt.Fprintf(&sb, "known-item search, %d of the 500 tldr queries (those whose page was added), limit %d, 1 chunk per item, %d concurrent clients:\n",
 		len(known), ingestSearchLimit, ingestSearchWorkers)
 	fmt.Fprintf(&sb, "  %-7s %7s %10s %8s\n", "mode", "MRR", "Recall@10", "p50 ms")

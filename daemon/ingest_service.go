@@ -13,7 +13,7 @@ import (
 	"github.com/ctxd/ctxd/vfs"
 )
 
-// reembedPoll is how often Reembed reports progress while the queue drains.
+// reembedPoll is how often Reembed of all items looks at the queue.
 const reembedPoll = 250 * time.Millisecond
 
 // ingestService adapts IngestService.
@@ -139,7 +139,7 @@ var actionsToProto = map[ingest.Action]ctxdv1.IngestAction{
 func (s *ingestService) itemToProto(r ingest.ItemResult) *ctxdv1.IngestItemResult {
 	out := &ctxdv1.IngestItemResult{
 		Ref: r.Ref, Source: r.Source, Action: actionsToProto[r.Action],
-		ChunksEmbedded: int64(r.ChunksEmbedded), ChunksReused: int64(r.ChunksReused),
+		ChunksQueued: int64(r.ChunksQueued), ChunksReused: int64(r.ChunksReused),
 	}
 	if r.Err != nil {
 		st, _ := status.FromError(toStatus(s.log, "ingest item", r.Err))
@@ -170,18 +170,22 @@ func progressToProto(p ingest.Progress) *ctxdv1.IngestProgress {
 func summaryToProto(s ingest.Summary) *ctxdv1.IngestSummary {
 	return &ctxdv1.IngestSummary{
 		Added: s.Added, Updated: s.Updated, Unchanged: s.Unchanged, Skipped: s.Skipped,
-		Missing: s.Missing, Failed: s.Failed, ChunksEmbedded: s.ChunksEmbedded,
+		Missing: s.Missing, Failed: s.Failed, ChunksQueued: s.ChunksQueued,
 		ChunksReused: s.ChunksReused, Bytes: s.Bytes, Seconds: s.Elapsed.Seconds(),
 	}
 }
 
 // Reembed queues the chunks of the selected items for embedding again and
-// streams progress until the embedding queue is empty.
+// streams progress, one event per change, until they are embedded: chunks
+// of the named refs ahead of the background backlog, all chunks by waiting
+// for the whole queue to drain.
 func (s *ingestService) Reembed(req *ctxdv1.ReembedRequest, stream grpc.ServerStreamingServer[ctxdv1.ReembedResponse]) error {
 	ctx := stream.Context()
-	if _, ok, reason, _ := s.b.ix.status(); !ok {
+	w := s.b.ix.available()
+	if w == nil {
+		_, _, reason, _ := s.b.ix.status()
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "embedding is unavailable: "+reason,
-			"Install the model and ONNX Runtime (make setup), check `ctxd status`, then retry.")
+			"Install the model and ONNX Runtime (make setup-run), check `ctxd status`, then retry.")
 	}
 	if !req.GetAll() && len(req.GetRefs()) == 0 {
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, "Reembed needs refs or all",
@@ -196,10 +200,35 @@ func (s *ingestService) Reembed(req *ctxdv1.ReembedRequest, stream grpc.ServerSt
 		refs[i] = ref
 	}
 	start := time.Now()
-	queued, err := s.b.store.Reembed(ctx, refs, req.GetAll())
+	queued, items, err := s.b.store.Reembed(ctx, refs, req.GetAll())
 	if err != nil {
 		return err
 	}
+	sent := int64(-1)
+	progress := func(left int64) error {
+		done := max(queued-left, 0)
+		if done == sent {
+			return nil
+		}
+		sent = done
+		return stream.Send(&ctxdv1.ReembedResponse{Event: &ctxdv1.ReembedResponse_Progress{Progress: reembedProgress(done, queued, time.Since(start))}})
+	}
+	if req.GetAll() {
+		err = s.waitEmbedQueue(ctx, progress)
+	} else {
+		err = s.b.ix.embedNow(ctx, w, items, progress)
+	}
+	if err != nil {
+		return err
+	}
+	return stream.Send(&ctxdv1.ReembedResponse{Event: &ctxdv1.ReembedResponse_Summary{Summary: &ctxdv1.IngestSummary{
+		ChunksQueued: queued, Seconds: time.Since(start).Seconds(),
+	}}})
+}
+
+// waitEmbedQueue calls progress with the length of the embedding queue
+// every reembedPoll until the queue is empty.
+func (s *ingestService) waitEmbedQueue(ctx context.Context, progress func(queued int64) error) error {
 	tick := time.NewTicker(reembedPoll)
 	defer tick.Stop()
 	for {
@@ -207,20 +236,8 @@ func (s *ingestService) Reembed(req *ctxdv1.ReembedRequest, stream grpc.ServerSt
 		if err != nil {
 			return err
 		}
-		done := max(queued-st.PendingEmbed, 0)
-		elapsed := time.Since(start).Seconds()
-		p := &ctxdv1.IngestProgress{Phase: "embedding", ItemsDone: done, ItemsTotal: queued, ChunksDone: done}
-		if elapsed > 0 && done > 0 {
-			p.ItemsPerSecond = float64(done) / elapsed
-			p.EtaSeconds = float64(queued-done) / p.ItemsPerSecond
-		}
-		if err := stream.Send(&ctxdv1.ReembedResponse{Event: &ctxdv1.ReembedResponse_Progress{Progress: p}}); err != nil {
+		if err := progress(st.PendingEmbed); err != nil || st.PendingEmbed == 0 {
 			return err
-		}
-		if st.PendingEmbed == 0 {
-			return stream.Send(&ctxdv1.ReembedResponse{Event: &ctxdv1.ReembedResponse_Summary{Summary: &ctxdv1.IngestSummary{
-				ChunksEmbedded: queued, Seconds: time.Since(start).Seconds(),
-			}}})
 		}
 		select {
 		case <-ctx.Done():
@@ -228,4 +245,15 @@ func (s *ingestService) Reembed(req *ctxdv1.ReembedRequest, stream grpc.ServerSt
 		case <-tick.C:
 		}
 	}
+}
+
+// reembedProgress describes done of total chunks after elapsed; the rate
+// and ETA only once both mean something (a second in, a chunk done).
+func reembedProgress(done, total int64, elapsed time.Duration) *ctxdv1.IngestProgress {
+	p := &ctxdv1.IngestProgress{Phase: "embedding", ItemsDone: done, ItemsTotal: total, ChunksDone: done}
+	if elapsed >= time.Second && done > 0 {
+		p.ItemsPerSecond = float64(done) / elapsed.Seconds()
+		p.EtaSeconds = float64(total-done) / p.ItemsPerSecond
+	}
+	return p
 }

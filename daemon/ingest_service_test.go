@@ -148,7 +148,7 @@ func TestIngest_TreeRefreshReembedsOnlyChangedChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := ev.summary; s.Added != 4 || s.Failed != 0 || s.ChunksEmbedded == 0 || ev.progress == 0 {
+	if s := ev.summary; s.Added != 4 || s.Failed != 0 || s.ChunksQueued == 0 || ev.progress == 0 {
 		t.Fatalf("add summary = %v, %d progress events, items %v", s, ev.progress, ev.items)
 	}
 	// Searchable as soon as Add returns, before embedding finishes.
@@ -179,9 +179,9 @@ func TestIngest_TreeRefreshReembedsOnlyChangedChunks(t *testing.T) {
 	}
 	// One sentence changed in one of four sections: its chunk is embedded
 	// again, the other sections' chunks keep their vectors.
-	t.Logf("refresh after one edit: %d chunks embedded, %d reused", s.ChunksEmbedded, s.ChunksReused)
-	if s.ChunksEmbedded < 1 || s.ChunksReused < 3 || s.ChunksEmbedded >= s.ChunksReused {
-		t.Errorf("refresh embedded %d and reused %d chunks of a file with one section edited", s.ChunksEmbedded, s.ChunksReused)
+	t.Logf("refresh after one edit: %d chunks embedded, %d reused", s.ChunksQueued, s.ChunksReused)
+	if s.ChunksQueued < 1 || s.ChunksReused < 3 || s.ChunksQueued >= s.ChunksReused {
+		t.Errorf("refresh embedded %d and reused %d chunks of a file with one section edited", s.ChunksQueued, s.ChunksReused)
 	}
 	missing := ev.items[ref("notes/ideas.txt")]
 	if missing.GetAction() != ctxdv1.IngestAction_INGEST_ACTION_MISSING || missing.GetError().GetType() != ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE {

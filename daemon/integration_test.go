@@ -289,7 +289,7 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 				return err
 			},
 			"POST", "/v1/write", `{"ref":"/big.txt","content":"` + strings.Repeat("x", 2048) + `"}`,
-			ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE, codes.InvalidArgument, 400},
+			ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE, codes.InvalidArgument, 413},
 		{"streaming call with a bad request",
 			func(ctx context.Context) error {
 				stream, err := ctxdv1.NewIngestServiceClient(dial(t, "unix://"+cfg.Socket)).Add(ctx, &ctxdv1.AddRequest{})
@@ -319,21 +319,7 @@ func TestDaemon_ErrorMapping(t *testing.T) {
 			if httpStatus != tt.wantHTTP {
 				t.Errorf("HTTP status = %d, want %d; body %s", httpStatus, tt.wantHTTP, body)
 			}
-			var st struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-				Details []struct {
-					Type string `json:"type"`
-					Hint string `json:"next_action_hint"`
-				} `json:"details"`
-			}
-			// Server-streaming calls wrap the status in {"error": ...}.
-			var wrapped struct {
-				Error json.RawMessage `json:"error"`
-			}
-			if json.Unmarshal(body, &wrapped) == nil && wrapped.Error != nil {
-				body = wrapped.Error
-			}
+			var st httpError
 			if err := json.Unmarshal(body, &st); err != nil {
 				t.Fatalf("HTTP body is not JSON: %s", body)
 			}
@@ -441,8 +427,9 @@ func TestDaemon_BadInput(t *testing.T) {
 	if err != nil || len(drives.Drives) != 0 {
 		t.Errorf("bad writes left items behind: %v %v", drives, err)
 	}
-	// Beyond the limit plus message slack, grpc itself refuses the message.
-	_, err = c.Write(ctx, &ctxdv1.WriteRequest{Ref: "/huge", Body: &ctxdv1.WriteRequest_Data{Data: make([]byte, 2<<20)}})
+	// Beyond maxRequestBytes grpc itself refuses the message, without a detail
+	// (TestDaemon_OversizeMessage covers the range below it).
+	_, err = c.Write(ctx, &ctxdv1.WriteRequest{Ref: "/huge", Body: &ctxdv1.WriteRequest_Data{Data: make([]byte, maxRequestBytes(cfg.MaxContentBytes)+1)}})
 	if code := status.Code(err); code != codes.ResourceExhausted {
 		t.Errorf("huge message: %v", err)
 	}

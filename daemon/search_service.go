@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"unicode/utf8"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/lexical"
@@ -29,6 +30,22 @@ var (
 	}
 )
 
+// windowBytesPerToken is a generous bound on the bytes of text one token of
+// the model's window stands for (English averages 4 to 5): a query cut at
+// MaxTokens times it still fills the window unless it is mostly whitespace.
+const windowBytesPerToken = 32
+
+// cutUTF8 returns at most n bytes of s, cut at a rune boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 func invalidSearch(msg, hint string) error {
 	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, msg, hint)
 }
@@ -39,6 +56,9 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		return nil, err
 	}
 	resp, err := s.b.engine.Search(ctx, r)
+	if lerr, ok := searchLimitError(err); ok {
+		return nil, lerr
+	}
 	if errors.Is(err, search.ErrInvalidQuery) {
 		return nil, invalidSearch(err.Error(), "fix the request: see the SearchRequest field docs; 0 means the default for every number")
 	}
@@ -50,9 +70,13 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		ModeReason: resp.ModeReason,
 		TokensUsed: int32(resp.TokensUsed),
 	}
+	if resp.Mode == search.Vector {
+		out.ModeReason = s.b.ix.withPendingNote(ctx, out.ModeReason)
+	}
 	for i, q := range resp.Queries {
 		out.Queries = append(out.Queries, &ctxdv1.QueryReport{
-			Text: req.GetQueries()[i].GetText(), CorrectedText: q.Corrected, CandidateCount: int32(q.Candidates),
+			Text: req.GetQueries()[i].GetText(), CorrectedText: q.Corrected, ReducedText: q.Reduced,
+			CandidateCount: int32(q.Candidates),
 		})
 	}
 	ids := make([]string, 0, len(resp.Results))
@@ -60,7 +84,8 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		pr := &ctxdv1.SearchResult{
 			Ref: vfs.FormatRef(res.Drive, res.Path), ItemId: res.ItemID, ChunkId: res.ChunkID,
 			Title: res.Title, Heading: res.Heading, Snippet: res.Snippet,
-			Span:  &ctxdv1.ByteSpan{Start: int64(res.Start), End: int64(res.End)},
+			Span:      &ctxdv1.ByteSpan{Start: int64(res.Start), End: int64(res.End)},
+			StartLine: int64(res.StartLine), EndLine: int64(res.EndLine),
 			Score: res.Score, MimeType: res.Mime, TokenCount: int32(res.Tokens),
 		}
 		for _, lr := range res.Ranks {
@@ -121,8 +146,11 @@ func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, erro
 		r.Weights[leg] = lw.GetWeight()
 	}
 	if w := s.b.ix.available(); w != nil {
+		// The model reads only its window: a pasted page is cut first so that
+		// tokenising it costs no more than the window does.
+		window := w.Spec().MaxTokens * windowBytesPerToken
 		r.EmbedQuery = func(ctx context.Context, text string) ([]float32, error) {
-			v, err := w.Embed(ctx, []string{text}, true)
+			v, err := w.Embed(ctx, []string{cutUTF8(text, window)}, true)
 			if err != nil {
 				return nil, err
 			}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/internal/beir"
@@ -286,4 +289,157 @@ func TestProcess_KillDuringIndexingThenDoctorFindsNoDrift(t *testing.T) {
 	}
 	p.stop(t)
 	t.Logf("%d acknowledged writes; doctor: %d chunks, %d vectors, no drift", len(acked), doc.StoreChunks, doc.VectorChunks)
+}
+
+// TestLimits_RequestLimitsOverGRPCAndHTTP checks every request limit both
+// ways: a value at the limit is served, one past it is INVALID_ARGUMENT with
+// an ErrorDetail whose hint names the config key that raises it.
+func TestLimits_RequestLimitsOverGRPCAndHTTP(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.HTTP = "127.0.0.1:0"
+	cfg.Limits = Limits{
+		MaxQueries: 3, MaxQueryBytes: 64, MaxQueryTerms: 8, MaxSearchLimit: 20, MaxSnippetLength: 50,
+		MaxTokenBudget: 40, MaxChunksPerItem: 2, MaxFilterValues: 2, MaxListLimit: 5, MaxTreeDepth: 2,
+		MaxTreeItemsPerDir: 4,
+	}
+	d := mustStart(t, cfg)
+	conn := dial(t, "unix://"+cfg.Socket)
+	vc := ctxdv1.NewVfsServiceClient(conn)
+	writeText(t, vc, "notes:/a/walrus.md", "walrus tusks")
+	waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), 30*time.Second)
+	base := "http://" + d.HTTPAddr().String()
+
+	search := func(edit func(*ctxdv1.SearchRequest)) *ctxdv1.SearchRequest {
+		r := &ctxdv1.SearchRequest{Queries: []*ctxdv1.SearchQuery{{Text: "walrus"}}}
+		edit(r)
+		return r
+	}
+	queries := func(n int) func(*ctxdv1.SearchRequest) {
+		return func(r *ctxdv1.SearchRequest) {
+			r.Queries = nil
+			for range n {
+				r.Queries = append(r.Queries, &ctxdv1.SearchQuery{Text: "walrus"})
+			}
+		}
+	}
+	text := func(n int) func(*ctxdv1.SearchRequest) {
+		return func(r *ctxdv1.SearchRequest) { r.Queries[0].Text = "walrus " + strings.Repeat("x", n-7) }
+	}
+	tags := func(n int) func(*ctxdv1.SearchRequest) {
+		return func(r *ctxdv1.SearchRequest) {
+			r.Filter = &ctxdv1.SearchFilter{}
+			for i := range n {
+				r.Filter.Drives = append(r.Filter.Drives, fmt.Sprintf("d%d", i))
+			}
+		}
+	}
+	for _, tt := range []struct {
+		name, key string
+		at, over  proto.Message
+	}{
+		{"queries", "max_queries", search(queries(3)), search(queries(4))},
+		{"query bytes", "max_query_bytes", search(text(64)), search(text(65))},
+		{"search limit", "max_search_limit", search(func(r *ctxdv1.SearchRequest) { r.Limit = 20 }), search(func(r *ctxdv1.SearchRequest) { r.Limit = 21 })},
+		{"snippet length", "max_snippet_length", search(func(r *ctxdv1.SearchRequest) { r.SnippetLength = 50 }), search(func(r *ctxdv1.SearchRequest) { r.SnippetLength = 51 })},
+		{"token budget", "max_token_budget", search(func(r *ctxdv1.SearchRequest) { r.TokenBudget = 40 }), search(func(r *ctxdv1.SearchRequest) { r.TokenBudget = 41 })},
+		{"chunks per item", "max_chunks_per_item", search(func(r *ctxdv1.SearchRequest) { r.MaxChunksPerItem = 2 }), search(func(r *ctxdv1.SearchRequest) { r.MaxChunksPerItem = 3 })},
+		{"filter values", "max_filter_values", search(tags(2)), search(tags(3))},
+		{"list limit", "max_list_limit", &ctxdv1.ListRequest{Ref: "notes:/", Limit: 5}, &ctxdv1.ListRequest{Ref: "notes:/", Limit: 6}},
+		{"tree depth", "max_tree_depth", &ctxdv1.TreeRequest{Ref: "notes:/", MaxDepth: 2}, &ctxdv1.TreeRequest{Ref: "notes:/", MaxDepth: 3}},
+		{"tree items per dir", "max_tree_items_per_dir", &ctxdv1.TreeRequest{Ref: "notes:/", ItemsPerDir: 4}, &ctxdv1.TreeRequest{Ref: "notes:/", ItemsPerDir: 5}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := limitCallGRPC(conn, tt.at); err != nil {
+				t.Fatalf("gRPC at the limit: %v", err)
+			}
+			if status, body := limitCallHTTP(t, base, d.token, tt.at); status != 200 {
+				t.Fatalf("HTTP at the limit: %d %s", status, body)
+			}
+			code, det := errorDetail(t, limitCallGRPC(conn, tt.over))
+			if code != codes.InvalidArgument || det.Type != ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT ||
+				!strings.Contains(det.NextActionHint, "limits."+tt.key) || !strings.Contains(det.NextActionHint, "CTXD_") {
+				t.Fatalf("gRPC over the limit: %v %v", code, det)
+			}
+			status, body := limitCallHTTP(t, base, d.token, tt.over)
+			if status != 400 {
+				t.Fatalf("HTTP over the limit: %d %s", status, body)
+			}
+			if e := decodeHTTPError(t, body, ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT); !strings.Contains(e.Details[0].Hint, "limits."+tt.key) {
+				t.Fatalf("HTTP hint %q does not name limits.%s", e.Details[0].Hint, tt.key)
+			}
+		})
+	}
+}
+
+// limitCallGRPC sends a Search, List or Tree request over gRPC.
+func limitCallGRPC(conn *grpc.ClientConn, m proto.Message) error {
+	ctx := context.Background()
+	var err error
+	switch r := m.(type) {
+	case *ctxdv1.SearchRequest:
+		_, err = ctxdv1.NewSearchServiceClient(conn).Search(ctx, r)
+	case *ctxdv1.ListRequest:
+		_, err = ctxdv1.NewVfsServiceClient(conn).List(ctx, r)
+	case *ctxdv1.TreeRequest:
+		_, err = ctxdv1.NewVfsServiceClient(conn).Tree(ctx, r)
+	}
+	return err
+}
+
+// limitCallHTTP sends the same request through the gateway.
+func limitCallHTTP(t *testing.T, base, token string, m proto.Message) (int, []byte) {
+	t.Helper()
+	switch r := m.(type) {
+	case *ctxdv1.SearchRequest:
+		body, err := protojson.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return httpCall(t, "POST", base+"/v1/search", string(body), token)
+	case *ctxdv1.ListRequest:
+		return httpCall(t, "GET", fmt.Sprintf("%s/v1/list?ref=%s&limit=%d", base, url.QueryEscape(r.Ref), r.Limit), "", token)
+	case *ctxdv1.TreeRequest:
+		return httpCall(t, "GET", fmt.Sprintf("%s/v1/tree?ref=%s&max_depth=%d&items_per_dir=%d", base, url.QueryEscape(r.Ref), r.MaxDepth, r.ItemsPerDir), "", token)
+	}
+	t.Fatalf("no HTTP call for %T", m)
+	return 0, nil
+}
+
+// TestSearch_ResultsGiveLineRangeAndReduction checks the line range of a
+// result against Read, and that a long query reports its reduction.
+func TestSearch_ResultsGiveLineRangeAndReduction(t *testing.T) {
+	cfg := testConfig(t)
+	d := mustStart(t, cfg)
+	conn := dial(t, "unix://"+cfg.Socket)
+	vc := d.vfsClient(t)
+	writeText(t, vc, "notes:/guide.md", "# Guide\n\nIntro text.\n\n## Walruses\n\nWalruses haul out\non the ice floes.\n")
+	waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), 30*time.Second)
+
+	long := strings.Repeat("filler words about nothing much at all, ", 20) + "walruses haul " + strings.Repeat("padding and more padding ", 20)
+	for i := range 40 {
+		long += fmt.Sprintf(" unknownword%d", i)
+	}
+	r := doSearch(t, conn, &ctxdv1.SearchRequest{Mode: ctxdv1.SearchMode_SEARCH_MODE_BM25, Queries: []*ctxdv1.SearchQuery{{Text: long}}, Limit: 1})
+	if red := r.Queries[0].ReducedText; red == "" || !strings.Contains(red, "walruses") {
+		t.Fatalf("reduced text %q: want the query reduced to words including walruses", red)
+	}
+	if len(r.Results) != 1 {
+		t.Fatalf("results %v", resultRefs(r))
+	}
+	res := r.Results[0]
+	if res.StartLine < 1 || res.EndLine < res.StartLine {
+		t.Fatalf("line range %d-%d", res.StartLine, res.EndLine)
+	}
+	read, err := vc.Read(context.Background(), &ctxdv1.ReadRequest{Ref: res.Ref, LineOffset: res.StartLine - 1, LineLimit: res.EndLine - res.StartLine + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := vc.Read(context.Background(), &ctxdv1.ReadRequest{Ref: res.Ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := full.Content[res.Span.Start:res.Span.End]
+	if !strings.Contains(read.Content, strings.TrimSpace(chunk)) || strings.Count(strings.TrimRight(read.Content, "\n"), "\n") != int(res.EndLine-res.StartLine) {
+		t.Fatalf("lines %d-%d read %q; the chunk is %q", res.StartLine, res.EndLine, read.Content, chunk)
+	}
 }

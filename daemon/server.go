@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strings"
@@ -16,35 +17,75 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 )
 
-// messageSlack is room for a request's fields beyond its content, so that an
-// item just over the content limit reaches the store and gets its precise
-// CONTENT_TOO_LARGE error instead of grpc's generic size error.
+// messageSlack is room for a request's fields beyond its content: a request
+// may be max_content_bytes plus this. An item just over the content limit
+// reaches the store and gets its precise error, naming the item.
 const messageSlack = 1 << 20
+
+// maxRequestBytes is the largest request the daemon reads, over gRPC or as
+// an HTTP body: twice max_content_bytes plus messageSlack, room for the JSON
+// of content (escaping and base64 at most double it, short of control
+// characters written as \u00XX). Requests between the limit (max_content_bytes
+// plus messageSlack) and this get CONTENT_TOO_LARGE from the interceptors. Over it grpc-go refuses the message by its length prefix
+// with a bare RESOURCE_EXHAUSTED, from inside its own receive, which writes
+// the status before any interceptor or handler sees the error; the CLI
+// explains that status. The HTTP gateway caps bodies at this size, so it
+// never meets that status.
+func maxRequestBytes(maxContent int64) int64 { return 2*maxContent + messageSlack }
 
 // interceptors holds what every call passes through.
 type interceptors struct {
-	log   *slog.Logger
-	auth  *authenticator
-	ready *atomic.Bool
+	log        *slog.Logger
+	auth       *authenticator
+	ready      *atomic.Bool
+	maxContent int64 // requests may be this plus messageSlack bytes
 }
 
 // newGRPCServer builds the one gRPC server: interceptors (recover, logging,
-// auth, readiness, error mapping), then reflection and health. Services are
-// registered separately.
-func newGRPCServer(ic *interceptors, maxContent int64, hs *health.Server) *grpc.Server {
+// auth, readiness, request size, error mapping), then reflection and health.
+// Services are registered separately.
+func newGRPCServer(ic *interceptors, hs *health.Server) *grpc.Server {
 	srv := grpc.NewServer(
-		grpc.MaxRecvMsgSize(int(maxContent)+messageSlack),
-		grpc.MaxSendMsgSize(int(maxContent)+messageSlack),
+		grpc.MaxRecvMsgSize(int(maxRequestBytes(ic.maxContent))),
+		grpc.MaxSendMsgSize(int(ic.maxContent)+messageSlack),
 		grpc.ChainUnaryInterceptor(ic.unary),
 		grpc.ChainStreamInterceptor(ic.stream),
 	)
 	reflection.Register(srv)
 	healthpb.RegisterHealthServer(srv, hs)
 	return srv
+}
+
+// checkSize refuses a request message over max_content_bytes plus
+// messageSlack with CONTENT_TOO_LARGE.
+func (ic *interceptors) checkSize(req any) error {
+	m, ok := req.(proto.Message)
+	if !ok {
+		return nil
+	}
+	if size, limit := proto.Size(m), ic.maxContent+messageSlack; int64(size) > limit {
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE,
+			fmt.Sprintf("the request is %d bytes; the daemon accepts at most %d", size, limit), contentLimitHint(ic.maxContent))
+	}
+	return nil
+}
+
+// sizeCheckedStream applies checkSize to every message a stream receives.
+type sizeCheckedStream struct {
+	grpc.ServerStream
+	ic *interceptors
+}
+
+func (s sizeCheckedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	return s.ic.checkSize(m)
 }
 
 // admit decides whether a call may proceed: the token for non-unix peers,
@@ -74,6 +115,9 @@ func (ic *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServ
 	if err := ic.admit(ctx, info.FullMethod); err != nil {
 		return nil, err
 	}
+	if err := ic.checkSize(req); err != nil {
+		return nil, err
+	}
 	resp, err = handler(ctx, req)
 	return resp, toStatus(ic.log, info.FullMethod, err)
 }
@@ -89,7 +133,7 @@ func (ic *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 	if err := ic.admit(ss.Context(), info.FullMethod); err != nil {
 		return err
 	}
-	return toStatus(ic.log, info.FullMethod, handler(srv, ss))
+	return toStatus(ic.log, info.FullMethod, handler(srv, sizeCheckedStream{ss, ic}))
 }
 
 func (ic *interceptors) panicked(method string, r any) error {

@@ -32,6 +32,12 @@ func (s *vfsService) ListDrives(ctx context.Context, _ *ctxdv1.ListDrivesRequest
 }
 
 func (s *vfsService) Tree(ctx context.Context, req *ctxdv1.TreeRequest) (*ctxdv1.TreeResponse, error) {
+	if d, l := int(req.GetMaxDepth()), s.b.limits.MaxTreeDepth; d > l {
+		return nil, overLimit("max_tree_depth", fmt.Sprintf("The tree depth %d is over the limit of %d.", d, l))
+	}
+	if n, l := int(req.GetItemsPerDir()), s.b.limits.MaxTreeItemsPerDir; n > l {
+		return nil, overLimit("max_tree_items_per_dir", fmt.Sprintf("The items per directory %d are over the limit of %d.", n, l))
+	}
 	var dir vfs.Ref
 	if req.GetRef() != "" {
 		var err error
@@ -51,6 +57,9 @@ func (s *vfsService) tree(ctx context.Context, dir vfs.Ref, depth, perDir int) (
 }
 
 func (s *vfsService) List(ctx context.Context, req *ctxdv1.ListRequest) (*ctxdv1.ListResponse, error) {
+	if n, l := int(req.GetLimit()), s.b.limits.MaxListLimit; n > l {
+		return nil, overLimit("max_list_limit", fmt.Sprintf("The list limit %d is over the limit of %d.", n, l))
+	}
 	dir, err := vfs.ParseRef(req.GetRef())
 	if err != nil {
 		return nil, err

@@ -2,13 +2,14 @@ package vfs
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
 func FuzzParseRef(f *testing.F) {
 	for _, s := range []string{
 		"", "/", "/a/b", "agent:/x", "disk:", "url:/https://e.com/a//b/", "Disk:/x", "/a/../b",
-		"/a\x00", "0190f5a4-8b2c-7d3e-9f10-123456789abc", "a:b", "x:/a%_*/ü", "url:///", "/\xff",
+		"/a\x00", "/a//b", "disk:/x//", "0190f5a4-8b2c-7d3e-9f10-123456789abc", "a:b", "x:/a%_*/ü", "url:///", "/\xff",
 	} {
 		f.Add(s)
 	}
@@ -26,6 +27,10 @@ func FuzzParseRef(f *testing.F) {
 			t.Fatalf("ParseRef(%q) = %+v; round trip via %q = %+v, %v", s, r, r.String(), again, err)
 		}
 		if r.ID == "" {
+			// Paths are validated, never rewritten: only a trailing "/" goes.
+			if r.Drive != urlDrive && strings.Contains(s, "//") {
+				t.Fatalf("ParseRef(%q) = %+v: an empty segment was collapsed, not refused", s, r)
+			}
 			clean, err := CleanPath(r.Drive, r.Path)
 			if err != nil || clean != r.Path {
 				t.Fatalf("CleanPath not idempotent: %q -> %q, %v", r.Path, clean, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -271,36 +272,12 @@ func (t *txn) putPrecomputed(spans []ChunkSpan) error {
 		return newError(ErrInvalid, "", "send one embedding per chunk of the store's chunker",
 			"The content makes %d chunks but %d embeddings were given.", len(spans), len(e.Vectors))
 	}
-	b, err := t.vectors.CreateBucketIfNotExists([]byte(t.model))
-	if err != nil {
-		return err
-	}
-	var added int64
 	for i, c := range spans {
-		if b.Get(c.Hash[:]) == nil {
-			added++
-		}
-		if err := b.Put(bytes.Clone(c.Hash[:]), encodeVector(e.Vectors[i])); err != nil {
-			return fmt.Errorf("put vector: %w", err)
+		if err := t.putVector(c.Hash, e.Vectors[i]); err != nil {
+			return err
 		}
 	}
-	return t.addCounter(vectorCounter(t.model), added)
-}
-
-func (t *txn) queueEmbed(key []byte, hash [32]byte, force bool) error {
-	existed := t.embedq.Get(key) != nil
-	v := make([]byte, 33)
-	copy(v, hash[:])
-	if force {
-		v[32] = 1
-	}
-	if err := t.embedq.Put(key, v); err != nil {
-		return fmt.Errorf("queue embedding: %w", err)
-	}
-	if existed {
-		return nil
-	}
-	return t.addCounter(counterEmbedQ, 1)
+	return nil
 }
 
 // chunksOf returns the chunk records of item id.
@@ -320,22 +297,15 @@ func (t *txn) dropChunks(id []byte) error {
 	for k, _ := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, _ = c.Next() {
 		keys = append(keys, bytes.Clone(k))
 	}
-	var queued int64
 	for _, k := range keys {
 		if err := t.chunks.Delete(k); err != nil {
 			return fmt.Errorf("delete chunk: %w", err)
 		}
-		if t.embedq.Get(k) != nil {
-			if err := t.embedq.Delete(k); err != nil {
-				return fmt.Errorf("dequeue embedding: %w", err)
-			}
-			queued++
+		if err := t.dequeueEmbed(k); err != nil {
+			return err
 		}
 	}
 	if err := t.addCounter(counterChunks, -int64(len(keys))); err != nil {
-		return err
-	}
-	if err := t.addCounter(counterEmbedQ, -queued); err != nil {
 		return err
 	}
 	if t.chunkq.Get(id) != nil {
@@ -350,8 +320,10 @@ func (t *txn) dropChunks(id []byte) error {
 // SetIndexing installs the chunker and the embedding model id (either may be
 // nil/empty while unavailable) and reconciles the store with them in one
 // transaction: a changed chunker queues every item to be chunked again;
-// a changed model queues every chunk that lacks one of its vectors. Vectors of
-// other models are kept, never mixed in.
+// a changed model queues every chunk that lacks one of its vectors. No model
+// forgets the store's model, since chunks stored without one are not queued:
+// installing it again queues them. Vectors of other models are kept, never
+// mixed in.
 func (s *Store) SetIndexing(ctx context.Context, c Chunker, model string) (IndexingChange, error) {
 	s.mu.Lock()
 	s.chunker, s.model = c, model
@@ -363,7 +335,7 @@ func (s *Store) SetIndexing(ctx context.Context, c Chunker, model string) (Index
 		meta := t.tx.Bucket([]byte(bucketMeta))
 		ch.PrevChunker, ch.PrevModel = string(meta.Get([]byte(keyChunker))), string(meta.Get([]byte(keyModel)))
 		return nil
-	}); err != nil || ((c == nil || ch.PrevChunker == c.ID()) && (model == "" || ch.PrevModel == model)) {
+	}); err != nil || ((c == nil || ch.PrevChunker == c.ID()) && ch.PrevModel == model) {
 		return ch, err
 	}
 	err := s.update(ctx, func(t *txn) error {
@@ -378,7 +350,14 @@ func (s *Store) SetIndexing(ctx context.Context, c Chunker, model string) (Index
 				return err
 			}
 		}
-		if model != "" && ch.PrevModel != model {
+		switch {
+		case model == "" && ch.PrevModel != "":
+			// Chunks stored from now on are not queued: forget the model, so
+			// that installing it again queues every chunk without its vector.
+			if err := meta.Delete([]byte(keyModel)); err != nil {
+				return err
+			}
+		case model != "" && ch.PrevModel != model:
 			if err := t.queueMissingVectors(&ch.Reembed); err != nil {
 				return err
 			}
@@ -478,22 +457,67 @@ func (s *Store) PendingEmbeddings(ctx context.Context, limit int) ([]PendingChun
 		out = out[:0]
 		c := t.embedq.Cursor()
 		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
-			cv := t.chunks.Get(k)
-			if cv == nil {
-				return fmt.Errorf("queued chunk %x has no record", k)
+			p, err := t.pendingChunk(k, v)
+			if err != nil {
+				return err
 			}
-			ch := decodeChunk(cv)
-			content := t.chunkSource(k[:16])
-			if ch.End > len(content) || ch.Start > ch.End {
-				return fmt.Errorf("chunk %x span %d-%d outside content of %d bytes", k, ch.Start, ch.End, len(content))
-			}
-			p := PendingChunk{key: bytes.Clone(k), Hash: ch.Hash, Heading: ch.Heading, Text: bytes.Clone(content[ch.Start:ch.End])}
-			p.Have = v[32] == 0 && t.hasVector(ch.Hash[:])
 			out = append(out, p)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// PendingEmbeddingsOf is PendingEmbeddings restricted to the items with the
+// given ids (as Reembed returns them), so that a caller waiting for those
+// items can embed them ahead of the rest of the queue. It also returns how
+// many of their chunks are queued in all.
+func (s *Store) PendingEmbeddingsOf(ctx context.Context, items []string, limit int) ([]PendingChunk, int64, error) {
+	prefixes := make([][]byte, len(items))
+	for i, id := range items {
+		p, err := parseID(id)
+		if err != nil {
+			return nil, 0, err
+		}
+		prefixes[i] = p
+	}
+	var out []PendingChunk
+	var queued int64
+	err := s.view(ctx, func(t *txn) error {
+		out, queued = out[:0], 0
+		c := t.embedq.Cursor()
+		for _, id := range prefixes {
+			for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
+				queued++
+				if len(out) == limit {
+					continue
+				}
+				p, err := t.pendingChunk(k, v)
+				if err != nil {
+					return err
+				}
+				out = append(out, p)
+			}
+		}
+		return nil
+	})
+	return out, queued, err
+}
+
+// pendingChunk reads the chunk of embedding queue entry k, v.
+func (t *txn) pendingChunk(k, v []byte) (PendingChunk, error) {
+	cv := t.chunks.Get(k)
+	if cv == nil {
+		return PendingChunk{}, fmt.Errorf("queued chunk %x has no record", k)
+	}
+	ch := decodeChunk(cv)
+	content := t.chunkSource(k[:16])
+	if ch.End > len(content) || ch.Start > ch.End {
+		return PendingChunk{}, fmt.Errorf("chunk %x span %d-%d outside content of %d bytes", k, ch.Start, ch.End, len(content))
+	}
+	p := PendingChunk{key: bytes.Clone(k), Hash: ch.Hash, Heading: ch.Heading, Text: bytes.Clone(content[ch.Start:ch.End])}
+	p.Have = v[32] == 0 && t.hasVector(ch.Hash[:])
+	return p, nil
 }
 
 // SaveEmbeddings stores the vectors computed for pending chunks (vecs[i] for
@@ -508,34 +532,23 @@ func (s *Store) SaveEmbeddings(ctx context.Context, model string, done []Pending
 		if t.model != model {
 			return nil
 		}
-		b, err := t.vectors.CreateBucketIfNotExists([]byte(model))
-		if err != nil {
-			return err
-		}
-		var added, dequeued int64
 		for i, p := range done {
 			if vecs[i] != nil {
-				if b.Get(p.Hash[:]) == nil {
-					added++
-				}
-				if err := b.Put(bytes.Clone(p.Hash[:]), encodeVector(vecs[i])); err != nil {
-					return fmt.Errorf("put vector: %w", err)
+				if err := t.putVector(p.Hash, vecs[i]); err != nil {
+					return err
 				}
 			}
+			// A new vector has dequeued its chunks already (putVector).
 			if v := t.embedq.Get(p.key); v != nil && bytes.Equal(v[:32], p.Hash[:]) {
-				if err := t.embedq.Delete(p.key); err != nil {
+				if err := t.dequeueEmbed(p.key); err != nil {
 					return err
 				}
-				dequeued++
-				if err := t.emitVectors(p.key[:16]); err != nil {
+				if err := t.emitVectors(p.key[:16], int(binary.BigEndian.Uint32(p.key[16:]))); err != nil {
 					return err
 				}
 			}
 		}
-		if err := t.addCounter(vectorCounter(model), added); err != nil {
-			return err
-		}
-		return t.addCounter(counterEmbedQ, -dequeued)
+		return nil
 	})
 }
 
@@ -557,17 +570,23 @@ func decodeVector(b []byte) []float32 {
 
 // Reembed queues every chunk of the items at refs (items or directories; all
 // items when all is set) to be embedded again even though vectors exist,
-// and returns how many chunks it queued.
-func (s *Store) Reembed(ctx context.Context, refs []Ref, all bool) (int64, error) {
+// and returns how many chunks it queued and the ids of the items that have
+// chunks (for PendingEmbeddingsOf).
+func (s *Store) Reembed(ctx context.Context, refs []Ref, all bool) (int64, []string, error) {
 	var n int64
+	var items []string
 	err := s.update(ctx, func(t *txn) error {
-		n = 0
+		n, items = 0, items[:0]
 		queue := func(id []byte) error {
-			for i, c := range t.chunksOf(id) {
+			chunks := t.chunksOf(id)
+			for i, c := range chunks {
 				if err := t.queueEmbed(chunkKey(id, i), c.Hash, true); err != nil {
 					return err
 				}
 				n++
+			}
+			if len(chunks) > 0 {
+				items = append(items, uuid.UUID(id).String())
 			}
 			return nil
 		}
@@ -608,7 +627,7 @@ func (s *Store) Reembed(ctx context.Context, refs []Ref, all bool) (int64, error
 		}
 		return nil
 	})
-	return n, err
+	return n, items, err
 }
 
 // afterID returns the first chunk key past every chunk of id.

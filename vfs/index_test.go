@@ -229,18 +229,27 @@ func TestStore_Index_ReembedAndStaleSave(t *testing.T) {
 	mustWrite(t, s, "/e.md", "solo\n")
 	embedAll(t, s, "m1")
 
-	n, err := s.Reembed(ctx, []Ref{mustRef(t, "/d")}, false)
-	if err != nil || n != 3 {
-		t.Fatalf("Reembed(/d) = %d, %v", n, err)
+	n, items, err := s.Reembed(ctx, []Ref{mustRef(t, "/d")}, false)
+	if err != nil || n != 3 || len(items) != 1 {
+		t.Fatalf("Reembed(/d) = %d, %v, %v", n, items, err)
 	}
-	if c := embedAll(t, s, "m1"); c != 3 {
-		t.Errorf("forced re-embedding computed %d, want 3 even though vectors existed", c)
+	// Only the re-embedded item's entries, though another item queued too.
+	mustWrite(t, s, "/g.md", "queued after\n")
+	of, queued, err := s.PendingEmbeddingsOf(ctx, items, 2)
+	if err != nil || len(of) != 2 || queued != 3 || of[0].Have || of[1].Have {
+		t.Fatalf("PendingEmbeddingsOf(/d) = %d chunks (%v), %d queued, %v; want 2 forced of 3", len(of), of, queued, err)
 	}
-	if n, err := s.Reembed(ctx, nil, true); err != nil || n != 4 {
+	if c := embedAll(t, s, "m1"); c != 4 {
+		t.Errorf("forced re-embedding computed %d, want 3 even though vectors existed, and /g.md", c)
+	}
+	if of, queued, err := s.PendingEmbeddingsOf(ctx, items, 2); err != nil || len(of) != 0 || queued != 0 {
+		t.Errorf("PendingEmbeddingsOf after embedding = %v, %d, %v", of, queued, err)
+	}
+	if n, _, err := s.Reembed(ctx, nil, true); err != nil || n != 5 {
 		t.Errorf("Reembed(all) = %d, %v", n, err)
 	}
 	embedAll(t, s, "m1")
-	if _, err := s.Reembed(ctx, []Ref{mustRef(t, "/nope")}, false); !errors.Is(err, ErrNotFound) {
+	if _, _, err := s.Reembed(ctx, []Ref{mustRef(t, "/nope")}, false); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Reembed of a missing ref: %v", err)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,7 +18,10 @@ import (
 // last sequence it applied; after a crash it asks for the entries past that
 // and re-reads those items' current state, which makes applying idempotent.
 
-const bucketOutbox = "outbox" // seq (8) -> item id (16) | chunk records before the change (4) | what changed (1)
+// seq (8) -> item id (16) | chunk records before the change (4) | what changed (1) |
+// first (4) and one past the last (4) chunk whose vector changed. Entries
+// written before the chunk range existed end after what changed.
+const bucketOutbox = "outbox"
 
 // What an outbox entry says changed.
 const (
@@ -28,12 +32,15 @@ const (
 // IndexChange is one outbox entry: item ItemID changed at Seq. PrevChunks is
 // how many chunk records the item had just before, so an index can delete
 // chunk ids that no longer exist. VectorsOnly is set when nothing but the
-// vectors of its chunks changed, which the lexical index can skip.
+// vectors of chunks [VectorsFrom, VectorsTo) changed: the lexical index can
+// skip it and the vector index read just those chunks, which keeps the cost
+// of embedding a large item in steps proportional to each step.
 type IndexChange struct {
-	Seq         uint64
-	ItemID      string
-	PrevChunks  int
-	VectorsOnly bool
+	Seq                    uint64
+	ItemID                 string
+	PrevChunks             int
+	VectorsOnly            bool
+	VectorsFrom, VectorsTo int
 }
 
 // IndexChunk is one chunk as the indexes need it.
@@ -44,7 +51,9 @@ type IndexChunk struct {
 }
 
 // IndexDoc is an item as the indexes see it. Exists is false for a deleted
-// item (only ItemID is then set).
+// item (only ItemID is then set). Chunks are chunk records From, From+1, …
+// of the item's Total; More is set when a read stopped at its limit inside
+// the item, and the rest is read from From+len(Chunks).
 type IndexDoc struct {
 	ItemID string
 	Exists bool
@@ -53,18 +62,28 @@ type IndexDoc struct {
 	Title  string
 	Mime   string
 	Tags   []string
+	From   int
+	Total  int
+	More   bool
 	Chunks []IndexChunk
 }
 
+// IndexRead asks IndexDocs for chunk records [From, To) of item ItemID; To
+// <= 0 reads through the last one.
+type IndexRead struct {
+	ItemID   string
+	From, To int
+}
+
 // emit records in the outbox that item id changed.
-func (t *txn) emit(id []byte) error { return t.emitKind(id, changedItem) }
+func (t *txn) emit(id []byte) error { return t.emitKind(id, changedItem, 0) }
 
-// emitVectors records that only the vectors of item id's chunks changed.
-func (t *txn) emitVectors(id []byte) error { return t.emitKind(id, changedVectors) }
+// emitVectors records that only the vector of chunk i of item id changed.
+func (t *txn) emitVectors(id []byte, i int) error { return t.emitKind(id, changedVectors, i) }
 
-// emitKind appends an outbox entry for item id, or adds kind to the entry
-// this transaction already appended for it.
-func (t *txn) emitKind(id []byte, kind byte) error {
+// emitKind appends an outbox entry for item id, or adds kind (and chunk i,
+// for changedVectors) to the entry this transaction already appended for it.
+func (t *txn) emitKind(id []byte, kind byte, i int) error {
 	var k [16]byte
 	copy(k[:], id)
 	if t.emitted == nil {
@@ -73,6 +92,10 @@ func (t *txn) emitKind(id []byte, kind byte) error {
 	if seq, ok := t.emitted[k]; ok {
 		v := bytes.Clone(t.outbox.Get(seqKey(seq)))
 		v[20] |= kind
+		if kind == changedVectors {
+			binary.BigEndian.PutUint32(v[21:], uint32(min(int(binary.BigEndian.Uint32(v[21:])), i)))
+			binary.BigEndian.PutUint32(v[25:], uint32(max(int(binary.BigEndian.Uint32(v[25:])), i+1)))
+		}
 		return t.outbox.Put(seqKey(seq), v)
 	}
 	seq, err := t.outbox.NextSequence()
@@ -80,10 +103,14 @@ func (t *txn) emitKind(id []byte, kind byte) error {
 		return fmt.Errorf("outbox sequence: %w", err)
 	}
 	t.emitted[k] = seq
-	v := make([]byte, 21)
+	v := make([]byte, 29)
 	copy(v, id)
 	binary.BigEndian.PutUint32(v[16:], uint32(t.chunkCount(id)))
 	v[20] = kind
+	if kind == changedVectors {
+		binary.BigEndian.PutUint32(v[21:], uint32(i))
+		binary.BigEndian.PutUint32(v[25:], uint32(i+1))
+	}
 	if err := t.outbox.Put(seqKey(seq), v); err != nil {
 		return fmt.Errorf("append outbox: %w", err)
 	}
@@ -96,14 +123,20 @@ func seqKey(seq uint64) []byte {
 	return k
 }
 
-// chunkCount counts the chunk records of item id.
+// chunkCount counts the chunk records of item id. Their indexes are dense
+// from 0, so the last key tells.
 func (t *txn) chunkCount(id []byte) int {
-	n := 0
 	c := t.chunks.Cursor()
-	for k, _ := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, _ = c.Next() {
-		n++
+	k, _ := c.Seek(afterID(id))
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
 	}
-	return n
+	if k == nil || !bytes.HasPrefix(k, id) {
+		return 0
+	}
+	return int(binary.BigEndian.Uint32(k[16:])) + 1
 }
 
 // OutboxSeq returns the sequence of the last outbox entry ever written (0 for none).
@@ -129,12 +162,19 @@ func (s *Store) Changes(ctx context.Context, after uint64, limit int) (changes [
 			retained = binary.BigEndian.Uint64(k)
 		}
 		for k, v := c.Seek(seqKey(after + 1)); k != nil && len(changes) < limit; k, v = c.Next() {
-			changes = append(changes, IndexChange{
+			ch := IndexChange{
 				Seq:         binary.BigEndian.Uint64(k),
 				ItemID:      uuid.UUID(v[:16]).String(),
 				PrevChunks:  int(binary.BigEndian.Uint32(v[16:20])),
 				VectorsOnly: v[20] == changedVectors,
-			})
+			}
+			if ch.VectorsOnly {
+				ch.VectorsTo = math.MaxUint32
+				if len(v) >= 29 {
+					ch.VectorsFrom, ch.VectorsTo = int(binary.BigEndian.Uint32(v[21:])), int(binary.BigEndian.Uint32(v[25:]))
+				}
+			}
+			changes = append(changes, ch)
 		}
 		return nil
 	})
@@ -173,50 +213,73 @@ func (s *Store) TrimOutbox(ctx context.Context, seq uint64) error {
 	}
 }
 
-// IndexDocs reads the current state of the items with ids, in one
-// transaction; withVectors adds the current model's vectors.
-func (s *Store) IndexDocs(ctx context.Context, ids []string, withVectors bool) ([]IndexDoc, error) {
-	out := make([]IndexDoc, len(ids))
+// IndexDocs reads the current state of the items reads name, in order and
+// in one transaction; withVectors adds the current model's vectors. It stops
+// once the chunks read reach maxChunks or their text maxBytes (<= 0: no
+// limit), and then returns a prefix of reads: only its first doc may be cut
+// short (More), so that an item larger than the limits is read in steps and
+// the others whole.
+func (s *Store) IndexDocs(ctx context.Context, reads []IndexRead, withVectors bool, maxChunks, maxBytes int) ([]IndexDoc, error) {
+	var out []IndexDoc
 	err := s.view(ctx, func(t *txn) error {
-		for i, id := range ids {
-			u, err := parseID(id)
+		lim := newReadLimit(maxChunks, maxBytes)
+		for i, r := range reads {
+			u, err := parseID(r.ItemID)
 			if err != nil {
 				return err
 			}
-			d, err := t.indexDoc(u, withVectors)
+			d, err := t.indexDoc(u, r.From, r.To, withVectors, lim)
 			if err != nil {
 				return err
 			}
-			out[i] = d
+			if d.More && i > 0 {
+				break
+			}
+			out = append(out, d)
+			if d.More || lim.spent() {
+				break
+			}
 		}
 		return nil
 	})
 	return out, err
 }
 
+// Limits of one ScanIndexDocs call of fn, as IndexDocs' maxChunks and
+// maxBytes: a rebuild never holds more of one item at once, and the search
+// engine's batches are no larger (one 60 MB item took 6 GB to index whole).
+const (
+	scanChunks = 1024
+	scanBytes  = 256 << 10
+)
+
 // ScanIndexDocs calls fn with every item that has chunks, from one consistent
 // snapshot, and returns the outbox sequence that snapshot reflects. It is how
-// indexes are rebuilt from scratch.
+// indexes are rebuilt from scratch. An item with more than scanChunks chunks
+// or scanBytes of chunk text comes in several calls, each with the next
+// chunks (IndexDoc.From, More).
 func (s *Store) ScanIndexDocs(ctx context.Context, withVectors bool, fn func(IndexDoc) error) (uint64, error) {
 	var seq uint64
 	err := s.view(ctx, func(t *txn) error {
 		seq = t.outbox.Sequence()
-		var last []byte
 		c := t.chunks.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if bytes.Equal(k[:16], last) {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			last = bytes.Clone(k[:16])
-			d, err := t.indexDoc(last, withVectors)
-			if err != nil {
-				return err
-			}
-			if err := fn(d); err != nil {
-				return err
+		for k, _ := c.First(); k != nil; k, _ = c.Seek(afterID(k[:16])) {
+			id := bytes.Clone(k[:16])
+			for from := 0; ; {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				d, err := t.indexDoc(id, from, 0, withVectors, newReadLimit(scanChunks, scanBytes))
+				if err != nil {
+					return err
+				}
+				if err := fn(d); err != nil {
+					return err
+				}
+				if !d.More {
+					break
+				}
+				from = d.From + len(d.Chunks)
 			}
 		}
 		return nil
@@ -224,8 +287,35 @@ func (s *Store) ScanIndexDocs(ctx context.Context, withVectors bool, fn func(Ind
 	return seq, err
 }
 
-func (t *txn) indexDoc(id []byte, withVectors bool) (IndexDoc, error) {
-	d := IndexDoc{ItemID: uuid.UUID(id).String()}
+// readLimit is what one read of index docs may still take. The first chunk
+// is always taken, so that every read makes progress.
+type readLimit struct{ chunks, bytes, taken int }
+
+func newReadLimit(chunks, bytes int) *readLimit {
+	if chunks <= 0 {
+		chunks = math.MaxInt
+	}
+	if bytes <= 0 {
+		bytes = math.MaxInt
+	}
+	return &readLimit{chunks: chunks, bytes: bytes}
+}
+
+// take reports whether a chunk of n bytes of text may be read, and counts it.
+func (l *readLimit) take(n int) bool {
+	if l.taken > 0 && (l.chunks < 1 || l.bytes < n) {
+		return false
+	}
+	l.chunks, l.bytes, l.taken = l.chunks-1, l.bytes-n, l.taken+1
+	return true
+}
+
+func (l *readLimit) spent() bool { return l.chunks < 1 || l.bytes < 1 }
+
+// indexDoc reads chunk records [from, to) of item id (to <= 0: through the
+// last) as far as lim allows.
+func (t *txn) indexDoc(id []byte, from, to int, withVectors bool, lim *readLimit) (IndexDoc, error) {
+	d := IndexDoc{ItemID: uuid.UUID(id).String(), From: from}
 	if t.items.Get(id) == nil {
 		return d, nil
 	}
@@ -235,13 +325,21 @@ func (t *txn) indexDoc(id []byte, withVectors bool) (IndexDoc, error) {
 	}
 	d.Exists = true
 	d.Drive, d.Path, d.Title, d.Mime, d.Tags = it.Drive, it.Path, it.Title, it.MimeType, it.Tags
+	d.Total = t.chunkCount(id)
+	if to <= 0 || to > d.Total {
+		to = d.Total
+	}
 	content := t.chunkSource(id)
 	vb := t.vectorBucket()
 	c := t.chunks.Cursor()
-	for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
+	for k, v := c.Seek(chunkKey(id, from)); k != nil && bytes.HasPrefix(k, id) && from+len(d.Chunks) < to; k, v = c.Next() {
 		ch := decodeChunk(v)
 		if ch.End > len(content) || ch.Start > ch.End {
 			return d, fmt.Errorf("chunk %x span %d-%d outside content of %d bytes", k, ch.Start, ch.End, len(content))
+		}
+		if !lim.take(ch.End - ch.Start) {
+			d.More = true
+			break
 		}
 		ic := IndexChunk{ChunkSpan: ch, Text: string(content[ch.Start:ch.End])}
 		if withVectors && vb != nil {
@@ -297,6 +395,9 @@ type ChunkText struct {
 	Item  Item
 	ChunkSpan
 	Text string
+	// StartLine and EndLine are the 1-based, inclusive lines of the span
+	// (EndLine holds its last byte), as Read's line offset counts them.
+	StartLine, EndLine int
 }
 
 // ReadChunks reads the chunks at refs with their items, in one transaction.
@@ -322,7 +423,12 @@ func (s *Store) ReadChunks(ctx context.Context, refs []ChunkRef) ([]ChunkText, e
 			if ch.End > len(content) || ch.Start > ch.End {
 				return fmt.Errorf("chunk %s#%d span %d-%d outside content of %d bytes", r.ItemID, r.Index, ch.Start, ch.End, len(content))
 			}
-			out[i] = ChunkText{Found: true, Item: it, ChunkSpan: ch, Text: string(content[ch.Start:ch.End])}
+			start := 1 + bytes.Count(content[:ch.Start], []byte{'\n'})
+			end := start
+			if ch.End > ch.Start {
+				end += bytes.Count(content[ch.Start:ch.End-1], []byte{'\n'})
+			}
+			out[i] = ChunkText{Found: true, Item: it, ChunkSpan: ch, Text: string(content[ch.Start:ch.End]), StartLine: start, EndLine: end}
 		}
 		return nil
 	})

@@ -107,7 +107,7 @@ func TestStore_PrecomputedEmbeddings(t *testing.T) {
 	if st.PendingEmbed != 0 || st.Vectors != 2 || st.Chunks != 2 {
 		t.Fatalf("stats after precomputed write = %+v, want 2 chunks, 2 vectors, none pending", st)
 	}
-	docs, err := s.IndexDocs(ctx, []string{changes(t, s)[0].ItemID}, true)
+	docs, err := s.IndexDocs(ctx, []IndexRead{{ItemID: changes(t, s)[0].ItemID}}, true, 0, 0)
 	if err != nil || len(docs) != 1 || len(docs[0].Chunks) != 2 || docs[0].Chunks[1].Vector[1] != 1 {
 		t.Fatalf("IndexDocs = %+v, %v", docs, err)
 	}
@@ -134,5 +134,92 @@ func TestStore_RecordRetrievals(t *testing.T) {
 	}
 	if err := s.Verify(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestStore_IndexDocs_ReadsLargeItemsInSteps(t *testing.T) {
+	s := mustOpenStore(t)
+	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
+	ctx := context.Background()
+	big := mustWrite(t, s, "n:/big", "a1\n\nb22\n\nc333\n\nd4444\n\ne55555")
+	small := mustWrite(t, s, "n:/small", "x\n\ny")
+	reads := []IndexRead{{ItemID: big.ID}, {ItemID: small.ID}}
+
+	// Unlimited: both whole.
+	docs, err := s.IndexDocs(ctx, reads, false, 0, 0)
+	if err != nil || len(docs) != 2 || len(docs[0].Chunks) != 5 || docs[0].Total != 5 || docs[0].More || len(docs[1].Chunks) != 2 {
+		t.Fatalf("unlimited IndexDocs = %+v, %v", docs, err)
+	}
+	// Two chunks a read: the large item comes alone, in steps that cover
+	// each chunk once, in order.
+	var got []string
+	for from := 0; ; {
+		docs, err := s.IndexDocs(ctx, []IndexRead{{ItemID: big.ID, From: from}, {ItemID: small.ID}}, false, 2, 0)
+		if err != nil || len(docs) != 1 || docs[0].From != from || docs[0].Total != 5 {
+			t.Fatalf("IndexDocs from %d = %+v, %v; want one step of the large item", from, docs, err)
+		}
+		for _, c := range docs[0].Chunks {
+			got = append(got, c.Text)
+		}
+		if !docs[0].More {
+			break
+		}
+		from += len(docs[0].Chunks)
+	}
+	if want := []string{"a1", "b22", "c333", "d4444", "e55555"}; !slices.Equal(got, want) {
+		t.Fatalf("steps read %q, want %q", got, want)
+	}
+	// A byte limit below the first chunk still reads one chunk; an item that
+	// would be cut short after another one is left to the next read.
+	docs, err = s.IndexDocs(ctx, []IndexRead{{ItemID: small.ID}, {ItemID: big.ID}}, false, 0, 4)
+	if err != nil || len(docs) != 1 || docs[0].ItemID != small.ID || len(docs[0].Chunks) != 2 {
+		t.Fatalf("byte-limited IndexDocs = %+v, %v; want the small item only", docs, err)
+	}
+	docs, err = s.IndexDocs(ctx, []IndexRead{{ItemID: big.ID}}, false, 0, 1)
+	if err != nil || len(docs) != 1 || len(docs[0].Chunks) != 1 || !docs[0].More {
+		t.Fatalf("IndexDocs with a 1-byte limit = %+v, %v; want one chunk and More", docs, err)
+	}
+	// A range reads just those chunks; one past the end reads none.
+	docs, err = s.IndexDocs(ctx, []IndexRead{{ItemID: big.ID, From: 1, To: 3}, {ItemID: small.ID, From: 9, To: 12}}, false, 0, 0)
+	if err != nil || len(docs) != 2 || docs[0].From != 1 || len(docs[0].Chunks) != 2 || docs[0].Chunks[0].Text != "b22" || docs[0].More ||
+		len(docs[1].Chunks) != 0 || docs[1].Total != 2 {
+		t.Fatalf("ranged IndexDocs = %+v, %v", docs, err)
+	}
+	// ScanIndexDocs gives every chunk of every item exactly once.
+	n := 0
+	if _, err := s.ScanIndexDocs(ctx, false, func(d IndexDoc) error {
+		n += len(d.Chunks)
+		return nil
+	}); err != nil || n != 7 {
+		t.Fatalf("ScanIndexDocs saw %d chunks, %v; want 7", n, err)
+	}
+}
+
+func TestStore_Outbox_VectorChangesNameTheirChunks(t *testing.T) {
+	s := mustOpenStore(t)
+	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
+	ctx := context.Background()
+	it := mustWrite(t, s, "n:/a", "zero\n\none\n\ntwo\n\nthree\n\nfour")
+	pending, err := s.PendingEmbeddings(ctx, 10)
+	if err != nil || len(pending) != 5 {
+		t.Fatalf("PendingEmbeddings = %d, %v", len(pending), err)
+	}
+	// Save chunks 1 and 3 in one transaction, then chunk 4.
+	vec := [][]float32{{1, 0}, {0, 1}}
+	if err := s.SaveEmbeddings(ctx, "m1", []PendingChunk{pending[1], pending[3]}, vec); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveEmbeddings(ctx, "m1", pending[4:], vec[:1]); err != nil {
+		t.Fatal(err)
+	}
+	cs := changes(t, s)
+	if len(cs) != 3 || cs[0].VectorsOnly || cs[0].ItemID != it.ID {
+		t.Fatalf("changes = %+v; want the write, then two vector changes", cs)
+	}
+	for i, want := range [][2]int{{1, 4}, {4, 5}} {
+		c := cs[i+1]
+		if !c.VectorsOnly || c.VectorsFrom != want[0] || c.VectorsTo != want[1] {
+			t.Errorf("vector change %d = %+v; want chunks [%d, %d)", i, c, want[0], want[1])
+		}
 	}
 }

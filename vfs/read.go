@@ -79,7 +79,7 @@ func (s *Store) Read(ctx context.Context, ref Ref, lineOffset, lineLimit int64) 
 			got = lineLimit
 			end = start + lineStart(content[start:], lineLimit)
 		}
-		res = ReadResult{Item: it, Content: bytes.Clone(content[start:end]), TotalLines: it.LineCount}
+		res = ReadResult{Item: it, Content: readableText(content[start:end]), TotalLines: it.LineCount}
 		if res.Content == nil {
 			res.Content = []byte{}
 		}
@@ -265,7 +265,8 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 // List returns the direct children of dir in name order (Entry.Name is the
 // child's name), or with recursive every item below it in path order
 // (Entry.Name is the path relative to dir). It returns at most limit entries (0 means
-// 1000) and a token to pass back for the next page ("" when done).
+// 1000) and a token to pass back for the next page ("" when done). It stops
+// with ctx's error once ctx ends.
 func (s *Store) List(ctx context.Context, dir Ref, recursive bool, limit int, pageToken string) ([]Entry, string, error) {
 	if limit < 0 {
 		return nil, "", newError(ErrInvalid, dir.String(), "pass limit 0 for the default of 1000", "The limit %d is negative.", limit)
@@ -300,6 +301,10 @@ func (s *Store) List(ctx context.Context, dir Ref, recursive bool, limit int, pa
 		add := func(k, v []byte, name string) bool {
 			if len(entries) == limit {
 				next = base64.RawURLEncoding.EncodeToString(last)
+				return false
+			}
+			if len(entries)%checkEvery == checkEvery-1 && ctx.Err() != nil {
+				ferr = ctx.Err()
 				return false
 			}
 			e := Entry{Drive: n.drive, Path: keyPath(k), Name: name, IsDir: v == nil || v[0]&flagDir != 0}

@@ -100,12 +100,12 @@ func ValidateDrive(name string) error {
 	return nil
 }
 
-// CleanPath validates p and returns its clean form: repeated "/" collapsed and a
-// trailing "/" removed. It rejects, never repairs, paths that do not start with
-// "/", invalid UTF-8, control characters, "." or ".." segments, paths over 4096
-// bytes and segments over 255 bytes. On the url drive the path is kept verbatim
-// apart from trailing slashes, and segments are not length-limited (URLs carry
-// long query strings).
+// CleanPath validates p and returns its clean form: p without a trailing "/".
+// It rejects, never repairs, paths that do not start with "/", invalid UTF-8,
+// control characters, empty segments ("//"), "." or ".." segments, paths over
+// 4096 bytes and segments over 255 bytes. On the url drive the path is kept
+// verbatim apart from trailing slashes: its "//" are part of the URL, and
+// segments are not length-limited (URLs carry long query strings).
 func CleanPath(drive, p string) (string, error) {
 	const hint = `paths look like "/notes/todo.md": they start with "/" and contain no control characters or "." / ".." segments`
 	if p == "" || p[0] != '/' {
@@ -131,16 +131,18 @@ func CleanPath(drive, p string) (string, error) {
 	if len(clean) > maxPathBytes {
 		return "", newError(ErrInvalid, "", hint, "The path %s is %d bytes long; the limit is %d.", quote(p), len(clean), maxPathBytes)
 	}
-	if clean == "/" {
-		return clean, nil
-	}
-	for _, seg := range strings.Split(clean[1:], "/") {
+	for _, seg := range strings.Split(clean, "/")[1:] {
 		if seg == "." || seg == ".." {
 			return "", newError(ErrInvalid, "", hint, "The path %s contains a %q segment; paths are absolute and never relative.", quote(p), seg)
 		}
 		if drive != urlDrive && len(seg) > maxSegmentBytes {
 			return "", newError(ErrInvalid, "", hint, "The path %s has a %d-byte segment; the limit is %d.", quote(p), len(seg), maxSegmentBytes)
 		}
+	}
+	if drive != urlDrive && strings.Contains(p, "//") {
+		// Collapsing would make two different refs name one item.
+		return "", newError(ErrInvalid, "", "use "+quote(FormatRef(drive, clean))+" instead",
+			"The path %s has an empty segment (\"//\"); paths are never rewritten.", quote(p))
 	}
 	return clean, nil
 }

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ func TestParseRef(t *testing.T) {
 	}{
 		{"/notes/a.md", Ref{Drive: "agent", Path: "/notes/a.md"}},
 		{"/", Ref{Drive: "agent", Path: "/"}},
-		{"disk:/Users/x//foo.md/", Ref{Drive: "disk", Path: "/Users/x/foo.md"}},
+		{"disk:/Users/x/foo.md/", Ref{Drive: "disk", Path: "/Users/x/foo.md"}},
 		{"disk:", Ref{Drive: "disk", Path: "/"}},
 		{"disk:/", Ref{Drive: "disk", Path: "/"}},
 		{"google-docs:/1AbC", Ref{Drive: "google-docs", Path: "/1AbC"}},
@@ -79,8 +80,7 @@ func TestParseRef_invalid(t *testing.T) {
 func TestCleanPath(t *testing.T) {
 	tests := []struct{ drive, in, want string }{
 		{"agent", "/", "/"},
-		{"agent", "//", "/"},
-		{"agent", "/a//b///", "/a/b"},
+		{"agent", "/a/b/", "/a/b"},
 		{"agent", "/a%b/_c/*", "/a%b/_c/*"},
 		{"agent", "/.hidden/..x/...", "/.hidden/..x/..."},
 		{"url", "/https://e.com/", "/https://e.com"},
@@ -96,6 +96,39 @@ func TestCleanPath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseRef_doubleSlash refuses an empty segment instead of rewriting
+// the ref, and shows the ref that was probably meant.
+func TestParseRef_doubleSlash(t *testing.T) {
+	tests := map[string]string{
+		"/a//b":                   "agent:/a/b",
+		"disk:/Users/x//foo.md/":  "disk:/Users/x/foo.md",
+		"agent://":                "agent:/",
+		"//notes":                 "agent:/notes",
+		"work:/a/b//":             "work:/a/b",
+		"github:/o/r///README.md": "github:/o/r/README.md",
+	}
+	for in, cleaned := range tests {
+		t.Run(in, func(t *testing.T) {
+			_, err := ParseRef(in)
+			e := wantErr(t, err, ErrInvalid)
+			if !strings.Contains(e.Message, "//") || !strings.Contains(e.Hint, quote(cleaned)) {
+				t.Errorf("error = %+v, want the message to name // and the hint %s", e, cleaned)
+			}
+			if _, err := CleanPath(mustRefDrive(in), in[strings.IndexByte(in, '/'):]); !errors.Is(err, ErrInvalid) {
+				t.Errorf("CleanPath accepted the path of %s: %v", in, err)
+			}
+		})
+	}
+}
+
+// mustRefDrive returns the drive a ref string names, agent for a bare path.
+func mustRefDrive(s string) string {
+	if drive, _, ok := strings.Cut(s, ":"); ok {
+		return drive
+	}
+	return DefaultDrive
 }
 
 func TestValidateDrive(t *testing.T) {

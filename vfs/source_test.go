@@ -15,7 +15,7 @@ func chunkTexts(t *testing.T, s *Store, ref string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, err := s.IndexDocs(context.Background(), []string{it.Item.ID}, false)
+	docs, err := s.IndexDocs(context.Background(), []IndexRead{{ItemID: it.Item.ID}}, false, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

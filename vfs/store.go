@@ -69,6 +69,10 @@ func Open(path string, opts Options) (*Store, error) {
 		// The freelist is rebuilt on open instead of written on every commit.
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
+		// Growing the map inside a write copies every value that write
+		// holds to the heap (a 60 MB item, once per doubling); address
+		// space is cheap, and bbolt grows by 1 GB steps beyond this.
+		InitialMmapSize: 1 << 30,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: the store is locked by another process (gave up after %s); stop the other ctxd or use another data dir", path, opts.OpenTimeout)
@@ -99,7 +103,7 @@ func Open(path string, opts Options) (*Store, error) {
 				return err
 			}
 		}
-		return nil
+		return indexEmbedQueue(tx)
 	})
 	if err != nil {
 		db.Close()
@@ -141,10 +145,14 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 	return err
 }
 
-// view runs fn in a read transaction. Bytes must be copied out of it.
+// view runs fn in a read transaction (the one ctx pins, if any: see Pin).
+// Bytes must be copied out of it.
 func (s *Store) view(ctx context.Context, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if t := s.pinnedTxn(ctx); t != nil {
+		return fn(t)
 	}
 	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
 }
@@ -160,6 +168,7 @@ type txn struct {
 	counters *bolt.Bucket
 	chunks   *bolt.Bucket
 	embedq   *bolt.Bucket
+	waitq    *bolt.Bucket
 	chunkq   *bolt.Bucket
 	vectors  *bolt.Bucket
 	outbox   *bolt.Bucket
@@ -191,6 +200,7 @@ func (s *Store) newTxn(tx *bolt.Tx) *txn {
 		counters: meta.Bucket([]byte(bucketCounters)),
 		chunks:   tx.Bucket([]byte(bucketChunks)),
 		embedq:   tx.Bucket([]byte(bucketEmbedQ)),
+		waitq:    tx.Bucket([]byte(bucketEmbedWait)),
 		chunkq:   tx.Bucket([]byte(bucketChunkQ)),
 		vectors:  tx.Bucket([]byte(bucketVectors)),
 		outbox:   tx.Bucket([]byte(bucketOutbox)),
@@ -317,8 +327,14 @@ func (t *txn) item(id []byte) (Item, error) {
 // replaced at that path (nil for a new path) and keeps the drive counters exact.
 // New content (non-nil) is chunked and queued for embedding in the same
 // transaction; chunksFrom names an item with identical content whose chunks
-// are reused instead (Copy).
+// are reused instead (Copy). Text content passes checkText here, whichever
+// call brought it.
 func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
+	if it.IsText && content != nil {
+		if err := checkText(it.Ref(), content); err != nil {
+			return err
+		}
+	}
 	u, err := parseID(it.ID)
 	if err != nil {
 		return err

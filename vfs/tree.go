@@ -13,11 +13,16 @@ import (
 const (
 	defaultTreeDepth  = 3
 	defaultTreePerDir = 50
+	// checkEvery is how many keys a walk visits between checks of its
+	// context: well under a millisecond of work.
+	checkEvery = 4096
 )
 
 // Tree returns the directory tree under dir, at most maxDepth levels deep (0
 // means 3) and perDir children per directory (0 means 50). A dir with neither
-// Drive nor ID is the all-drives root, with one child per drive.
+// Drive nor ID is the all-drives root, with one child per drive. The walk
+// reads every key below dir (directory sizes need them) and stops with
+// ctx's error once ctx ends.
 func (s *Store) Tree(ctx context.Context, dir Ref, maxDepth, perDir int) (*TreeNode, error) {
 	if maxDepth < 0 || perDir < 0 {
 		return nil, newError(ErrInvalid, dir.String(), "pass 0 for the defaults (depth 3, 50 per directory)",
@@ -36,7 +41,10 @@ func (s *Store) Tree(ctx context.Context, dir Ref, maxDepth, perDir int) (*TreeN
 			for _, d := range t.driveInfos() {
 				n := &TreeNode{Name: d.Name, Drive: d.Name, Path: "/", IsDir: true}
 				if maxDepth > 1 {
-					n = buildTree(t.driveBucket(d.Name), d.Name, "/", maxDepth-1, perDir)
+					var err error
+					if n, err = buildTree(ctx, t.driveBucket(d.Name), d.Name, "/", maxDepth-1, perDir); err != nil {
+						return err
+					}
 				} else {
 					n.DepthTruncated = true
 				}
@@ -51,7 +59,9 @@ func (s *Store) Tree(ctx context.Context, dir Ref, maxDepth, perDir int) (*TreeN
 		if err != nil {
 			return err
 		}
-		root = buildTree(t.driveBucket(n.drive), n.drive, n.path, maxDepth, perDir)
+		if root, err = buildTree(ctx, t.driveBucket(n.drive), n.drive, n.path, maxDepth, perDir); err != nil {
+			return err
+		}
 		trimTree(root, perDir)
 		return nil
 	})
@@ -67,7 +77,7 @@ func (s *Store) Tree(ctx context.Context, dir Ref, maxDepth, perDir int) (*TreeN
 // item past the first perDir items of its directory can never be shown: it is
 // counted as omitted without allocating a node (this keeps Write's directory
 // snapshot cheap in large directories).
-func buildTree(b *bolt.Bucket, drive, dir string, maxDepth, perDir int) *TreeNode {
+func buildTree(ctx context.Context, b *bolt.Bucket, drive, dir string, maxDepth, perDir int) (*TreeNode, error) {
 	root := &TreeNode{Name: baseName(dir), Drive: drive, Path: dir, IsDir: true}
 	if dir == "/" {
 		root.Name = drive
@@ -75,7 +85,7 @@ func buildTree(b *bolt.Bucket, drive, dir string, maxDepth, perDir int) *TreeNod
 	prefix := dirPrefix(dir)
 	stack := []*TreeNode{root}
 	stackKeys := [][]byte{nil}
-	subtree(b, dir, func(k, v []byte) {
+	add := func(k, v []byte) {
 		size := sizeOf(v)
 		root.Size += size
 		pos := len(prefix)
@@ -116,8 +126,19 @@ func buildTree(b *bolt.Bucket, drive, dir string, maxDepth, perDir int) *TreeNod
 			n.Size += size
 			pos = end + 1
 		}
-	})
-	return root
+	}
+	if b == nil {
+		return root, nil
+	}
+	c := b.Cursor()
+	seen := 0
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if seen++; seen%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		add(k, v)
+	}
+	return root, nil
 }
 
 // trimTree orders children (directories first, then by name) and keeps perDir.

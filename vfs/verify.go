@@ -5,47 +5,131 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	bolt "go.etcd.io/bbolt"
 )
 
-// Verify checks the store file's structure (bbolt's page-level check) and
-// that the derived counters agree with what they count. It reads the whole
-// file; it is for `ctxd doctor`, not for hot paths.
+// pinKey marks a context that carries a pinned read transaction.
+type pinKey struct{}
+
+// pinned is a read transaction Pin holds open for one store.
+type pinned struct {
+	s *Store
+	t *txn
+}
+
+// Pin starts a read transaction and returns a context under which every
+// read of s uses it: reads made with that context (Changes, IndexDocs,
+// ScanIndexDocs, OutboxSeq, …) see the store as of one moment, whatever
+// commits meanwhile. Writes go on as usual. release ends the transaction.
+// The context is for one goroutine at a time, and that goroutine must not
+// write to s (nor Verify it): a write that grows the file waits until every
+// read transaction has ended.
+func (s *Store) Pin(ctx context.Context) (_ context.Context, release func(), _ error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	tx, err := s.db.Begin(false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pin: %w", err)
+	}
+	return context.WithValue(ctx, pinKey{}, &pinned{s: s, t: s.newTxn(tx)}), func() { tx.Rollback() }, nil
+}
+
+// pinnedTxn returns the transaction ctx pins for s, or nil.
+func (s *Store) pinnedTxn(ctx context.Context) *txn {
+	if p, ok := ctx.Value(pinKey{}).(*pinned); ok && p.s == s {
+		return p.t
+	}
+	return nil
+}
+
+// Verify checks the store file's pages and that the derived counters agree
+// with what they count. It reads the whole file; it is for `ctxd doctor`
+// and tests, not for hot paths.
+//
+// The page check runs in a write transaction that is rolled back: bbolt's
+// Tx.Check compares the pages a transaction reaches with the file's free
+// list, which only a write transaction holds still (in a read transaction,
+// commits meanwhile change the free list under it, which reports pages that
+// are fine and races on bbolt's maps). Writes wait while pages are checked.
+// The counters are compared in one read transaction. Verify refuses a
+// context from Pin: the page check would wait for the writer lock, which a
+// write that grows the file holds while it waits for the pinned read.
 func (s *Store) Verify(ctx context.Context) error {
-	return s.view(ctx, func(t *txn) error {
-		var errs []error
-		for err := range t.tx.Check() {
-			errs = append(errs, err)
-		}
-		count := func(b interface {
-			ForEach(func(k, v []byte) error) error
-		}) int64 {
-			var n int64
-			b.ForEach(func(_, _ []byte) error { n++; return nil })
-			return n
-		}
-		for _, c := range []struct {
-			counter string
-			actual  int64
-		}{
-			{counterChunks, count(t.chunks)},
-			{counterEmbedQ, count(t.embedq)},
-			{counterChunkQ, count(t.chunkq)},
-		} {
-			if got := t.counter(c.counter); got != c.actual {
-				errs = append(errs, fmt.Errorf("counter %q says %d but there are %d", c.counter, got, c.actual))
-			}
-		}
-		// Every chunk record belongs to an item.
-		var last []byte
-		t.chunks.ForEach(func(k, _ []byte) error {
-			if !bytes.Equal(k[:16], last) {
-				last = bytes.Clone(k[:16])
-				if t.items.Get(last) == nil {
-					errs = append(errs, fmt.Errorf("chunks of missing item %x", last))
+	if s.pinnedTxn(ctx) != nil {
+		return errors.New("verify: called under a pinned read")
+	}
+	pages := s.checkPages(ctx)
+	derived := s.view(ctx, func(t *txn) error { return t.verifyDerived(ctx) })
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(pages, derived)
+}
+
+// checkPages runs bbolt's page check. Once started it cannot be
+// interrupted; it costs about one read of the file.
+func (s *Store) checkPages(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return fmt.Errorf("check pages: %w", err)
+	}
+	defer tx.Rollback()
+	var errs []error
+	for err := range tx.Check(bolt.WithKVStringer(bolt.HexKVStringer())) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// verifyDerived compares the counters with what they count, the embedding
+// queue with its hash index, and requires every chunk record to belong to
+// an item.
+func (t *txn) verifyDerived(ctx context.Context) error {
+	var errs []error
+	count := func(b *bolt.Bucket) (int64, error) {
+		var n int64
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if n++; n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return n, err
 				}
 			}
-			return nil
-		})
-		return errors.Join(errs...)
-	})
+		}
+		return n, nil
+	}
+	for _, c := range []struct {
+		counter string
+		b       *bolt.Bucket
+	}{
+		{counterChunks, t.chunks},
+		{counterEmbedQ, t.embedq},
+		{counterChunkQ, t.chunkq},
+	} {
+		actual, err := count(c.b)
+		if err != nil {
+			return err
+		}
+		if got := t.counter(c.counter); got != actual {
+			errs = append(errs, fmt.Errorf("counter %q says %d but there are %d", c.counter, got, actual))
+		}
+	}
+	if err := t.verifyEmbedWait(); err != nil {
+		errs = append(errs, err)
+	}
+	c := t.chunks.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Seek(afterID(k[:16])) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if t.items.Get(k[:16]) == nil {
+			errs = append(errs, fmt.Errorf("chunks of missing item %x", bytes.Clone(k[:16])))
+		}
+	}
+	return errors.Join(errs...)
 }

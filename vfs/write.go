@@ -123,9 +123,11 @@ func (s *Store) prepareWrite(p WriteParams) (Item, []byte, error) {
 	if int64(len(p.Content)) > s.maxContent {
 		return Item{}, nil, tooLarge(ref, int64(len(p.Content)), s.maxContent)
 	}
-	if p.IsText && !utf8.Valid(p.Content) {
-		return Item{}, nil, newError(ErrInvalid, ref, "send it as binary data, or re-encode it as UTF-8",
-			"The text for %s is not valid UTF-8: the first bad byte is at offset %d.", ref, invalidUTF8Offset(p.Content))
+	if p.IsText {
+		// Refused before any stored state is looked at (putItem checks again).
+		if err := checkText(ref, p.Content); err != nil {
+			return Item{}, nil, err
+		}
 	}
 	if p.Text != nil {
 		if p.IsText {

@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ctxd/ctxd/daemon"
 )
@@ -29,6 +33,13 @@ func startDaemon(t *testing.T) string {
 	cfg := daemon.DefaultConfig()
 	cfg.DataDir, cfg.Socket, cfg.HTTP, cfg.ModelDir = filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "", ""
 	cfg.AllowedRoots = []string{dir}
+	runDaemon(t, cfg)
+	return cfg.Socket
+}
+
+// runDaemon starts a real daemon with cfg and stops it when the test ends.
+func runDaemon(t *testing.T, cfg daemon.Config) *daemon.Daemon {
+	t.Helper()
 	d, err := daemon.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +49,7 @@ func startDaemon(t *testing.T) string {
 		defer cancel()
 		d.Stop(ctx)
 	})
-	return cfg.Socket
+	return d
 }
 
 // ctxd runs the CLI with args against socket and returns exit code, stdout, stderr.
@@ -211,7 +222,7 @@ func TestCLI_SearchDoctorReindex(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.HasPrefix(out, "1. agent:/kb/otters.md  (1.000)\n   Otters\n") || !strings.Contains(errOut, "BM25 mode") {
+	if !strings.HasPrefix(out, "1. agent:/kb/otters.md  lines 1-3  (1.000)\n   Otters\n") || !strings.Contains(errOut, "BM25 mode") {
 		t.Fatalf("search output:\n%s\nstderr: %s", out, errOut)
 	}
 	steps := []struct {
@@ -279,5 +290,333 @@ func TestCLI_AddRefresh(t *testing.T) {
 	}
 	if code, _, errOut := ctxd(t, s, "", "refresh"); code != 2 || !strings.Contains(errOut, "--all") {
 		t.Errorf("refresh without refs: %d %s", code, errOut)
+	}
+}
+
+// TestCLI_RelativeSocket resolves a relative --socket against the working
+// directory, as any other path argument.
+func TestCLI_RelativeSocket(t *testing.T) {
+	s := startDaemon(t)
+	t.Chdir(filepath.Dir(s))
+	for _, rel := range []string{filepath.Base(s), "./" + filepath.Base(s)} {
+		if code, out, errOut := ctxd(t, rel, "", "status"); code != 0 || !strings.Contains(out, "items") {
+			t.Errorf("status --socket %s: %d\n%s\n%s", rel, code, out, errOut)
+		}
+	}
+}
+
+// TestCLI_AddRefusedNamesFlag shows the hint of a refused source: the flag
+// and the config key that would allow it.
+func TestCLI_AddRefusedNamesFlag(t *testing.T) {
+	s := startDaemon(t)
+	code, _, errOut := ctxd(t, s, "", "add", "/etc/hostname")
+	if code != 1 || !strings.Contains(errOut, "--allowed-root /etc") || !strings.Contains(errOut, "allowed_roots") {
+		t.Errorf("add outside the roots: %d %s", code, errOut)
+	}
+}
+
+// TestCLI_OversizeWrite explains a write far over the daemon's limit, which
+// grpc refuses before the daemon sees it.
+func TestCLI_OversizeWrite(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ctxdcli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cfg := daemon.DefaultConfig()
+	cfg.DataDir, cfg.Socket, cfg.HTTP, cfg.ModelDir = filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "", ""
+	cfg.MaxContentBytes = 1 << 10
+	runDaemon(t, cfg)
+	code, _, errOut := ctxd(t, cfg.Socket, strings.Repeat("x", 4<<20), "write", "/big.txt")
+	if code == 0 || !strings.Contains(errOut, "CONTENT_TOO_LARGE") || !strings.Contains(errOut, "--max-content-bytes") {
+		t.Errorf("oversize write: %d %s", code, errOut)
+	}
+}
+
+// TestMain lets TestREADME_CommandLine run this test binary as the ctxd command.
+func TestMain(m *testing.M) {
+	if os.Getenv("CTXD_TEST_AS_CLI") == "1" {
+		os.Exit(Run(context.Background(), os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestCLI_WriteContent writes the text given with --content, without
+// reading stdin; --content and --file together are a usage error.
+func TestCLI_WriteContent(t *testing.T) {
+	s := startDaemon(t)
+	const text = "# C\nfrom the flag\n"
+	code, out, errOut := ctxd(t, s, "stdin is not read", "write", "/c.md", "--content", text)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("created agent:/c.md (%d bytes)", len(text))) {
+		t.Fatalf("write --content: %d\n%s\n%s", code, out, errOut)
+	}
+	if _, out, _ := ctxd(t, s, "", "read", "/c.md"); out != text {
+		t.Errorf("read = %q, want %q", out, text)
+	}
+	if code, out, errOut := ctxd(t, s, "stdin is not read", "write", "/e.md", "--content", ""); code != 0 || !strings.Contains(out, "(0 bytes)") {
+		t.Errorf("write --content '': %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, errOut := ctxd(t, s, "", "write", "/f.md", "--content", "x", "--file", "x.md"); code != 2 || !strings.Contains(errOut, "--content") {
+		t.Errorf("--content with --file: %d %s", code, errOut)
+	}
+}
+
+// TestCLI_HintsNameFlags shows hints, which name request fields for API
+// callers, with the flags a command-line user acts on.
+func TestCLI_HintsNameFlags(t *testing.T) {
+	s := startDaemon(t)
+	tree := filepath.Join(filepath.Dir(s), "tree")
+	if err := os.MkdirAll(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "a.md"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"a\n", []string{"write", "/d/a.md"}},
+		{"\x00\x01", []string{"write", "/b.bin", "--binary"}},
+		{"", []string{"cp", "/d/a.md", "/d/b.md"}},
+		{"", []string{"add", tree}},
+	} {
+		if code, _, errOut := ctxd(t, s, step.stdin, step.args...); code != 0 {
+			t.Fatalf("ctxd %v: %s", step.args, errOut)
+		}
+	}
+	tests := []struct {
+		args  []string
+		stdin string
+		want  string // in the hint line
+	}{
+		{[]string{"write", "/d/a.md"}, "b\n", "pass --on-conflict overwrite to replace it"},
+		{[]string{"rm", "/d"}, "", "pass -r to delete it"},
+		{[]string{"cp", "/d", "work:/d"}, "", "pass -r to copy the directory"},
+		{[]string{"cp", "/d/a.md", "/d/b.md"}, "", "pass --on-conflict overwrite to replace them, or --on-conflict skip to keep them"},
+		{[]string{"add", tree, "--on-conflict", "error"}, "", "pass --on-conflict skip to add only what is new"},
+		{[]string{"read", "/b.bin"}, "", "use read --raw to get its bytes"},
+		{[]string{"write", "/n.md"}, "a\x00b", "(--binary)"},
+		{[]string{"write", "/new.md", "--if-hash", strings.Repeat("0", 64)}, "x", "write without --if-hash"},
+	}
+	for _, tt := range tests {
+		code, _, errOut := ctxd(t, s, tt.stdin, tt.args...)
+		_, hint, _ := strings.Cut(errOut, "\nhint: ")
+		if code != 1 || !strings.Contains(hint, tt.want) {
+			t.Errorf("ctxd %v = %d\n%s\nwant a hint with %q", tt.args, code, errOut, tt.want)
+		}
+		for _, f := range cliFlagNames {
+			if strings.Contains(hint, f.api) {
+				t.Errorf("ctxd %v: hint names the API's %q: %s", tt.args, f.api, hint)
+			}
+		}
+	}
+}
+
+// TestCLIFlagNames_FlagsExist keeps the mapping of API names to flags true
+// to the commands: every flag it names is defined.
+func TestCLIFlagNames_FlagsExist(t *testing.T) {
+	var commands []*cobra.Command
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		commands = append(commands, cmd)
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk((&cli{}).rootCommand())
+	defined := func(flag string) bool {
+		for _, cmd := range commands {
+			long, isLong := strings.CutPrefix(flag, "--")
+			if isLong && cmd.Flags().Lookup(long) != nil || !isLong && cmd.Flags().ShorthandLookup(flag[1:]) != nil {
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range cliFlagNames {
+		for _, word := range strings.Fields(f.cli) {
+			if flag := strings.Trim(word, "()"); strings.HasPrefix(flag, "-") && !defined(flag) {
+				t.Errorf("%q maps to %q, but no command has %s", f.api, f.cli, flag)
+			}
+		}
+		if cliHint("x "+f.api+" y") != "x "+f.cli+" y" {
+			t.Errorf("cliHint does not map %q to %q", f.api, f.cli)
+		}
+	}
+}
+
+// TestREADME_CommandLine runs the README's command-line examples in order
+// through sh, as a reader would, against a fresh daemon ($ctxd is this test
+// binary): every command succeeds, except that one whose line says
+// "# fails" exits 1. A second run must succeed too, so the examples never
+// collide with what they left behind.
+func TestREADME_CommandLine(t *testing.T) {
+	block := readmeBlock(t, "Command line", "$ctxd")
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startDaemon(t)
+	stmts := shellStatements(block)
+	for run := 1; run <= 2; run++ {
+		for _, st := range stmts {
+			cmd := exec.Command("sh", "-c", st.cmd)
+			cmd.Env = append(os.Environ(), "ctxd="+bin, "CTXD_TEST_AS_CLI=1", "CTXD_SOCKET="+s)
+			out, err := cmd.CombinedOutput()
+			code := cmd.ProcessState.ExitCode()
+			want := 0
+			if strings.HasPrefix(st.comment, "fails") {
+				want = 1
+			}
+			if code != want {
+				t.Errorf("run %d: %s\nexit %d (%v), want %d:\n%s", run, st.cmd, code, err, want, out)
+			}
+		}
+	}
+}
+
+// TestREADME_API runs the README's grpcurl and curl examples in order
+// through sh against a fresh daemon whose socket, token and HTTP address are
+// where the examples look (localhost:7077 becomes the test's port). Each
+// succeeds without an ErrorDetail, except the one whose line says "# fails".
+// Lines that fetch from the internet are left out.
+func TestREADME_API(t *testing.T) {
+	grpcurl, err := filepath.Abs("../../.tmp/bin/grpcurl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(grpcurl); err != nil {
+		t.Fatalf("%v: run make setup", err)
+	}
+	dir, err := os.MkdirTemp("", "ctxdreadme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	home, runtime := filepath.Join(dir, "home"), filepath.Join(dir, "run")
+	for _, d := range []string{filepath.Join(home, "notes"), runtime} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, "notes", "a.md"), []byte("# A\n\nhello notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := daemon.DefaultConfig()
+	cfg.DataDir, cfg.ModelDir, cfg.HTTP = filepath.Join(dir, "data"), "", "127.0.0.1:0"
+	cfg.Socket = filepath.Join(runtime, "ctxd", "ctxd.sock")
+	cfg.TokenFile = filepath.Join(home, ".config", "ctxd", "token")
+	cfg.AllowedRoots = []string{home}
+	d := runDaemon(t, cfg)
+	env := append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+runtime, "PATH="+filepath.Dir(grpcurl)+":"+os.Getenv("PATH"))
+	var vars []string // the blocks' variable assignments, run before each later command
+	for _, section := range []string{"grpcurl over the socket", "curl against the gateway"} {
+		block := strings.ReplaceAll(readmeBlock(t, section, "$"), "localhost:7077", d.HTTPAddr().String())
+		for _, st := range shellStatements(block) {
+			if st.cmd[0] >= 'A' && st.cmd[0] <= 'Z' && strings.Contains(st.cmd, "=") {
+				vars = append(vars, st.cmd)
+				continue
+			}
+			if strings.Contains(st.cmd, "https://") {
+				continue
+			}
+			cmd := exec.Command("sh", "-c", strings.Join(append(vars, st.cmd), "\n"))
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			failed := err != nil || strings.Contains(string(out), "ctxd.v1.ErrorDetail")
+			if failed != strings.HasPrefix(st.comment, "fails") {
+				t.Errorf("%s\nerror %v, output:\n%s", st.cmd, err, out)
+			}
+		}
+	}
+}
+
+// readmeBlock returns the first sh block of the README section with the
+// given heading; it must contain want.
+func readmeBlock(t *testing.T, heading, want string) string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## "+heading+"\n")
+	_, block, _ := strings.Cut(section, "```sh\n")
+	block, _, found := strings.Cut(block, "```")
+	if !found || !strings.Contains(block, want) {
+		t.Fatalf("no sh block with %s in the README's %s section", want, heading)
+	}
+	return block
+}
+
+// shellStatement is one command of a README block and the comment on its line.
+type shellStatement struct{ cmd, comment string }
+
+// shellStatements splits a sh block at newlines and semicolons outside
+// quotes, dropping comments; a quoted string may span lines.
+func shellStatements(block string) []shellStatement {
+	var out []shellStatement
+	var cur strings.Builder
+	var quote rune
+	var line []string // statements of the current line
+	flush := func() {
+		if s := strings.TrimSpace(cur.String()); s != "" {
+			line = append(line, s)
+		}
+		cur.Reset()
+	}
+	endLine := func(comment string) {
+		flush()
+		for _, s := range line {
+			out = append(out, shellStatement{s, strings.TrimSpace(comment)})
+		}
+		line = nil
+	}
+	for i := 0; i < len(block); i++ {
+		ch := rune(block[i])
+		switch {
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			}
+			cur.WriteRune(ch)
+		case ch == '"' || ch == '\'':
+			quote = ch
+			cur.WriteRune(ch)
+		case ch == ';':
+			flush()
+		case ch == '\n':
+			endLine("")
+		case ch == '#' && (i == 0 || block[i-1] == ' '):
+			end := strings.IndexByte(block[i:], '\n')
+			if end < 0 {
+				end = len(block) - i
+			}
+			endLine(block[i+1 : i+end])
+			i += end
+		default:
+			cur.WriteRune(ch)
+		}
+	}
+	endLine("")
+	return out
+}
+
+// TestCLI_RefusesMalformedInput: a ref with "//" and an --exclude glob that
+// could match nothing are INVALID_ARGUMENT, each with a hint to fix it.
+func TestCLI_RefusesMalformedInput(t *testing.T) {
+	s := startDaemon(t)
+	ctxd(t, s, "x\n", "write", "/notes/plan.md")
+	code, _, errOut := ctxd(t, s, "", "read", "agent:/notes//plan.md")
+	if code != 1 || !strings.Contains(errOut, "INVALID_ARGUMENT") || !strings.Contains(errOut, `hint: use "agent:/notes/plan.md" instead`) {
+		t.Errorf("read with //: %d %s", code, errOut)
+	}
+	tree := filepath.Join(filepath.Dir(s), "tree")
+	if err := os.MkdirAll(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := ctxd(t, s, "", "add", tree, "--exclude", "*.csv", "--exclude", "[ab")
+	if code != 1 || !strings.Contains(errOut, `INVALID_ARGUMENT: The exclude pattern "[ab"`) || strings.Contains(out+errOut, "added") {
+		t.Errorf("add --exclude '[ab': %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -28,7 +30,13 @@ type clients struct {
 // dial connects to the daemon's unix socket. grpc connects lazily, so a
 // missing daemon surfaces as UNAVAILABLE on the first call.
 func (c *cli) dial() (*clients, error) {
-	conn, err := grpc.NewClient("unix://"+c.socket,
+	// A relative socket path is relative to the working directory; a unix://
+	// target must be absolute (a relative one would parse as an authority).
+	socket, err := filepath.Abs(c.socket)
+	if err != nil {
+		return nil, fmt.Errorf("socket path %s: %w", c.socket, err)
+	}
+	conn, err := grpc.NewClient("unix://"+socket,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
 	)
@@ -82,9 +90,15 @@ func (c *cli) printError(err error) {
 		return
 	}
 	msg := st.Message()
-	if st.Code().String() == "Unavailable" && detail == nil {
+	switch {
+	case st.Code() == codes.Unavailable && detail == nil:
 		msg = fmt.Sprintf("cannot reach the daemon at %s: %s", c.socket, msg)
 		detail = &ctxdv1.ErrorDetail{NextActionHint: "Start it with `ctxd serve` (or `make run`), or point --socket / CTXD_SOCKET at its socket."}
+	case st.Code() == codes.ResourceExhausted && detail == nil:
+		// grpc refuses a request over twice the daemon's limit before the
+		// daemon sees it, so the status carries no detail; say what it means.
+		detail = &ctxdv1.ErrorDetail{Type: ctxdv1.ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE,
+			NextActionHint: "The request is far over the daemon's size limit (max_content_bytes per item). Split the content into several items, or restart the daemon with a larger --max-content-bytes (max_content_bytes in its config)."}
 	}
 	kind := st.Code().String()
 	if detail != nil && detail.Type != ctxdv1.ErrorType_ERROR_TYPE_UNSPECIFIED {
@@ -92,6 +106,6 @@ func (c *cli) printError(err error) {
 	}
 	fmt.Fprintf(c.stderr, "ctxd: %s: %s\n", kind, msg)
 	if detail != nil && detail.NextActionHint != "" {
-		fmt.Fprintf(c.stderr, "hint: %s\n", detail.NextActionHint)
+		fmt.Fprintf(c.stderr, "hint: %s\n", cliHint(detail.NextActionHint))
 	}
 }

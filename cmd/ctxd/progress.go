@@ -15,12 +15,21 @@ import (
 )
 
 // Redraw intervals of the progress line: in place on a terminal, a new line
-// otherwise (logs, CI).
+// otherwise (logs, CI), the first one plainRedraw after the start, so that a
+// quick operation logs only its items and summary.
 const (
 	terminalRedraw = 100 * time.Millisecond
 	plainRedraw    = 5 * time.Second
 	barWidth       = 20
+	// rateAfter is how long an operation runs before rates and ETAs are
+	// shown: over less they are noise (a 3 ms add is not 30,000 files/s).
+	rateAfter = time.Second
 )
+
+// growingTotal names the phases in which items_total still grows (ingest's
+// walk of the trees and refresh's listing of the items): they show what was
+// found so far, without fraction, rate or ETA.
+var growingTotal = map[string]bool{"walking": true, "listing": true}
 
 // eraseLine returns to the start of the line and clears it.
 const eraseLine = "\r\x1b[K"
@@ -55,15 +64,19 @@ func (p *progressPrinter) seen() time.Time {
 	return t
 }
 
-// progress records pr and prints it unless the line was printed too recently.
+// progress records pr and prints it unless the line was printed too
+// recently or there is nothing to show yet.
 func (p *progressPrinter) progress(pr *ctxdv1.IngestProgress) {
 	t := p.seen()
 	p.last = pr
-	every := plainRedraw
-	if p.terminal {
-		every = terminalRedraw
+	if pr.ItemsDone == 0 && pr.ItemsTotal == 0 {
+		return
 	}
-	if !p.drawn.IsZero() && t.Sub(p.drawn) < every {
+	last, every := cmp.Or(p.drawn, p.start), plainRedraw
+	if p.terminal {
+		last, every = p.drawn, terminalRedraw
+	}
+	if !last.IsZero() && t.Sub(last) < every {
 		return
 	}
 	p.draw(t)
@@ -84,11 +97,16 @@ func (p *progressPrinter) draw(t time.Time) {
 }
 
 // line renders the last progress event, with a bar on a terminal:
-// "walking [=========>          ]  50% 50/100 files, 400 chunks, 1.2 MB, 25 files/s, ETA 2s".
+// "ingesting [=========>          ]  50% 50/100 files, 400 chunks, 1.2 MB, 25 files/s, ETA 2s",
+// or while the total grows "walking 120 files found, 1.2 MB".
 func (p *progressPrinter) line(t time.Time) string {
 	pr := p.last
 	var b strings.Builder
 	b.WriteString(cmp.Or(pr.Phase, "working"))
+	if growingTotal[pr.Phase] {
+		fmt.Fprintf(&b, " %d files found, %s", pr.ItemsTotal, humanBytes(pr.BytesTotal))
+		return b.String()
+	}
 	done, total := pr.ItemsDone, pr.ItemsTotal
 	switch {
 	case total > 0 && p.terminal:
@@ -100,15 +118,14 @@ func (p *progressPrinter) line(t time.Time) string {
 		fmt.Fprintf(&b, " %d files", done)
 	}
 	fmt.Fprintf(&b, ", %d chunks, %s", pr.ChunksDone, humanBytes(pr.BytesDone))
-	rate := pr.ItemsPerSecond
-	if elapsed := t.Sub(p.start).Seconds(); rate == 0 && elapsed > 0 {
-		rate = float64(done) / elapsed
+	elapsed := t.Sub(p.start)
+	if elapsed < rateAfter || done == 0 {
+		return b.String()
 	}
-	if rate > 0 {
-		fmt.Fprintf(&b, ", %s files/s", humanRate(rate))
-	}
+	rate := cmp.Or(pr.ItemsPerSecond, float64(done)/elapsed.Seconds())
+	fmt.Fprintf(&b, ", %s files/s", humanRate(rate))
 	eta := pr.EtaSeconds
-	if eta == 0 && rate > 0 && total > done {
+	if eta == 0 && total > done {
 		eta = float64(total-done) / rate
 	}
 	if eta > 0 {
@@ -129,9 +146,12 @@ func (p *progressPrinter) item(r *ctxdv1.IngestItemResult) {
 	case ctxdv1.IngestAction_INGEST_ACTION_UNCHANGED:
 		return
 	case ctxdv1.IngestAction_INGEST_ACTION_ADDED, ctxdv1.IngestAction_INGEST_ACTION_UPDATED:
-		line = fmt.Sprintf("%-8s %s  (%d chunks embedded, %d reused)", actionWord(r.Action), ref, r.ChunksEmbedded, r.ChunksReused)
+		line = fmt.Sprintf("%-8s %s  (%d chunks to embed, %d reused)", actionWord(r.Action), ref, r.ChunksQueued, r.ChunksReused)
 	case ctxdv1.IngestAction_INGEST_ACTION_MISSING, ctxdv1.IngestAction_INGEST_ACTION_FAILED:
 		line, w = fmt.Sprintf("%-8s %s: %s", actionWord(r.Action), ref, r.ErrorMessage), p.errOut
+		if hint := r.GetError().GetNextActionHint(); hint != "" {
+			line += "\nhint: " + cliHint(hint)
+		}
 	default:
 		line = fmt.Sprintf("%-8s %s", actionWord(r.Action), ref)
 	}
@@ -160,7 +180,7 @@ func (p *progressPrinter) count(r *ctxdv1.IngestItemResult) {
 	case ctxdv1.IngestAction_INGEST_ACTION_FAILED:
 		s.Failed++
 	}
-	s.ChunksEmbedded += r.ChunksEmbedded
+	s.ChunksQueued += r.ChunksQueued
 	s.ChunksReused += r.ChunksReused
 }
 
@@ -177,14 +197,14 @@ func (p *progressPrinter) tallied() *ctxdv1.IngestSummary {
 
 // summary clears the progress line and prints the closing summary:
 // "added 120, updated 3, unchanged 20506, skipped 0, missing 1, failed 2;
-// 4,512 chunks embedded, 830 reused; 310.2 MB in 41.3s (500 files/s)".
+// 4,512 chunks to embed, 830 reused; 310.2 MB in 41.3s (500 files/s)".
 func (p *progressPrinter) summary(s *ctxdv1.IngestSummary) {
 	p.clear()
 	fmt.Fprintf(p.out, "added %d, updated %d, unchanged %d, skipped %d, missing %d, failed %d; ",
 		s.Added, s.Updated, s.Unchanged, s.Skipped, s.Missing, s.Failed)
-	fmt.Fprint(p.out, grouped.Sprintf("%d chunks embedded, %d reused; ", s.ChunksEmbedded, s.ChunksReused))
+	fmt.Fprint(p.out, grouped.Sprintf("%d chunks to embed, %d reused; ", s.ChunksQueued, s.ChunksReused))
 	fmt.Fprintf(p.out, "%s in %.1fs", humanBytes(s.Bytes), s.Seconds)
-	if files := s.Added + s.Updated + s.Unchanged + s.Skipped + s.Missing + s.Failed; s.Seconds > 0 && files > 0 {
+	if files := s.Added + s.Updated + s.Unchanged + s.Skipped + s.Missing + s.Failed; s.Seconds >= rateAfter.Seconds() && files > 0 {
 		fmt.Fprintf(p.out, " (%s files/s)", humanRate(float64(files)/s.Seconds))
 	}
 	fmt.Fprintln(p.out)

@@ -23,7 +23,10 @@ func newTestPrinter(terminal bool) (*progressPrinter, *bytes.Buffer, *fakeClock)
 }
 
 func TestProgressPrinter_ProgressBar(t *testing.T) {
-	p, buf, _ := newTestPrinter(true)
+	p, buf, clock := newTestPrinter(true)
+	p.progress(&ctxdv1.IngestProgress{Phase: "reading", ItemsTotal: 100})
+	clock.advance(2 * time.Second)
+	buf.Reset()
 	p.progress(&ctxdv1.IngestProgress{
 		Phase: "reading", ItemsDone: 50, ItemsTotal: 100, ChunksDone: 400, BytesDone: 1_234_567,
 		ItemsPerSecond: 25, EtaSeconds: 2,
@@ -36,14 +39,89 @@ func TestProgressPrinter_ProgressBar(t *testing.T) {
 
 func TestProgressPrinter_ProgressComputedRate(t *testing.T) {
 	p, buf, clock := newTestPrinter(false)
-	p.progress(&ctxdv1.IngestProgress{Phase: "walking", ItemsDone: 0, ItemsTotal: 300})
+	p.progress(&ctxdv1.IngestProgress{Phase: "reading", ItemsDone: 0, ItemsTotal: 300})
 	clock.advance(6 * time.Second)
 	buf.Reset()
 	// Without items_per_second and eta_seconds, both come from the first event's time.
-	p.progress(&ctxdv1.IngestProgress{Phase: "walking", ItemsDone: 120, ItemsTotal: 300, ChunksDone: 5400, BytesDone: 12_100_000})
-	want := "progress: walking 120/300 files, 5400 chunks, 12.1 MB, 20 files/s, ETA 9s\n"
+	p.progress(&ctxdv1.IngestProgress{Phase: "reading", ItemsDone: 120, ItemsTotal: 300, ChunksDone: 5400, BytesDone: 12_100_000})
+	want := "progress: reading 120/300 files, 5400 chunks, 12.1 MB, 20 files/s, ETA 9s\n"
 	if got := buf.String(); got != want {
 		t.Errorf("progress line\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestProgressPrinter_NothingYet prints no line for an operation that has
+// found nothing yet.
+func TestProgressPrinter_NothingYet(t *testing.T) {
+	for _, terminal := range []bool{false, true} {
+		p, buf, _ := newTestPrinter(terminal)
+		p.progress(&ctxdv1.IngestProgress{Phase: "walking"})
+		p.progress(&ctxdv1.IngestProgress{Phase: "listing"})
+		if buf.Len() != 0 {
+			t.Errorf("terminal %v: printed %q before anything was found", terminal, buf.String())
+		}
+	}
+}
+
+// TestProgressPrinter_Walking counts the files a walk has found, with no
+// fraction, rate or ETA: the total still grows.
+func TestProgressPrinter_Walking(t *testing.T) {
+	p, buf, clock := newTestPrinter(false)
+	p.progress(&ctxdv1.IngestProgress{Phase: "walking", ItemsTotal: 3})
+	clock.advance(10 * time.Second)
+	buf.Reset()
+	p.progress(&ctxdv1.IngestProgress{Phase: "walking", ItemsDone: 2, ItemsTotal: 120, BytesTotal: 1_200_000, ItemsPerSecond: 50, EtaSeconds: 3})
+	if got, want := buf.String(), "progress: walking 120 files found, 1.2 MB\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestProgressPrinter_NoRateAtFirst leaves rate and ETA out until a second
+// has passed: over less they are noise.
+func TestProgressPrinter_NoRateAtFirst(t *testing.T) {
+	p, buf, clock := newTestPrinter(true)
+	p.progress(&ctxdv1.IngestProgress{Phase: "reading", ItemsDone: 1, ItemsTotal: 100, ItemsPerSecond: 1000, EtaSeconds: 0.1})
+	clock.advance(500 * time.Millisecond)
+	p.progress(&ctxdv1.IngestProgress{Phase: "reading", ItemsDone: 2, ItemsTotal: 100, ItemsPerSecond: 4, EtaSeconds: 24.5})
+	want := eraseLine + "reading [>                   ]   1% 1/100 files, 0 chunks, 0 B" +
+		eraseLine + "reading [>                   ]   2% 2/100 files, 0 chunks, 0 B"
+	if got := buf.String(); got != want {
+		t.Errorf("first second\n got %q\nwant %q", got, want)
+	}
+	clock.advance(4500 * time.Millisecond)
+	buf.Reset()
+	p.progress(&ctxdv1.IngestProgress{Phase: "reading", ItemsDone: 50, ItemsTotal: 100})
+	if got, want := buf.String(), eraseLine+"reading [==========>         ]  50% 50/100 files, 0 chunks, 0 B, 10 files/s, ETA 5s"; got != want {
+		t.Errorf("after 5s\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestProgressPrinter_QuickPlain logs no progress line for an operation
+// shorter than the plain redraw interval: its items and summary say it all.
+func TestProgressPrinter_QuickPlain(t *testing.T) {
+	p, buf, clock := newTestPrinter(false)
+	p.progress(&ctxdv1.IngestProgress{Phase: "ingesting", ItemsTotal: 30})
+	clock.advance(40 * time.Millisecond)
+	p.progress(&ctxdv1.IngestProgress{Phase: "ingesting", ItemsDone: 30, ItemsTotal: 30})
+	if buf.Len() != 0 {
+		t.Errorf("printed %q", buf.String())
+	}
+}
+
+// TestProgressPrinter_SummaryRate gives a rate only for runs of a second or more.
+func TestProgressPrinter_SummaryRate(t *testing.T) {
+	for _, tt := range []struct {
+		seconds float64
+		want    string
+	}{
+		{0.001, "411 B in 0.0s\n"},
+		{2, "411 B in 2.0s (15 files/s)\n"},
+	} {
+		p, buf, _ := newTestPrinter(false)
+		p.summary(&ctxdv1.IngestSummary{Added: 30, Bytes: 411, Seconds: tt.seconds})
+		if got := buf.String(); !strings.HasSuffix(got, tt.want) {
+			t.Errorf("summary after %gs = %q, want it to end %q", tt.seconds, got, tt.want)
+		}
 	}
 }
 
@@ -62,8 +140,8 @@ func TestProgressPrinter_ProgressThrottle(t *testing.T) {
 		gap      time.Duration
 		want     int // progress lines printed
 	}{
-		{"plain 1s apart", false, time.Second, 1},
-		{"plain 6s apart", false, 6 * time.Second, 2},
+		{"plain 1s apart", false, time.Second, 0}, // the first plain line comes 5s after the start
+		{"plain 6s apart", false, 6 * time.Second, 1},
 		{"terminal 50ms apart", true, 50 * time.Millisecond, 1},
 		{"terminal 200ms apart", true, 200 * time.Millisecond, 2},
 	} {
@@ -91,9 +169,9 @@ func TestProgressPrinter_Item(t *testing.T) {
 	p.progress(&ctxdv1.IngestProgress{Phase: "reading", ItemsDone: 1, ItemsTotal: 4})
 	clock.advance(10 * time.Millisecond)
 	buf.Reset()
-	p.item(&ctxdv1.IngestItemResult{Ref: "disk:/abs/a.md", Action: ctxdv1.IngestAction_INGEST_ACTION_ADDED, ChunksEmbedded: 12, ChunksReused: 3})
+	p.item(&ctxdv1.IngestItemResult{Ref: "disk:/abs/a.md", Action: ctxdv1.IngestAction_INGEST_ACTION_ADDED, ChunksQueued: 12, ChunksReused: 3})
 	got := buf.String()
-	wantPrefix := eraseLine + "added    disk:/abs/a.md  (12 chunks embedded, 3 reused)\n" + eraseLine + "reading "
+	wantPrefix := eraseLine + "added    disk:/abs/a.md  (12 chunks to embed, 3 reused)\n" + eraseLine + "reading "
 	if !strings.HasPrefix(got, wantPrefix) {
 		t.Errorf("item over a progress line\n got %q\nwant prefix %q", got, wantPrefix)
 	}
@@ -103,7 +181,7 @@ func TestProgressPrinter_ItemStreams(t *testing.T) {
 	var out, errOut bytes.Buffer
 	p := newProgressPrinter(&out, &errOut, false, 0, time.Now)
 	for _, r := range []*ctxdv1.IngestItemResult{
-		{Ref: "disk:/a", Action: ctxdv1.IngestAction_INGEST_ACTION_UPDATED, ChunksEmbedded: 1},
+		{Ref: "disk:/a", Action: ctxdv1.IngestAction_INGEST_ACTION_UPDATED, ChunksQueued: 1},
 		{Ref: "disk:/b", Action: ctxdv1.IngestAction_INGEST_ACTION_UNCHANGED},
 		{Ref: "disk:/c", Action: ctxdv1.IngestAction_INGEST_ACTION_SKIPPED},
 		{Ref: "disk:/d", Action: ctxdv1.IngestAction_INGEST_ACTION_MISSING, ErrorMessage: "no such file"},
@@ -111,14 +189,14 @@ func TestProgressPrinter_ItemStreams(t *testing.T) {
 	} {
 		p.item(r)
 	}
-	if want := "updated  disk:/a  (1 chunks embedded, 0 reused)\nskipped  disk:/c\n"; out.String() != want {
+	if want := "updated  disk:/a  (1 chunks to embed, 0 reused)\nskipped  disk:/c\n"; out.String() != want {
 		t.Errorf("stdout\n got %q\nwant %q", out.String(), want)
 	}
 	if want := "missing  disk:/d: no such file\nfailed   https://e.com/x: HTTP 500\n"; errOut.String() != want {
 		t.Errorf("stderr\n got %q\nwant %q", errOut.String(), want)
 	}
 	s := p.tallied()
-	if s.Updated != 1 || s.Unchanged != 1 || s.Skipped != 1 || s.Missing != 1 || s.Failed != 1 || s.ChunksEmbedded != 1 {
+	if s.Updated != 1 || s.Unchanged != 1 || s.Skipped != 1 || s.Missing != 1 || s.Failed != 1 || s.ChunksQueued != 1 {
 		t.Errorf("tally = %v", s)
 	}
 }
@@ -129,10 +207,10 @@ func TestProgressPrinter_Summary(t *testing.T) {
 	buf.Reset()
 	p.summary(&ctxdv1.IngestSummary{
 		Added: 120, Updated: 3, Unchanged: 20506, Skipped: 0, Missing: 1, Failed: 2,
-		ChunksEmbedded: 4512, ChunksReused: 830, Bytes: 310_200_000, Seconds: 41.3,
+		ChunksQueued: 4512, ChunksReused: 830, Bytes: 310_200_000, Seconds: 41.3,
 	})
 	want := eraseLine + "added 120, updated 3, unchanged 20506, skipped 0, missing 1, failed 2; " +
-		"4,512 chunks embedded, 830 reused; 310.2 MB in 41.3s (500 files/s)\n"
+		"4,512 chunks to embed, 830 reused; 310.2 MB in 41.3s (500 files/s)\n"
 	if got := buf.String(); got != want {
 		t.Errorf("summary\n got %q\nwant %q", got, want)
 	}

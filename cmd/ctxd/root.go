@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -112,3 +113,28 @@ func maxArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// cliFlagNames maps the request fields and phrases that daemon hints use
+// (they are written for API callers) to the flags a command-line user types.
+// Longer names come first, so "on_conflict=overwrite" wins over "on_conflict".
+var cliFlagNames = []struct{ api, cli string }{
+	{"on_conflict=overwrite", "--on-conflict overwrite"},
+	{"on_conflict=skip", "--on-conflict skip"},
+	{"on_conflict", "--on-conflict"},
+	{"recursive=true", "-r"},
+	{"expected_hash", "--if-hash"},
+	{"next_page_token", "--page-token"},
+	{"a raw read", "read --raw"},
+	{"data instead of content", "--binary"},
+}
+
+var hintReplacer = func() *strings.Replacer {
+	var pairs []string
+	for _, f := range cliFlagNames {
+		pairs = append(pairs, f.api, f.cli)
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
+// cliHint rewrites a daemon hint for the command line.
+func cliHint(hint string) string { return hintReplacer.Replace(hint) }

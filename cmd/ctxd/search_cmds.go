@@ -24,7 +24,9 @@ func (c *cli) searchCommand() *cobra.Command {
 		Use:   "search QUERY...",
 		Short: "Search stored items; each argument is one query of a batch",
 		Long: "Search chunks of stored items by words and meaning. Each argument is a query; " +
-			"results of a batch are fused and de-duplicated. Prints ref, score, heading and snippet.",
+			"results of a batch are fused and de-duplicated. Prints ref, the chunk's lines, score, heading " +
+			"and snippet; `ctxd read REF --offset START-1 --limit END-START+1` prints the lines START-END. " +
+			"A long query (a pasted page) is searched by its most informative words, which are shown.",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{fmt.Errorf("give at least one query")}
@@ -48,7 +50,10 @@ func (c *cli) searchCommand() *cobra.Command {
 			if r.ModeReason != "" {
 				fmt.Fprintf(c.stderr, "note: %s\n", r.ModeReason)
 			}
-			for _, q := range r.Queries {
+			for i, q := range r.Queries {
+				if q.ReducedText != "" {
+					fmt.Fprintf(c.stderr, "note: query %d is long; searched for its key words %q\n", i+1, q.ReducedText)
+				}
 				if q.CorrectedText != "" {
 					fmt.Fprintf(c.stderr, "note: no match for %q; showing results for %q\n", q.Text, q.CorrectedText)
 				}
@@ -58,7 +63,7 @@ func (c *cli) searchCommand() *cobra.Command {
 				return
 			}
 			for i, res := range r.Results {
-				fmt.Fprintf(c.stdout, "%d. %s  (%.3f)\n", i+1, res.Ref, res.Score)
+				fmt.Fprintf(c.stdout, "%d. %s  lines %d-%d  (%.3f)\n", i+1, res.Ref, res.StartLine, res.EndLine, res.Score)
 				if res.Heading != "" {
 					fmt.Fprintf(c.stdout, "   %s\n", res.Heading)
 				}
@@ -71,6 +76,7 @@ func (c *cli) searchCommand() *cobra.Command {
 	f.Int32Var(&req.Limit, "limit", 10, "maximum results")
 	f.Int32Var(&req.MaxChunksPerItem, "per-item", 0, "at most this many chunks per item (0: 3)")
 	f.Int32Var(&req.TokenBudget, "token-budget", 0, "stop adding results past this many model tokens of snippets (0: none)")
+	f.Int32Var(&req.SnippetLength, "snippet-length", 0, "snippet length in characters (0: 300)")
 	f.StringSliceVar(&req.Filter.Drives, "drive", nil, "only these drives (repeatable)")
 	f.StringSliceVar(&req.Filter.PathPrefixes, "path", nil, `only items under these directories, "drive:/dir" or "/dir" (repeatable)`)
 	f.StringSliceVar(&req.Filter.MimeTypes, "mime", nil, `only these MIME types, "text/*" allowed (repeatable)`)
@@ -107,7 +113,7 @@ func (c *cli) doctorCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:     "doctor",
 		Short:   "Check that the store and the search indexes agree",
-		Long:    "Verify the store file and compare every chunk with the lexical and vector indexes; exits 1 when something disagrees (`ctxd reindex` repairs index drift). The deadline is an hour unless --timeout is given.",
+		Long:    "Verify the store file and compare every chunk with the lexical and vector indexes, at one point of the store's change log, so the result is exact while the daemon is being written to (writes wait while the file's pages are checked; new writes become searchable once doctor is done). Exits 0 when all agree and 1 when something disagrees or the check could not run, so it serves as a health check (`ctxd reindex` repairs index drift). The deadline is an hour unless --timeout is given.",
 		Args:    exactArgs(0),
 		PreRunE: c.longer,
 		RunE: func(cmd *cobra.Command, _ []string) error {

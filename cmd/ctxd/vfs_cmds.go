@@ -141,14 +141,19 @@ func (c *cli) readCommand() *cobra.Command {
 
 func (c *cli) writeCommand() *cobra.Command {
 	req := &ctxdv1.WriteRequest{}
-	var file, onConflict string
+	var file, content, onConflict string
 	var binary bool
 	cmd := &cobra.Command{
 		Use:   "write REF",
-		Short: "Write an item from stdin or --file",
-		Long:  "Write an item from standard input or --file. Text must be UTF-8; use --binary to store any bytes as a blob.",
-		Args:  exactArgs(1),
-		PreRunE: func(_ *cobra.Command, args []string) error {
+		Short: "Write an item from --content, --file or stdin",
+		Long: `Write an item from --content, --file or standard input. Text must be UTF-8
+without NUL bytes; use --binary to store any bytes as a blob.
+
+  ctxd write agent:/notes/todo.md --content "- call the vet"
+  ctxd write disk:/ref/spec.pdf --file spec.pdf --binary
+  git log -5 | ctxd write agent:/log.txt --on-conflict overwrite`,
+		Args: exactArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
 			req.Ref = args[0]
 			oc, err := onConflictFlag(onConflict)
 			if err != nil {
@@ -156,9 +161,14 @@ func (c *cli) writeCommand() *cobra.Command {
 			}
 			req.OnConflict = oc
 			var data []byte
-			if file != "" {
+			switch {
+			case cmd.Flags().Changed("content") && file != "":
+				return usageError{fmt.Errorf("give --content or --file, not both")}
+			case cmd.Flags().Changed("content"):
+				data = []byte(content)
+			case file != "":
 				data, err = os.ReadFile(file)
-			} else {
+			default:
 				data, err = io.ReadAll(c.stdin)
 			}
 			if err != nil {
@@ -186,6 +196,7 @@ func (c *cli) writeCommand() *cobra.Command {
 		}),
 	}
 	f := cmd.Flags()
+	f.StringVar(&content, "content", "", "the content itself, instead of stdin")
 	f.StringVarP(&file, "file", "f", "", "read content from this file instead of stdin")
 	f.BoolVar(&binary, "binary", false, "store the content as a binary blob")
 	f.StringVar(&onConflict, "on-conflict", "error", "when the item exists: error, overwrite or skip")
@@ -483,6 +494,8 @@ func (c *cli) reembedCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var last string
+			var printed time.Time
 			for {
 				ev, err := stream.Recv()
 				if err == io.EOF {
@@ -496,16 +509,35 @@ func (c *cli) reembedCommand() *cobra.Command {
 					continue
 				}
 				if p := ev.GetProgress(); p != nil {
-					fmt.Fprintf(c.stderr, "embedding: %d/%d chunks (%.0f/s, eta %.0fs)\n", p.ChunksDone, p.ItemsTotal, p.ItemsPerSecond, p.EtaSeconds)
+					// Only a change, at most once a second but the last one: the
+					// daemon repeats itself while other chunks drain from the queue.
+					line := reembedLine(p)
+					if line != last && (time.Since(printed) >= time.Second || p.ChunksDone == p.ItemsTotal) {
+						fmt.Fprintln(c.stderr, line)
+						last, printed = line, time.Now()
+					}
 				}
 				if sum := ev.GetSummary(); sum != nil {
-					fmt.Fprintf(c.stdout, "re-embedded %d chunks in %.1fs\n", sum.ChunksEmbedded, sum.Seconds)
+					fmt.Fprintf(c.stdout, "re-embedded %d chunks in %.1fs\n", sum.ChunksQueued, sum.Seconds)
 				}
 			}
 		},
 	}
 	cmd.Flags().BoolVar(&req.All, "all", false, "re-embed every item")
 	return cmd
+}
+
+// reembedLine renders Reembed progress: "embedding: 120/400 chunks, 35
+// chunks/s, ETA 8s", the rate and ETA once the daemon has measured them.
+func reembedLine(p *ctxdv1.IngestProgress) string {
+	line := fmt.Sprintf("embedding: %d/%d chunks", p.ChunksDone, p.ItemsTotal)
+	if p.ItemsPerSecond > 0 {
+		line += fmt.Sprintf(", %s chunks/s", humanRate(p.ItemsPerSecond))
+	}
+	if p.EtaSeconds > 0 {
+		line += ", ETA " + formatETA(time.Duration(min(p.EtaSeconds, 1e8)*float64(time.Second)))
+	}
+	return line
 }
 
 func availability(ok bool, reason string) string {

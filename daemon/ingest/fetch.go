@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"code.dny.dev/ssrf"
 	"github.com/gabriel-vasile/mimetype"
 	"golang.org/x/net/html/charset"
 )
@@ -30,8 +31,9 @@ type FetchOptions struct {
 	MaxBytes int64
 	// MaxRedirects is how many redirects are followed; 0 means 10.
 	MaxRedirects int
-	// AllowPrivate allows loopback, private (RFC 1918, fc00::/7), link-local,
-	// CGNAT (100.64.0.0/10), unspecified and multicast targets.
+	// AllowPrivate allows targets that are not public internet addresses:
+	// loopback, private, link-local, CGNAT and the other IANA special-purpose
+	// ranges (see isPrivateAddr).
 	AllowPrivate bool
 	// UserAgent is sent with every request; "" means "ctxd/1 (+local memory daemon)".
 	UserAgent string
@@ -313,19 +315,19 @@ func (f *Fetcher) dial(ctx context.Context, network, addr string) (net.Conn, err
 
 func refusedAddr(source, host string, ip netip.Addr) *Error {
 	return newError(ErrRefused, source, privateNetworkHint,
-		"refusing to fetch from %s: it resolves to the private address %s", host, ip.WithZone(""))
+		"refusing to fetch from %s: it resolves to %s, not a public internet address (a private address or an IANA special-purpose range)", host, ip.WithZone(""))
 }
 
-var (
-	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-	cgnat       = netip.MustParsePrefix("100.64.0.0/10")
-)
+// publicOnly judges addresses by code.dny.dev/ssrf, whose deny lists are
+// generated from the IANA IPv4 and IPv6 special-purpose address registries
+// (loopback, private, link-local, CGNAT, benchmarking, documentation, 6to4,
+// and for IPv6 everything outside 2000::/3, such as NAT64's 64:ff9b::/96).
+// Ports and networks are not its concern here.
+var publicOnly = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAnyNetwork())
 
-// isPrivateAddr reports whether ip is loopback, private, link-local, CGNAT,
-// unspecified or multicast: an address that reaches this machine or its
-// networks rather than the public internet.
+// isPrivateAddr reports whether ip is not a public internet address: one
+// that reaches this machine, its networks, or a special-purpose range. An
+// IPv4-mapped IPv6 address is judged as the IPv4 address it maps.
 func isPrivateAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() ||
-		ip.IsMulticast() || thisNetwork.Contains(ip) || cgnat.Contains(ip)
+	return publicOnly.SafeAddr(ip.Unmap()) != nil
 }

@@ -355,6 +355,14 @@ func TestFetcher_FetchPrivateAddressClasses(t *testing.T) {
 		{"224.0.0.1", true},
 		{"ff02::1", true},
 		{"::ffff:127.0.0.1", true},
+		// Special-purpose ranges from the IANA registries beyond the private ones.
+		{"64:ff9b::7f00:1", true}, // NAT64 (RFC 6052): 127.0.0.1 through a NAT64 gateway
+		{"2002:7f00:1::1", true},  // 6to4 (RFC 3056): 127.0.0.1 through a relay
+		{"198.18.0.1", true},      // benchmarking (RFC 2544)
+		{"192.0.2.1", true},       // documentation (RFC 5737)
+		{"2001:db8::1", true},     // documentation (RFC 3849)
+		{"::ffff:198.18.0.1", true},
+		{"::ffff:8.8.8.8", false},
 		{"8.8.8.8", false},
 		{"100.128.0.1", false},
 		{"172.32.0.1", false},

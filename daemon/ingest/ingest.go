@@ -64,11 +64,13 @@ type ItemResult struct {
 	Ref    string // drive:/path
 	Source string // file path or URL
 	Action Action
-	// Chunks of the new content queued for embedding, and chunks whose
-	// embedding was reused because their text did not change.
-	ChunksEmbedded, ChunksReused int
-	Bytes                        int64 // read from the source
-	Err                          error // why it failed, is missing, or was skipped
+	// Chunks of the new content queued for embedding (not embedded yet: the
+	// embedding worker takes them after the write, see vfs.EmbedStats), and
+	// chunks whose text already had a vector, which is reused. Both are 0
+	// while no model is loaded.
+	ChunksQueued, ChunksReused int
+	Bytes                      int64 // read from the source
+	Err                        error // why it failed, is missing, or was skipped
 }
 
 // Progress is a running count of an operation.
@@ -83,7 +85,7 @@ type Progress struct {
 // Summary closes an operation.
 type Summary struct {
 	Added, Updated, Unchanged, Skipped, Missing, Failed int64
-	ChunksEmbedded, ChunksReused, Bytes                 int64
+	ChunksQueued, ChunksReused, Bytes                   int64
 	Elapsed                                             time.Duration
 }
 
@@ -146,7 +148,7 @@ func (in *Ingester) checkAdd(o AddOptions) error {
 	if o.TTL < 0 {
 		return newError(ErrInvalid, "", "pass a positive TTL, or 0 for the default", "The TTL %s is negative.", o.TTL)
 	}
-	return nil
+	return checkPatterns(o.Exclude)
 }
 
 // walkSources expands the sources into jobs: one per URL and per file found
@@ -317,7 +319,7 @@ func (in *Ingester) sync(ctx context.Context, src source, existing *vfs.Item, a 
 	default:
 		res.Action = Updated
 	}
-	res.ChunksEmbedded, res.ChunksReused = w.ChunksToEmbed, w.ChunksReused
+	res.ChunksQueued, res.ChunksReused = w.ChunksToEmbed, w.ChunksReused
 	return res
 }
 
@@ -470,12 +472,12 @@ func (o *op) report(r ItemResult, size int64) {
 	case Failed:
 		s.Failed++
 	}
-	s.ChunksEmbedded += int64(r.ChunksEmbedded)
+	s.ChunksQueued += int64(r.ChunksQueued)
 	s.ChunksReused += int64(r.ChunksReused)
 	s.Bytes += r.Bytes
 	o.progress.ItemsDone++
 	o.progress.BytesDone += max(size, r.Bytes)
-	o.progress.ChunksDone += int64(r.ChunksEmbedded + r.ChunksReused)
+	o.progress.ChunksDone += int64(r.ChunksQueued + r.ChunksReused)
 	if o.sink.Item != nil {
 		o.sink.Item(r)
 	}

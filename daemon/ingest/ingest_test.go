@@ -204,8 +204,8 @@ func TestAdd_TreeSkipOverwriteAndRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := rec.get(diskRef(filepath.Join(root, "guide.md")).String()); r.ChunksEmbedded != 1 || r.ChunksReused != len(chunks)-1 || len(chunks) < 2 {
-		t.Errorf("guide.md: %d embedded, %d reused of %d chunks; want only the edited section embedded", r.ChunksEmbedded, r.ChunksReused, len(chunks))
+	if r := rec.get(diskRef(filepath.Join(root, "guide.md")).String()); r.ChunksQueued != 1 || r.ChunksReused != len(chunks)-1 || len(chunks) < 2 {
+		t.Errorf("guide.md: %d embedded, %d reused of %d chunks; want only the edited section embedded", r.ChunksQueued, r.ChunksReused, len(chunks))
 	}
 	if r := rec.get(diskRef(filepath.Join(root, "notes/todo.txt")).String()); r.Action != Missing || !errors.Is(r.Err, ErrMissing) {
 		t.Errorf("deleted file: %+v, want missing", r)
@@ -424,6 +424,12 @@ func TestClassify(t *testing.T) {
 	}
 	if s, err := classify("/home/u/a.md", "notes"); err != nil || s.drive != "notes" || s.path != "/home/u/a.md" {
 		t.Errorf("drive override: %+v, %v", s, err)
+	}
+	// Only the url drive keeps a URL's "//"; other drives refuse empty segments.
+	if s, err := classify("https://example.com/a//b", "notes"); err != nil || s.drive != "notes" || s.path != "/https:/example.com/a/b" || s.fetchURL != "https://example.com/a//b" {
+		t.Errorf("URL under another drive: %+v, %v", s, err)
+	} else if _, err := vfs.CleanPath(s.drive, s.path); err != nil {
+		t.Errorf("URL under another drive: path %s refused: %v", s.path, err)
 	}
 }
 

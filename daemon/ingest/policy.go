@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -14,10 +15,17 @@ type Policy struct {
 	AllowSecrets bool
 }
 
-const (
-	hintAllowRoot   = "add the directory to allowed_roots in the daemon config, or start it with --allowed-root DIR"
-	hintAllowSecret = "set allow_secrets in the daemon config to ingest secrets"
-)
+const hintAllowSecret = "set allow_secrets in the daemon config to ingest secrets"
+
+// allowRootHint names the flag and the config key that would allow abs: its
+// directory, or abs itself when it is one.
+func allowRootHint(abs string) string {
+	dir := abs
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		dir = filepath.Dir(abs)
+	}
+	return fmt.Sprintf("restart the daemon with --allowed-root %s, or add %q to allowed_roots in its config", dir, dir)
+}
 
 // Check returns nil if abs may be read, or an *Error of kind ErrRefused
 // saying why not and how to allow it (ErrInvalid if abs is not absolute).
@@ -38,7 +46,7 @@ func (p Policy) Check(abs string) error {
 		if len(p.AllowedRoots) > 0 {
 			roots = strings.Join(p.AllowedRoots, ", ")
 		}
-		return newError(ErrRefused, abs, hintAllowRoot, "%s is outside the allowed roots (%s)", what, roots)
+		return newError(ErrRefused, abs, allowRootHint(abs), "%s is outside the allowed roots (%s)", what, roots)
 	}
 	if p.AllowSecrets {
 		return nil

@@ -118,8 +118,13 @@ func TestPolicy_Check_hints(t *testing.T) {
 	root := t.TempDir()
 	p := Policy{AllowedRoots: []string{root}}
 	var ie *Error
-	if err := p.Check("/elsewhere/file.txt"); !errors.As(err, &ie) || !strings.Contains(ie.Hint, "allowed_roots") {
-		t.Errorf("outside root: hint of %v should name allowed_roots", err)
+	// The hint names the config key and the flag with the directory to allow:
+	// the file's directory, or a directory itself.
+	outside := t.TempDir()
+	for path, dir := range map[string]string{"/elsewhere/file.txt": "/elsewhere", outside: outside} {
+		if err := p.Check(path); !errors.As(err, &ie) || !strings.Contains(ie.Hint, "allowed_roots") || !strings.Contains(ie.Hint, "--allowed-root "+dir) {
+			t.Errorf("outside root: hint of %v should name allowed_roots and --allowed-root %s, got %q", err, dir, ie.Hint)
+		}
 	}
 	if err := p.Check(filepath.Join(root, ".env")); !errors.As(err, &ie) || !strings.Contains(ie.Hint, "allow_secrets") {
 		t.Errorf("secret: hint of %v should name allow_secrets", err)

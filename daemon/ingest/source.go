@@ -61,6 +61,12 @@ func classify(raw, drive string) (source, error) {
 	}
 	if drive != "" {
 		s.drive = drive
+		if s.file == "" && drive != DriveURL {
+			// Only the url drive keeps a URL's "//"; vfs refuses empty segments elsewhere.
+			for strings.Contains(s.path, "//") {
+				s.path = strings.ReplaceAll(s.path, "//", "/")
+			}
+		}
 	}
 	return s, nil
 }

@@ -86,8 +86,12 @@ type walker struct {
 	enterDir func(dir string, own []gitignore.Pattern) error
 }
 
-// newWalker checks the root against the policy and stats it.
+// newWalker checks the exclude patterns, checks the root against the
+// policy and stats it.
 func newWalker(ctx context.Context, root string, o WalkOptions, fn func(Entry) error) (*walker, fs.FileInfo, error) {
+	if err := checkPatterns(o.Exclude); err != nil {
+		return nil, nil, err
+	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, nil, newError(ErrInvalid, root, "pass an absolute path", "cannot make %s absolute: %v", root, err)
@@ -245,6 +249,28 @@ func (w *walker) ownPatterns(dir string, rel []string) []gitignore.Pattern {
 		own = append(own, w.excludes...)
 	}
 	return own
+}
+
+// checkPatterns refuses exclude patterns that would silently match nothing:
+// empty ones, comments, and globs go-git cannot match (it matches each
+// segment with filepath.Match, which answers false for a malformed one).
+func checkPatterns(patterns []string) error {
+	const hint = `fix or drop the pattern (exclude, --exclude): gitignore syntax such as "*.csv", "build/", "docs/**/draft-*"; escape a literal [ or a leading # with \`
+	for _, p := range patterns {
+		body := strings.TrimSuffix(strings.TrimRight(strings.TrimPrefix(p, "!"), " "), "/")
+		switch {
+		case strings.TrimSpace(p) == "":
+			return newError(ErrInvalid, "", hint, "The exclude pattern %q is empty.", p)
+		case strings.HasPrefix(p, "#"):
+			return newError(ErrInvalid, "", hint, "The exclude pattern %q is a comment in gitignore syntax and matches nothing.", p)
+		}
+		for _, seg := range strings.Split(body, "/") {
+			if _, err := filepath.Match(seg, ""); err != nil {
+				return newError(ErrInvalid, "", hint, "The exclude pattern %q is not a valid glob: %v (in %q).", p, err, seg)
+			}
+		}
+	}
+	return nil
 }
 
 // parsePatterns parses gitignore lines for the directory domain (path

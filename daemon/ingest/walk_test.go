@@ -415,3 +415,36 @@ func runAsNobody(t *testing.T, pattern string) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }
+
+// TestWalk_invalidExclude refuses, before reading anything, exclude patterns
+// that could match nothing (a malformed glob, an empty pattern, a comment),
+// naming the pattern; Add fails as a whole with nothing written.
+func TestWalk_invalidExclude(t *testing.T) {
+	root := mustTree(t, map[string]string{"a.md": "a\n", "b.csv": "b\n"})
+	good := []string{"*.csv", "build/", "!keep.md", "docs/**/draft-*", `\#notes`, "[a-z]*.go", "a]"}
+	if err := checkPatterns(good); err != nil {
+		t.Errorf("checkPatterns(%q) = %v", good, err)
+	}
+	for _, bad := range []string{"[abc", "src/a[.go", `trailing\`, "x/[b-]/y", "", "   ", "# a comment"} {
+		t.Run(bad, func(t *testing.T) {
+			o := WalkOptions{Exclude: []string{"*.csv", bad}, Policy: Policy{AllowedRoots: []string{root}}}
+			err := Walk(context.Background(), root, o, func(e Entry) error {
+				t.Errorf("walked %s", e.Path)
+				return nil
+			})
+			var e *Error
+			if !errors.Is(err, ErrInvalid) || !errors.As(err, &e) || !strings.Contains(e.Message, fmt.Sprintf("%q", bad)) || !strings.Contains(e.Hint, "--exclude") {
+				t.Errorf("Walk = %v (%+v), want ErrInvalid naming %q and --exclude", err, e, bad)
+			}
+			in, s := newTestIngester(t, root)
+			var rec recorder
+			_, err = in.Add(context.Background(), AddOptions{Sources: []string{root}, Exclude: []string{bad}}, rec.sink())
+			if !errors.Is(err, ErrInvalid) || len(rec.items) != 0 {
+				t.Errorf("Add = %v, items %v; want ErrInvalid before any item", err, rec.items)
+			}
+			if st, err := s.Stats(context.Background()); err != nil || st.ItemCount != 0 {
+				t.Errorf("store after a refused Add: %+v, %v", st, err)
+			}
+		})
+	}
+}

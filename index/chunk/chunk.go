@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Counter counts model tokens (without special tokens). *tokenize.Tokenizer
@@ -75,11 +76,23 @@ func EmbedText(heading string, text []byte) string {
 	return embedText(heading, string(text))
 }
 
+// AppendEmbedText appends EmbedText(heading, text) to dst, for a caller
+// that hashes every chunk of an item and needs no string of each.
+func AppendEmbedText(dst []byte, heading string, text []byte) []byte {
+	if heading != "" {
+		dst = append(append(dst, heading...), headingSep...)
+	}
+	return append(dst, text...)
+}
+
+// headingSep separates the heading from the text in EmbedText.
+const headingSep = "\n\n"
+
 func embedText(heading, text string) string {
 	if heading == "" {
 		return text
 	}
-	return heading + "\n\n" + text
+	return heading + headingSep + text
 }
 
 // Split chunks content deterministically by structure, chosen from mimeType
@@ -98,7 +111,10 @@ func Split(content []byte, mimeType, path string, c Counter, maxTokens int) []Ch
 	if c == nil {
 		panic("chunk: nil Counter")
 	}
-	s := newSplitter(string(content), c, maxTokens)
+	// The splitter reads content in place, without the copy a string
+	// conversion makes (60 MB for a 60 MB item): it never writes to it, and
+	// nothing it returns aliases it (headings are copied as they are cached).
+	s := newSplitter(unsafe.String(unsafe.SliceData(content), len(content)), c, maxTokens)
 	a, b := s.trim(0, len(s.src))
 	if a >= b {
 		return nil
@@ -206,6 +222,16 @@ func (s *splitter) budgetFor(h string, tok int) budget {
 // count counts the tokens of src[a:b].
 func (s *splitter) count(a, b int) int { return s.c.Count(s.src[a:b]) }
 
+// countFit is count where the result only decides fits: a span over the byte
+// bound fits nowhere, and counting all 60 MB of an item just to learn that
+// cost twice its size in memory. It then returns a count over any limit.
+func (s *splitter) countFit(a, b int) int {
+	if b-a > s.maxBytes {
+		return s.max + 1
+	}
+	return s.count(a, b)
+}
+
 // fits reports whether src[a:b] with tok tokens fits in limit tokens and the
 // byte bound.
 func (s *splitter) fits(a, b, tok, limit int) bool {
@@ -284,6 +310,7 @@ func (s *splitter) heading(parts []string, sep string) (string, int) {
 		return e.h, e.tok
 	}
 	e := s.truncateHeading(full, parts, sep)
+	e.h = strings.Clone(e.h)
 	s.heads[full] = e
 	return e.h, e.tok
 }

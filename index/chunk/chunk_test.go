@@ -23,6 +23,9 @@ func TestEmbedText(t *testing.T) {
 		if got := EmbedText(tt.heading, []byte(tt.text)); got != tt.want {
 			t.Errorf("EmbedText(%q, %q) = %q, want %q", tt.heading, tt.text, got, tt.want)
 		}
+		if got := AppendEmbedText([]byte("x"), tt.heading, []byte(tt.text)); string(got) != "x"+tt.want {
+			t.Errorf("AppendEmbedText(x, %q, %q) = %q, want x%q", tt.heading, tt.text, got, tt.want)
+		}
 	}
 }
 
@@ -454,6 +457,34 @@ func largeMarkdown(tb testing.TB, size int) []byte {
 		}
 	}
 	return []byte(sb.String())
+}
+
+// longestCounter is wordCounter that records the longest text it counted.
+type longestCounter struct{ longest *int }
+
+func (c longestCounter) Count(text string) int {
+	*c.longest = max(*c.longest, len(text))
+	return wordCounter{}.Count(text)
+}
+
+// TestSplit_CountsNoSpanTooLargeToFit checks that Split never counts the
+// tokens of a span over the byte bound of a chunk, which cannot fit anyway:
+// counting a whole 60 MB item took twice its size in memory.
+func TestSplit_CountsNoSpanTooLargeToFit(t *testing.T) {
+	for _, tt := range []struct{ name, path, content string }{
+		{"text", "a.txt", strings.Repeat(words(100)+"\n\n", 20_000)},
+		{"markdown", "a.md", "# One\n\n" + strings.Repeat(words(100)+"\n\n", 20_000)},
+		{"json", "a.json", "[" + strings.Repeat(`"`+words(100)+`",`, 20_000) + "0]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var longest int
+			got := Split([]byte(tt.content), "", tt.path, longestCounter{&longest}, realWindow)
+			checkChunks(t, []byte(tt.content), got, wordCounter{}, realWindow)
+			if bound := realWindow * maxBytesPerToken; longest > bound {
+				t.Errorf("counted a span of %d bytes of %d; a chunk holds at most %d", longest, len(tt.content), bound)
+			}
+		})
+	}
 }
 
 func TestSplit_Deterministic(t *testing.T) {

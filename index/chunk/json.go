@@ -11,7 +11,7 @@ import (
 func (s *splitter) json() {
 	a, b := s.trim(0, len(s.src))
 	bd := s.budgetFor("", 0)
-	if tok := s.count(a, b); s.fits(a, b, tok, bd.window) {
+	if tok := s.countFit(a, b); s.fits(a, b, tok, bd.window) {
 		s.emit(a, b, bd)
 		return
 	}
@@ -53,7 +53,7 @@ func (s *splitter) jsonValue(a, b, v int, parts []string, depth int) {
 			kb = kids[i+1].start
 		}
 		ta, tb := s.trim(ka, kb)
-		if tok := s.count(ta, tb); s.fits(ta, tb, tok, bd.window) {
+		if tok := s.countFit(ta, tb); s.fits(ta, tb, tok, bd.window) {
 			us = append(us, unit{a: ta, b: tb, tok: tok})
 			continue
 		}

@@ -41,7 +41,7 @@ func (s *splitter) markdown() {
 			continue
 		}
 		bd := s.budget(sec.parts, crumbSep)
-		tok := s.count(a, b)
+		tok := s.countFit(a, b)
 		if !s.fits(a, b, tok, bd.window) {
 			flush()
 			s.splitSection(sec, bd)

@@ -11,7 +11,7 @@ import (
 func (s *splitter) text() {
 	bd := s.budgetFor("", 0)
 	a, b := s.trim(0, len(s.src))
-	tok := s.count(a, b)
+	tok := s.countFit(a, b)
 	if s.fits(a, b, tok, bd.window) {
 		s.emit(a, b, bd)
 		return
@@ -75,7 +75,7 @@ func (s *splitter) lineUnits(dst []unit, a, b int, bd budget, tok int) []unit {
 		return dst
 	}
 	if tok < 0 {
-		tok = s.count(a, b)
+		tok = s.countFit(a, b)
 	}
 	if s.fits(a, b, tok, bd.window) {
 		return append(dst, unit{a: a, b: b, tok: tok})
@@ -86,7 +86,7 @@ func (s *splitter) lineUnits(dst []unit, a, b int, bd budget, tok int) []unit {
 	for pos := a; pos < b; {
 		end := s.lineEnd(pos, b)
 		if la, lb := s.trim(pos, end); la < lb {
-			if t := s.count(la, lb); s.fits(la, lb, t, bd.window) {
+			if t := s.countFit(la, lb); s.fits(la, lb, t, bd.window) {
 				dst = append(dst, unit{a: la, b: lb, tok: t})
 			} else {
 				dst = s.sliceUnits(dst, la, lb, bd, t)

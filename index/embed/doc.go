@@ -32,14 +32,20 @@
 //
 // Worker is the one goroutine that owns a Model; the daemon opens one Model
 // per process and shares one Worker among all callers. Worker.Embed accepts
-// any number of texts from any goroutine. The worker tokenizes document texts
-// a window of 8×MaxBatch at a time, sorts the window by token length and
-// runs it batch by batch, so inputs of similar length share a batch and
-// padding stays small. Pending query texts run before the next document
-// batch, so a search waits for at most the batch in flight, which
-// MaxBatchTokens bounds (2048 padded tokens by default: about 0.15 s for fp32
-// MiniLM on two cores; batches of 1024..2048 padded tokens were also the
-// fastest per text there, so the bound costs ingest nothing).
+// any number of texts from any goroutine. The caller tokenizes its texts a
+// window of 8×MaxBatch at a time (the next window while the worker runs
+// this one) and sorts the window by token length, so inputs of similar
+// length share a batch and padding stays small; the worker only batches and
+// runs. It keeps one queue per Priority and, at every batch boundary, runs
+// the highest one with texts waiting: Query (search queries, batched
+// together), then Prompt (documents a caller waits for, such as an explicit
+// re-embed), then Background (the ingest backlog). So a query waits for at
+// most the one run in flight, which MaxBatchTokens bounds: Spec.MaxTokens
+// padded tokens by default, one 256-token chunk of MiniLM, about 40 ms on two
+// busy cores. Runs that small embed about as many tokens a second on CPU as
+// runs of 2048 tokens (measured on two AMD EPYC cores), so the bound costs
+// ingest little. A request whose caller has gone (its context ended) is
+// dropped before it runs.
 //
 // # Threads and memory
 //
@@ -52,12 +58,11 @@
 // idle worker costs no CPU.
 //
 // A Model allocates its input and output buffers once, for
-// max(min(MaxBatch × MaxTokens, MaxBatchTokens), MaxTokens) tokens (3 MB of
-// float32 output for MiniLM: 2048 × 384), and ORT reads and writes them in
-// place; ORT's own activations scale with the same bound. The worker holds
-// at most one window of token ids (8×MaxBatch × MaxTokens int64s) besides
-// the callers' result vectors, which are allocated per request (dims float32s
-// per text).
+// max(min(MaxBatch × MaxTokens, MaxBatchTokens), MaxTokens) tokens (384 KB
+// of float32 output for MiniLM by default: 256 × 384), and ORT reads and
+// writes them in place; ORT's own activations scale with the same bound.
+// Each caller holds at most two windows of token ids (8×MaxBatch × MaxTokens
+// int64s each) besides its result vectors (dims float32s per text).
 //
 // # Caveats
 //
@@ -68,6 +73,8 @@
 //     chunker's job (tokenize.Count).
 //   - Cancelling a Worker.Embed context skips its texts not yet run; a graph
 //     run in progress is not interrupted, and Close waits for it.
+//   - Priorities are strict: while queries keep arriving back to back,
+//     documents wait.
 //   - Padding changes a vector by float rounding only (cosine > 0.9999 with
 //     the same text run alone), so vectors are not bit-reproducible across
 //     batch compositions.

@@ -33,17 +33,11 @@ func envOr(key, def string) string {
 func testModelDir() string { return envOr(envModelDir, defaultModelDir) }
 func testORTLib() string   { return envOr(envORTLib, defaultORTLib) }
 
-// int8Dir is the quantized sibling of the fp32 model directory, if present.
-func int8Dir() string { return strings.TrimSuffix(testModelDir(), "/") + "-int8" }
-
-// modelDirs returns the model directories present: fp32 always (tests fail if
-// it is missing), int8 when it exists.
-func modelDirs(tb testing.TB) map[string]string {
-	dirs := map[string]string{"fp32": testModelDir()}
-	if _, err := os.Stat(filepath.Join(int8Dir(), ModelFile)); err == nil {
-		dirs["int8"] = int8Dir()
-	}
-	return dirs
+// modelDirs returns the directories of both variants `make setup` builds:
+// fp32 and its int8 sibling. Tests open them with mustOpenModel, which fails
+// naming make setup when one is missing.
+func modelDirs() map[string]string {
+	return map[string]string{"fp32": testModelDir(), "int8": strings.TrimSuffix(testModelDir(), "/") + "-int8"}
 }
 
 // requireFiles fails the test, not skips it, when the setup is missing.

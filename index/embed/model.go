@@ -20,13 +20,12 @@ const ModelFile = "model.onnx"
 
 // Graph tensor names (the Hugging Face BERT export's).
 const (
-	inputIDs           = "input_ids"
-	inputMask          = "attention_mask"
-	inputTypes         = "token_type_ids"
-	outputHidden       = "last_hidden_state"
-	defaultBatch       = 32
-	defaultBatchTokens = 2048
-	defaultThread      = 2
+	inputIDs      = "input_ids"
+	inputMask     = "attention_mask"
+	inputTypes    = "token_type_ids"
+	outputHidden  = "last_hidden_state"
+	defaultBatch  = 32
+	defaultThread = 2
 )
 
 // minORTMajor, minORTMinor: onnxruntime_go v1.27.0 asks the library for C API
@@ -48,16 +47,19 @@ type Options struct {
 	// MaxBatch is the most texts one graph run takes; 0 means 32.
 	MaxBatch int
 	// MaxBatchTokens bounds a run's padded size, texts × longest text in
-	// tokens; 0 means 2048. A run always takes at least one text, so the
-	// bound in effect is max(MaxBatchTokens, Spec.MaxTokens). It bounds the
-	// memory of a run and the time a query waits behind the run in flight:
-	// long texts get smaller batches, short ones up to MaxBatch.
+	// tokens; 0 means Spec.MaxTokens (one full-window text per run). A run
+	// always takes at least one text, so the bound in effect is
+	// max(MaxBatchTokens, Spec.MaxTokens). It bounds the memory of a run and
+	// the time a query waits behind the run in flight: long texts get
+	// smaller batches, short ones up to MaxBatch. On CPU, small runs cost
+	// little throughput (a 256-token run embeds about as many tokens a
+	// second as a 2048-token one), so the default favours query latency.
 	MaxBatchTokens int
 }
 
 func (o Options) withDefaults() (Options, error) {
 	if o.LibraryPath == "" {
-		return o, errors.New("options: LibraryPath: empty (path to libonnxruntime.so; run make setup)")
+		return o, errors.New("options: LibraryPath: empty (path to libonnxruntime.so; run make setup-run)")
 	}
 	if o.Threads < 0 {
 		return o, fmt.Errorf("options: Threads: %d, want >= 0", o.Threads)
@@ -67,9 +69,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxBatchTokens < 0 {
 		return o, fmt.Errorf("options: MaxBatchTokens: %d, want >= 0", o.MaxBatchTokens)
-	}
-	if o.MaxBatchTokens == 0 {
-		o.MaxBatchTokens = defaultBatchTokens
 	}
 	if o.Threads == 0 {
 		o.Threads = min(defaultThread, runtime.NumCPU())
@@ -108,7 +107,7 @@ func initRuntime(lib string) error {
 		return fmt.Errorf("onnxruntime library %s: the environment was initialised outside package embed", abs)
 	}
 	if _, err := os.Stat(abs); err != nil {
-		return fmt.Errorf("onnxruntime library: %w (run make setup)", err)
+		return fmt.Errorf("onnxruntime library: %w (run make setup-run)", err)
 	}
 	ort.SetSharedLibraryPath(abs)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
@@ -189,11 +188,14 @@ func Open(modelDir string, opts Options) (*Model, error) {
 	}
 	spec, err := LoadSpec(modelDir)
 	if err != nil {
-		return nil, fmt.Errorf("open model: %w (run make setup)", err)
+		return nil, fmt.Errorf("open model: %w (run make setup-run)", err)
+	}
+	if opts.MaxBatchTokens == 0 {
+		opts.MaxBatchTokens = spec.MaxTokens
 	}
 	graph := filepath.Join(modelDir, ModelFile)
 	if _, err := os.Stat(graph); err != nil {
-		return nil, fmt.Errorf("open model: %w (run make setup)", err)
+		return nil, fmt.Errorf("open model: %w (run make setup-run)", err)
 	}
 	tok, err := tokenize.Load(modelDir)
 	if err != nil {

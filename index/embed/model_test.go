@@ -10,41 +10,72 @@ import (
 	"testing"
 )
 
-// TestModel_Golden compares each variant with the reference vectors of its
-// own graph (fp32: sentence-transformers on the original weights; int8:
-// Python onnxruntime on the same int8 graph), and the int8 variant also with
-// the fp32 reference, which it only approximates.
+// TestModel_Golden compares both variants with one reference: the vectors
+// sentence-transformers makes from the original fp32 weights
+// (testdata/golden, made by scripts/golden/generate.sh), which agree with the
+// numpy forward pass of scripts/models/reference.py to 1.4e-7. The ONNX files
+// are built on the machine that runs the tests and ONNX Runtime picks its
+// kernels by CPU, so no vector of them is committed: each variant must stay
+// within a bound of the reference that holds on any x86-64, and each of its
+// vectors must be nearer its own text's reference than any other text's.
 func TestModel_Golden(t *testing.T) {
-	fp32Path := envOr(envGolden, defaultGolden)
-	for _, variant := range []string{"fp32", "int8"} {
-		dir, ok := modelDirs(t)[variant]
-		if !ok {
-			continue // only fp32 is required; the int8 model is optional
-		}
-		t.Run(variant, func(t *testing.T) {
-			m := mustOpenModel(t, dir, Options{})
-			path := filepath.Join(filepath.Dir(fp32Path), "embeddings-"+m.Spec().ID+".jsonl")
-			if variant == "fp32" {
-				path = fp32Path
-			}
-			golden := readGolden(t, path)
-			texts := make([]string, len(golden))
-			for i, g := range golden {
-				texts[i] = g.Text
-			}
+	golden := readGolden(t, envOr(envGolden, defaultGolden))
+	texts := make([]string, len(golden))
+	for i, g := range golden {
+		texts[i] = g.Text
+	}
+	for _, tt := range []struct {
+		variant string
+		minCos  float64
+	}{
+		// Measured on an AVX-512 VNNI host and under qemu-x86_64 -cpu
+		// EPYC-Milan and Haswell (AVX2), Nehalem (SSE4.2) and qemu64
+		// (baseline x86-64), which make ONNX Runtime pick other kernels.
+		// fp32: 1 - 8e-13 at worst on all; a conversion mistake costs far
+		// more than 1e-6.
+		{"fp32", 1 - 1e-6},
+		// int8: 0.9801 at worst where int8 products are exact (VNNI, SSE)
+		// and 0.9708 where AVX2 adds them in saturating int16 pairs, both on
+		// the empty text; real sentences stay above 0.975. 0.95 leaves room
+		// for other kernels; the nearest-own check below (margin 0.48 on
+		// every CPU) is what catches a broken graph.
+		{"int8", 0.95},
+	} {
+		t.Run(tt.variant, func(t *testing.T) {
+			m := mustOpenModel(t, modelDirs()[tt.variant], Options{})
 			vs := mustEmbed(t, m, texts, false)
 			for i, v := range vs {
 				checkUnit(t, fmt.Sprintf("text %d", i), v)
 			}
-			minCos := checkGolden(t, vs, golden, 0.999)
-			t.Logf("%s (%s): %d texts, minimum cosine %.9f (1 - %.1e) with %s", variant, m.Spec().ID, len(golden), minCos, 1-minCos, filepath.Base(path))
-			if variant == "int8" {
-				// The fp32 reference lists the same texts in the same order.
-				minRef := checkGolden(t, vs, readGolden(t, fp32Path), 0.979)
-				t.Logf("%s: minimum cosine %.9f with the fp32 reference", variant, minRef)
-			}
+			minCos := checkGolden(t, vs, golden, tt.minCos)
+			margin := checkNearestOwn(t, vs, golden)
+			t.Logf("%s (%s): %d texts, minimum cosine %.9f (1 - %.1e) with the fp32 reference, bound %v; nearest-own margin %.4f",
+				tt.variant, m.Spec().ID, len(golden), minCos, 1-minCos, tt.minCos, margin)
 		})
 	}
+}
+
+// checkNearestOwn fails unless each vector is nearer its own golden vector
+// than the golden vector of any other text (texts that tokenize alike, such as
+// "" and "   ", share a reference and do not count as others), and returns
+// the smallest gap between the two cosines.
+func checkNearestOwn(t *testing.T, vs [][]float32, golden []goldenVector) float64 {
+	t.Helper()
+	margin := 2.0
+	for i, v := range vs {
+		own := Cosine(v, golden[i].Embedding)
+		for j, g := range golden {
+			if j == i || Cosine(golden[i].Embedding, g.Embedding) > 0.9999 {
+				continue
+			}
+			c := Cosine(v, g.Embedding)
+			if c >= own {
+				t.Errorf("text %d %.40q: cosine %.4f with text %d %.40q, %.4f with its own reference", i, golden[i].Text, c, j, g.Text, own)
+			}
+			margin = min(margin, own-c)
+		}
+	}
+	return margin
 }
 
 // checkGolden fails for every vector whose cosine with its golden vector is
@@ -69,11 +100,7 @@ func checkGolden(t *testing.T, vs [][]float32, golden []goldenVector, threshold 
 }
 
 func TestOpen_BatchInvariance(t *testing.T) {
-	for _, variant := range []string{"fp32", "int8"} {
-		dir, ok := modelDirs(t)[variant]
-		if !ok {
-			continue
-		}
+	for variant, dir := range modelDirs() {
 		t.Run(variant, func(t *testing.T) {
 			m := mustOpenModel(t, dir, Options{MaxBatch: 16})
 			t.Logf("%s: cosine(alone, batched with a longer text) = %.7f, MaxBatch in effect %d", variant, m.probeCosine, m.Options().MaxBatch)
@@ -192,8 +219,10 @@ func TestModel_Truncation(t *testing.T) {
 	m.beforeRun = func(_, seqLen int) { seqLens = append(seqLens, seqLen) }
 	t.Cleanup(func() { m.beforeRun = nil })
 	vs := mustEmbed(t, m, []string{long, cut}, false)
-	if !slices.Equal(seqLens, []int{maxTok}) {
-		t.Errorf("run seq lengths %v, want [%d]", seqLens, maxTok)
+	// One run or two (the default budget takes one full-window text a run),
+	// each padded to the window and no further.
+	if len(seqLens) == 0 || slices.ContainsFunc(seqLens, func(n int) bool { return n != maxTok }) {
+		t.Errorf("run seq lengths %v, want every run %d", seqLens, maxTok)
 	}
 	if c := Cosine(vs[0], vs[1]); c < 0.99999 {
 		t.Errorf("cosine(long, its truncation) = %.7f, want 1", c)

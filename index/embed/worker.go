@@ -3,27 +3,53 @@ package embed
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 )
 
-// windowBatches is how many batches' worth of document texts the worker
-// tokenizes and sorts by length at a time. Larger windows pad less; the
-// window also bounds how long a document waits behind shorter ones.
+// windowBatches is how many batches' worth of texts a caller tokenizes and
+// sorts by length at a time. Larger windows pad less; the window also
+// bounds the token ids a caller holds (two windows: the one queued and the
+// next, tokenized while the worker runs the first).
 const windowBatches = 8
 
+// Priority orders the worker's queues. At every batch boundary the worker
+// runs the highest priority that has texts waiting, so a text waits for at
+// most the one batch in flight plus the texts of its own or a higher
+// priority queued before it.
+type Priority int
+
+// Priorities, lowest first.
+const (
+	// Background is the ingest backlog: document texts nobody waits for.
+	Background Priority = iota
+	// Prompt is document texts a caller waits for, such as an explicit
+	// re-embed of a few items: they go ahead of the backlog.
+	Prompt
+	// Query is search queries, embedded with the query prefix; queries
+	// waiting together share batches.
+	Query
+	numPriorities
+)
+
 // Worker is the one goroutine that owns a Model. Callers from many goroutines
-// submit texts with Embed; the worker tokenizes them, groups texts of similar
-// token length and runs batches bounded by Options.MaxBatch and
-// Options.MaxBatchTokens, so a run's memory is bounded whatever the callers
-// submit. Query requests go ahead of pending document batches (at batch
-// boundaries) so search latency stays low during ingest.
+// submit texts with Embed; each caller tokenizes its own texts (a window at a
+// time), and the worker groups them into batches bounded by Options.MaxBatch
+// and Options.MaxBatchTokens, so a run's memory and duration are bounded
+// whatever the callers submit. Query texts go ahead of waiting documents,
+// and Prompt documents ahead of the Background backlog, at batch
+// boundaries.
 type Worker struct {
 	m    *Model
 	spec Spec
 
-	reqs   chan *request
+	mu     sync.Mutex
+	queues [numPriorities][]*request // requests with texts not yet taken into a batch, FIFO
+	closed bool
+
+	wake   chan struct{} // a request was queued; capacity 1
 	quit   chan struct{}
 	exited chan struct{}
 
@@ -32,16 +58,16 @@ type Worker struct {
 	pending   atomic.Int64
 }
 
-// request is one Embed call. The worker goroutine owns every field but done's
-// closing protocol: err and out are read by the caller only after done closes.
+// request is one window of an Embed call. The worker goroutine owns every
+// field after submission; the caller reads err only after done closes.
 type request struct {
 	ctx   context.Context
-	texts []string
-	query bool
-	out   [][]float32
+	prio  Priority
+	items []item      // tokenized texts, shortest first
+	out   [][]float32 // the window's vectors, indexed by item.i
 
-	next     int  // next text to load into a batch or window
-	left     int  // texts not yet embedded
+	next     int  // first item not yet taken into a batch
+	left     int  // items not yet embedded
 	finished bool // done closed
 	err      error
 	done     chan struct{}
@@ -49,9 +75,14 @@ type request struct {
 
 // item is one tokenized text of a request.
 type item struct {
-	req *request
-	i   int
+	i   int // index into request.out
 	ids []int64
+}
+
+// slot is one item of a batch.
+type slot struct {
+	r *request
+	k int // index into r.items
 }
 
 // NewWorker starts the goroutine that owns m. Close stops it and closes m.
@@ -59,7 +90,7 @@ func NewWorker(m *Model) *Worker {
 	w := &Worker{
 		m:      m,
 		spec:   m.Spec(),
-		reqs:   make(chan *request),
+		wake:   make(chan struct{}, 1),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
 	}
@@ -70,43 +101,94 @@ func NewWorker(m *Model) *Worker {
 // Spec returns the model's description.
 func (w *Worker) Spec() Spec { return w.spec }
 
-// Pending returns the number of texts submitted and not yet embedded.
+// Pending returns the number of texts queued and not yet embedded.
 func (w *Worker) Pending() int { return int(w.pending.Load()) }
 
 // Embed returns one vector per text, in order (see Model.Embed), however many
-// texts there are: the worker splits them into bounded batches, interleaved
-// with other callers' texts. It returns ctx's error if ctx ends first (the
-// texts not yet run are then skipped) and ErrClosed after Close.
+// texts there are: query texts at Query priority, documents at Background
+// priority. It returns ctx's error if ctx ends first (the texts not yet run
+// are then dropped without running) and ErrClosed after Close.
 func (w *Worker) Embed(ctx context.Context, texts []string, query bool) ([][]float32, error) {
+	p := Background
+	if query {
+		p = Query
+	}
+	return w.EmbedAt(ctx, texts, p)
+}
+
+// EmbedAt is Embed at priority p; texts are documents unless p is Query.
+func (w *Worker) EmbedAt(ctx context.Context, texts []string, p Priority) ([][]float32, error) {
 	select {
 	case <-w.quit:
 		return nil, ErrClosed
 	default:
 	}
+	if p < Background || p >= numPriorities {
+		return nil, fmt.Errorf("embed: unknown priority %d", p)
+	}
 	if len(texts) == 0 {
 		return [][]float32{}, nil
 	}
-	r := &request{
-		ctx: ctx, texts: texts, query: query,
-		out:  newVectors(len(texts), w.spec.Dimensions),
-		left: len(texts),
-		done: make(chan struct{}),
+	// Windows still queued when this returns early are dropped unrun.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := newVectors(len(texts), w.spec.Dimensions)
+	step := windowBatches * w.m.opts.MaxBatch
+	var prev *request
+	for start := 0; start < len(texts); start += step {
+		end := min(start+step, len(texts))
+		r := w.newRequest(ctx, texts[start:end], out[start:end], p)
+		if err := w.submit(r); err != nil {
+			return nil, err
+		}
+		if prev != nil {
+			if err := wait(ctx, prev); err != nil {
+				return nil, err
+			}
+		}
+		prev = r
 	}
+	if err := wait(ctx, prev); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// newRequest tokenizes a window in the caller's goroutine, sorted by length
+// so that similar lengths share a batch.
+func (w *Worker) newRequest(ctx context.Context, texts []string, out [][]float32, p Priority) *request {
+	items := make([]item, len(texts))
+	for i, t := range texts {
+		items[i] = item{i: i, ids: w.m.encode(t, p == Query)}
+	}
+	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(len(a.ids), len(b.ids)) })
+	return &request{ctx: ctx, prio: p, items: items, out: out, left: len(items), done: make(chan struct{})}
+}
+
+// submit queues r and wakes the worker.
+func (w *Worker) submit(r *request) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	w.queues[r.prio] = append(w.queues[r.prio], r)
+	w.pending.Add(int64(len(r.items)))
+	w.mu.Unlock()
 	select {
-	case w.reqs <- r:
-	case <-w.quit:
-		return nil, ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case w.wake <- struct{}{}:
+	default:
 	}
+	return nil
+}
+
+// wait returns r's outcome, or ctx's error if ctx ends first.
+func wait(ctx context.Context, r *request) error {
 	select {
 	case <-r.done:
-		if r.err != nil {
-			return nil, r.err
-		}
-		return r.out, nil
+		return r.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 }
 
@@ -114,6 +196,9 @@ func (w *Worker) Embed(ctx context.Context, texts []string, query bool) ([][]flo
 // still queued with ErrClosed, and closes the model. Close is idempotent.
 func (w *Worker) Close() error {
 	w.closeOnce.Do(func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
 		close(w.quit)
 		<-w.exited
 		w.closeErr = w.m.Close()
@@ -124,140 +209,101 @@ func (w *Worker) Close() error {
 // loop is the worker goroutine.
 func (w *Worker) loop() {
 	defer close(w.exited)
-	var (
-		queries, docs []*request // requests with texts not yet loaded, FIFO
-		qwin, window  []item     // tokenized query / document texts to run
-	)
-	enqueue := func(r *request) {
-		w.pending.Add(int64(len(r.texts)))
-		if r.query {
-			queries = append(queries, r)
-		} else {
-			docs = append(docs, r)
-		}
-	}
-	stop := func() {
-		for _, rs := range [][]*request{queries, docs} {
-			for _, r := range rs {
-				w.finish(r, ErrClosed)
-			}
-		}
-		for _, it := range slices.Concat(qwin, window) {
-			w.finish(it.req, ErrClosed)
-		}
-	}
 	for {
-		if len(queries) == 0 && len(docs) == 0 && len(qwin) == 0 && len(window) == 0 {
-			select {
-			case r := <-w.reqs:
-				enqueue(r)
-			case <-w.quit:
-				return
-			}
+		select {
+		case <-w.quit:
+			w.stop()
+			return
+		default:
 		}
-	drain:
-		for {
-			select {
-			case r := <-w.reqs:
-				enqueue(r)
-			case <-w.quit:
-				stop()
-				return
-			default:
-				break drain
-			}
-		}
-		// Queries first, in arrival order; then documents a window at a time,
-		// shortest first so that similar lengths share a batch.
-		if len(qwin) == 0 && len(queries) > 0 {
-			qwin, queries = w.load(queries, w.m.opts.MaxBatch)
-		}
-		var batch []item
-		if len(qwin) > 0 {
-			batch, qwin = w.take(qwin)
-		} else {
-			if len(window) == 0 {
-				window, docs = w.load(docs, windowBatches*w.m.opts.MaxBatch)
-				slices.SortStableFunc(window, func(a, b item) int { return cmp.Compare(len(a.ids), len(b.ids)) })
-			}
-			batch, window = w.take(window)
-		}
-		w.run(batch)
-	}
-}
-
-// take splits the next batch off the front of win, bounded by MaxBatch and
-// MaxBatchTokens.
-func (w *Worker) take(win []item) (batch, rest []item) {
-	lens := make([]int, min(len(win), w.m.opts.MaxBatch))
-	for i := range lens {
-		lens[i] = len(win[i].ids)
-	}
-	n := batchSize(lens, w.m.opts.MaxBatch, w.m.opts.MaxBatchTokens)
-	return win[:n:n], win[n:]
-}
-
-// load tokenizes up to n texts from the front of queue, skipping requests
-// already finished (cancelled or failed), and returns them with what is left
-// of the queue.
-func (w *Worker) load(queue []*request, n int) ([]item, []*request) {
-	var items []item
-	for len(queue) > 0 && len(items) < n {
-		r := queue[0]
-		if w.cancelled(r) {
-			queue = queue[1:]
+		if batch := w.next(); len(batch) > 0 {
+			w.run(batch)
 			continue
 		}
-		for r.next < len(r.texts) && len(items) < n {
-			items = append(items, item{req: r, i: r.next, ids: w.m.encode(r.texts[r.next], r.query)})
-			r.next++
-		}
-		if r.next == len(r.texts) {
-			queue = queue[1:]
+		select {
+		case <-w.wake:
+		case <-w.quit:
+			w.stop()
+			return
 		}
 	}
-	return items, queue
 }
 
-// cancelled reports whether r needs no more work, finishing it if its context
-// has ended.
-func (w *Worker) cancelled(r *request) bool {
-	if !r.finished {
-		if err := r.ctx.Err(); err != nil {
-			w.finish(r, err)
+// stop fails every queued request with ErrClosed.
+func (w *Worker) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p := range w.queues {
+		for _, r := range w.queues[p] {
+			w.finish(r, ErrClosed)
 		}
+		w.queues[p] = nil
 	}
-	return r.finished
+}
+
+// next drops the requests whose callers have gone, then takes the next
+// batch from the highest priority with texts waiting: consecutive texts of
+// its queue, bounded by MaxBatch and MaxBatchTokens.
+func (w *Worker) next() []slot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for p := range w.queues {
+		w.queues[p] = slices.DeleteFunc(w.queues[p], func(r *request) bool {
+			if err := r.ctx.Err(); err != nil {
+				w.finish(r, err)
+			}
+			return r.finished
+		})
+	}
+	for p := numPriorities - 1; p >= 0; p-- {
+		q := w.queues[p]
+		if len(q) == 0 {
+			continue
+		}
+		maxBatch := w.m.opts.MaxBatch
+		var batch []slot
+		var lens []int
+		for _, r := range q {
+			for k := r.next; k < len(r.items) && len(batch) < maxBatch; k++ {
+				batch = append(batch, slot{r, k})
+				lens = append(lens, len(r.items[k].ids))
+			}
+		}
+		batch = batch[:batchSize(lens, maxBatch, w.m.opts.MaxBatchTokens)]
+		for _, s := range batch {
+			s.r.next++
+		}
+		taken := 0
+		for taken < len(q) && q[taken].next == len(q[taken].items) {
+			taken++
+		}
+		w.queues[p] = slices.Delete(q, 0, taken)
+		return batch
+	}
+	return nil
 }
 
 // run embeds one batch and completes the requests it finishes.
-func (w *Worker) run(batch []item) {
-	live := batch[:0]
-	for _, it := range batch {
-		if !w.cancelled(it.req) {
-			live = append(live, it)
-		}
+func (w *Worker) run(batch []slot) {
+	seqs := make([][]int64, len(batch))
+	outs := make([][]float32, len(batch))
+	for j, s := range batch {
+		it := &s.r.items[s.k]
+		seqs[j], outs[j] = it.ids, s.r.out[it.i]
 	}
-	if len(live) == 0 {
-		return
-	}
-	seqs := make([][]int64, len(live))
-	outs := make([][]float32, len(live))
-	for k, it := range live {
-		seqs[k], outs[k] = it.ids, it.req.out[it.i]
-	}
-	if err := w.m.run(seqs, outs); err != nil {
-		for _, it := range live {
-			w.finish(it.req, err)
-		}
-		return
-	}
-	for _, it := range live {
-		r := it.req
-		r.left--
-		w.pending.Add(-1)
-		if r.left == 0 {
-			w.finish(r, nil)
+	err := w.m.run(seqs, outs)
+	for _, s := range batch {
+		s.r.items[s.k].ids = nil // run: the window's memory shrinks as it goes
+		switch {
+		case s.r.finished:
+		case err != nil:
+			w.finish(s.r, err)
+		default:
+			s.r.left--
+			w.pending.Add(-1)
+			if s.r.left == 0 {
+				w.finish(s.r, nil)
+			}
 		}
 	}
 }

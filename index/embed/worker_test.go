@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -139,40 +140,172 @@ func mustEmbedVia(t *testing.T, w *Worker, text string) []float32 {
 	return vs[0]
 }
 
-func TestWorker_QueriesGoFirst(t *testing.T) {
-	w, m := mustNewWorker(t, Options{MaxBatch: 4})
-	var order []bool // per run: did it hold the query?
-	const query = "find the note about query priority"
-	queryLen := len(m.encode(query, true))
-	m.beforeRun = func(batch, seqLen int) { order = append(order, batch == 1 && seqLen == queryLen) }
+// runLog records the shape of every run through Model.beforeRun and can
+// hold the worker inside one run (the batch in flight) until released.
+type runLog struct {
+	mu      sync.Mutex
+	shapes  [][2]int // [batch, seqLen] per run, in run order
+	holdAt  int      // 1-based run to hold the worker in; 0: none
+	held    chan struct{}
+	release func() // lets the held run go on; idempotent
+}
 
-	docs := make([]string, 200)
-	for i := range docs {
-		docs[i] = fmt.Sprintf("document %d with a few words in it, enough of them to differ", i)
-	}
-	done := make(chan error, 1)
-	go func() { _, err := w.Embed(context.Background(), docs, false); done <- err }()
-	for w.Pending() == 0 { // the documents are queued
-		time.Sleep(time.Millisecond)
-	}
-	if _, err := w.Embed(context.Background(), []string{query}, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	// The query ran right after the batch in flight, not after the 50
-	// document batches.
-	for i, q := range order {
-		if q {
-			t.Logf("query ran as run %d of %d", i, len(order))
-			if after := len(order) - 1 - i; after < 40 {
-				t.Errorf("query ran as run %d of %d: only %d document batches after it", i, len(order), after)
-			}
-			return
+func newRunLog(t *testing.T, m *Model, holdAt int) *runLog {
+	resume := make(chan struct{})
+	l := &runLog{holdAt: holdAt, held: make(chan struct{}), release: sync.OnceFunc(func() { close(resume) })}
+	t.Cleanup(l.release) // before the worker's Close, which waits for the run
+	m.beforeRun = func(batch, seqLen int) {
+		l.mu.Lock()
+		l.shapes = append(l.shapes, [2]int{batch, seqLen})
+		n := len(l.shapes)
+		l.mu.Unlock()
+		if n == l.holdAt {
+			close(l.held)
+			<-resume
 		}
 	}
-	t.Fatalf("no run held only the query: %v", order)
+	return l
+}
+
+func (l *runLog) runs() [][2]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.shapes)
+}
+
+// waitPending waits until n texts are queued: submission does not wait for
+// the worker, so texts queue while a batch is in flight.
+func waitPending(t *testing.T, w *Worker, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for w.Pending() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("Pending = %d, want %d: texts were not queued while a batch was in flight", w.Pending(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// embedAsync runs EmbedAt in a goroutine; the channel yields its error.
+func embedAsync(ctx context.Context, w *Worker, texts []string, p Priority) <-chan error {
+	done := make(chan error, 1)
+	go func() { _, err := w.EmbedAt(ctx, texts, p); done <- err }()
+	return done
+}
+
+// backlog starts a Background request of n 64-token documents and returns
+// once the worker is held inside run holdAt, with the texts still queued.
+func backlog(t *testing.T, w *Worker, m *Model, n, holdAt int) (*runLog, <-chan error, int) {
+	t.Helper()
+	l := newRunLog(t, m, holdAt)
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = textOfTokens(t, m, 64, i)
+	}
+	done := embedAsync(context.Background(), w, docs, Background)
+	<-l.held
+	return l, done, w.Pending()
+}
+
+func TestWorker_QueryWaitsForOneBatch(t *testing.T) {
+	w, m := mustNewWorker(t, Options{})
+	// Default budget: 4 documents of 64 tokens per run, 50 runs queued.
+	const holdAt = 3
+	l, docsDone, queued := backlog(t, w, m, 200, holdAt)
+	var queries []<-chan error
+	for i := range 3 {
+		queries = append(queries, embedAsync(context.Background(), w, []string{textOfTokens(t, m, 8, i)}, Query))
+	}
+	waitPending(t, w, queued+3)
+	l.release()
+	for _, q := range queries {
+		if err := <-q; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-docsDone; err != nil {
+		t.Fatal(err)
+	}
+	runs := l.runs()
+	// The queries were queued while run holdAt was in flight: they ran
+	// together in the very next run, before the other 47 document runs.
+	at := slices.Index(runs, [2]int{3, 8})
+	if at != holdAt {
+		t.Fatalf("the three queries ran as run %d (0-based), want %d (right after the run in flight); runs %v", at, holdAt, runs)
+	}
+	docRuns := 0
+	for i, r := range runs {
+		if i != at {
+			if r != [2]int{4, 64} {
+				t.Errorf("run %d = %v, want [4 64] (documents only)", i, r)
+			}
+			docRuns++
+		}
+	}
+	if docRuns != 50 {
+		t.Errorf("%d document runs, want 50", docRuns)
+	}
+}
+
+func TestWorker_CancelledQueryDropped(t *testing.T) {
+	w, m := mustNewWorker(t, Options{})
+	const holdAt = 2
+	l, docsDone, queued := backlog(t, w, m, 40, holdAt)
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := embedAsync(ctx, w, []string{textOfTokens(t, m, 12, 0)}, Query)
+	waitPending(t, w, queued+1)
+	cancel()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled query: %v, want context.Canceled", err)
+	}
+	live := embedAsync(context.Background(), w, []string{textOfTokens(t, m, 8, 1)}, Query)
+	waitPending(t, w, queued+2) // the cancelled query is still queued
+	l.release()
+	if err := <-live; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-docsDone; err != nil {
+		t.Fatal(err)
+	}
+	runs := l.runs()
+	if runs[holdAt] != [2]int{1, 8} {
+		t.Errorf("run after the one in flight = %v, want [1 8] (the live query alone)", runs[holdAt])
+	}
+	for i, r := range runs {
+		if r[1] == 12 {
+			t.Errorf("run %d = %v: the cancelled query ran", i, r)
+		}
+	}
+	if n := w.Pending(); n != 0 {
+		t.Errorf("Pending = %d after every caller returned, want 0", n)
+	}
+}
+
+func TestWorker_PromptAheadOfBackground(t *testing.T) {
+	w, m := mustNewWorker(t, Options{})
+	const holdAt = 2
+	l, docsDone, queued := backlog(t, w, m, 40, holdAt)
+	prompt := make([]string, 6)
+	for i := range prompt {
+		prompt[i] = textOfTokens(t, m, 32, i)
+	}
+	reembed := embedAsync(context.Background(), w, prompt, Prompt)
+	waitPending(t, w, queued+6)
+	query := embedAsync(context.Background(), w, []string{textOfTokens(t, m, 8, 0)}, Query)
+	waitPending(t, w, queued+7)
+	l.release()
+	for _, c := range []<-chan error{reembed, query, docsDone} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// After the run in flight: the query (queued last), then the prompt
+	// documents in one run, then the backlog.
+	runs := l.runs()
+	want := [][2]int{{4, 64}, {4, 64}, {1, 8}, {6, 32}, {4, 64}}
+	if !slices.Equal(runs[:len(want)], want) {
+		t.Errorf("runs %v, want them to start %v", runs, want)
+	}
 }
 
 func TestWorker_Cancel(t *testing.T) {
@@ -206,6 +339,9 @@ func TestWorker_Close(t *testing.T) {
 	}
 	if _, err := w.Embed(context.Background(), []string{"before close"}, false); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := w.EmbedAt(context.Background(), []string{"x"}, numPriorities); err == nil || !strings.Contains(err.Error(), "unknown priority") {
+		t.Fatalf("EmbedAt with priority %d: %v, want unknown priority", numPriorities, err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

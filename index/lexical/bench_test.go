@@ -3,6 +3,7 @@ package lexical
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -221,7 +222,7 @@ func BenchmarkIndex_Search(b *testing.B) {
 		name string
 		qs   []string
 		f    Filter
-		fn   func(string, Filter, int) ([]Hit, error)
+		fn   func(context.Context, string, Filter, int) ([]Hit, error)
 	}{
 		{"bm25", words, Filter{}, x.SearchBM25},
 		{"bm25/filtered", words, scoped, x.SearchBM25},
@@ -235,7 +236,7 @@ func BenchmarkIndex_Search(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				q := c.qs[i%len(c.qs)]
 				t0 := time.Now()
-				if _, err := c.fn(q, c.f, 10); err != nil {
+				if _, err := c.fn(context.Background(), q, c.f, 10); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t0))

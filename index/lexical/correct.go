@@ -55,7 +55,9 @@ var errNoFuzzy = errors.New("lexical: index reader has no fuzzy dictionary")
 // the same document's text_tri field. The candidate found in most documents
 // wins, then the one closest to the typed word. When none qualifies the
 // stem itself is returned.
-func (x *Index) Correct(q string) (corrected string, ok bool, err error) {
+//
+// Correct stops with ctx's error once ctx ends.
+func (x *Index) Correct(ctx context.Context, q string) (corrected string, ok bool, err error) {
 	if strings.TrimSpace(q) == "" {
 		return q, false, nil
 	}
@@ -87,11 +89,14 @@ func (x *Index) Correct(q string) (corrected string, ok bool, err error) {
 	if !isFuzzy {
 		return "", false, errNoFuzzy
 	}
-	c := &corrector{bi: bi, r: r, fz: fz, an: an, tri: tri, surfaces: map[string]string{}}
+	c := &corrector{ctx: ctx, bi: bi, r: r, fz: fz, an: an, tri: tri, surfaces: map[string]string{}}
 
 	var b strings.Builder
 	last := 0
 	for _, t := range tok.Tokenize([]byte(q)) {
+		if err := ctx.Err(); err != nil {
+			return "", false, err
+		}
 		word := q[t.Start:t.End]
 		repl, err := c.word(word)
 		if err != nil {
@@ -114,6 +119,7 @@ func (x *Index) Correct(q string) (corrected string, ok bool, err error) {
 
 // corrector holds what one Correct call needs.
 type corrector struct {
+	ctx      context.Context
 	bi       bleve.Index
 	r        index.IndexReader
 	fz       index.IndexReaderFuzzy
@@ -161,15 +167,7 @@ func (c *corrector) word(word string) (string, error) {
 
 // docFreq returns the number of live documents with term in field.
 func (c *corrector) docFreq(field, term string) (uint64, error) {
-	tfr, err := c.r.TermFieldReader(context.Background(), []byte(term), field, false, false, false)
-	if err != nil {
-		return 0, fmt.Errorf("term %s:%q: %w", field, term, err)
-	}
-	n := tfr.Count()
-	if err := tfr.Close(); err != nil {
-		return 0, fmt.Errorf("term %s:%q: %w", field, term, err)
-	}
-	return n, nil
+	return docFreq(c.ctx, c.r, field, term)
 }
 
 // nearest returns the text term within fuzz edits of term with the highest
@@ -191,7 +189,12 @@ func (c *corrector) nearest(term string, fuzz int) (string, error) {
 		bestDF uint64
 		bestD  uint8
 	)
-	for {
+	for n := 0; ; n++ {
+		if n%256 == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return "", err
+			}
+		}
 		e, err := fd.Next()
 		if err != nil {
 			return "", fmt.Errorf("fuzzy dictionary: %w", err)
@@ -317,7 +320,7 @@ func (c *corrector) surface(stem, typed string) (string, error) {
 func (c *corrector) occurrenceLengths(q query.Query, stem string) (map[int]int, error) {
 	req := bleve.NewSearchRequestOptions(q, surfaceDocs, 0, false)
 	req.IncludeLocations = true
-	res, err := c.bi.Search(req)
+	res, err := c.bi.SearchInContext(c.ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("surface of %q: %w", stem, err)
 	}

@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestIndex_Correct(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok, err := x.Correct(tt.q)
+			got, ok, err := x.Correct(context.Background(), tt.q)
 			if err != nil {
 				t.Fatalf("Correct(%q): %v", tt.q, err)
 			}
@@ -73,7 +74,7 @@ func TestIndex_Correct_StemsToIndexedTerm(t *testing.T) {
 		{ID: "b", Text: "Algorithms sort."},
 		{ID: "c", Text: "algorithmic thinking"},
 	}, nil, 1)
-	got, ok, err := x.Correct("algoritm")
+	got, ok, err := x.Correct(context.Background(), "algoritm")
 	if err != nil || !ok {
 		t.Fatalf("Correct = %q, %v, %v; want a correction", got, ok, err)
 	}
@@ -102,7 +103,7 @@ func TestIndex_Correct_QuickBrownFox(t *testing.T) {
 		{"qucik", "quick", true},
 	}
 	for _, tt := range tests {
-		got, ok, err := x.Correct(tt.q)
+		got, ok, err := x.Correct(context.Background(), tt.q)
 		if err != nil {
 			t.Fatalf("Correct(%q): %v", tt.q, err)
 		}
@@ -120,7 +121,7 @@ func TestIndex_Correct_Closed(t *testing.T) {
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := x.Correct("algoritm"); !errors.Is(err, ErrClosed) {
+	if _, _, err := x.Correct(context.Background(), "algoritm"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Correct after Close: err = %v, want ErrClosed", err)
 	}
 }

@@ -48,6 +48,11 @@
 // field values are OR-ed, fields are AND-ed, and all listed tags are
 // required.
 //
+// Query cost grows with the query's terms: a match query holds one term
+// query per word, the substring leg one per trigram. KeyTerms reduces a
+// long text to its rarest words first, and every search takes a context
+// that Bleve's collector polls, so an abandoned search stops.
+//
 // # Caveats
 //
 //   - Bleve's BM25 differs from the textbook one: the term frequency fed in

@@ -1,6 +1,7 @@
 package lexical_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
@@ -29,11 +30,11 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	hits, _ := x.SearchBM25("running", lexical.Filter{PathPrefixes: []string{"notes:/react"}}, 10)
+	hits, _ := x.SearchBM25(context.Background(), "running", lexical.Filter{PathPrefixes: []string{"notes:/react"}}, 10)
 	for _, h := range hits {
 		fmt.Println("bm25:", h.ID, h.Locations["text"])
 	}
-	hits, _ = x.SearchSubstring("useEff", lexical.Filter{Tags: []string{"react"}}, 10)
+	hits, _ = x.SearchSubstring(context.Background(), "useEff", lexical.Filter{Tags: []string{"react"}}, 10)
 	for _, h := range hits {
 		fmt.Println("substring:", h.ID)
 	}

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -355,8 +356,8 @@ func (x *Index) Close() error {
 // analysis and stemming over text, heading (boost HeadingBoost) and title
 // (boost TitleBoost); any query word may match. f is applied inside the
 // query, before the top k are chosen. k <= 0 or a query without indexable
-// words returns no hits.
-func (x *Index) SearchBM25(q string, f Filter, k int) ([]Hit, error) {
+// words returns no hits. The search stops with ctx's error once ctx ends.
+func (x *Index) SearchBM25(ctx context.Context, q string, f Filter, k int) ([]Hit, error) {
 	if k <= 0 || strings.TrimSpace(q) == "" {
 		return nil, nil
 	}
@@ -387,7 +388,7 @@ func (x *Index) SearchBM25(q string, f Filter, k int) ([]Hit, error) {
 		m.SetBoost(fl.boost)
 		legs = append(legs, m)
 	}
-	return x.search("bm25", bleve.NewDisjunctionQuery(legs...), f, k)
+	return x.search(ctx, "bm25", bleve.NewDisjunctionQuery(legs...), f, k)
 }
 
 // SearchSubstring returns the top k chunks whose text or heading (boost
@@ -398,8 +399,9 @@ func (x *Index) SearchBM25(q string, f Filter, k int) ([]Hit, error) {
 // is a candidate: the grams need not be contiguous in the document. Hits
 // carry no Locations (the trigram fields have no term vectors; the caller
 // can find the literal query in its text). A query with no word of 3+
-// characters returns no hits.
-func (x *Index) SearchSubstring(q string, f Filter, k int) ([]Hit, error) {
+// characters returns no hits. The search stops with ctx's error once ctx
+// ends.
+func (x *Index) SearchSubstring(ctx context.Context, q string, f Filter, k int) ([]Hit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
@@ -439,10 +441,10 @@ func (x *Index) SearchSubstring(q string, f Filter, k int) ([]Hit, error) {
 		c.SetBoost(fl.boost)
 		legs = append(legs, c)
 	}
-	return x.search("substring", bleve.NewDisjunctionQuery(legs...), f, k)
+	return x.search(ctx, "substring", bleve.NewDisjunctionQuery(legs...), f, k)
 }
 
-func (x *Index) search(leg string, main query.Query, f Filter, k int) ([]Hit, error) {
+func (x *Index) search(ctx context.Context, leg string, main query.Query, f Filter, k int) ([]Hit, error) {
 	fq, err := filterQuery(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", leg, err)
@@ -461,7 +463,8 @@ func (x *Index) search(leg string, main query.Query, f Filter, k int) ([]Hit, er
 	if err != nil {
 		return nil, err
 	}
-	res, err := bi.Search(req)
+	// Bleve's collector polls ctx every 1,024 candidates.
+	res, err := bi.SearchInContext(ctx, req)
 	done()
 	if err != nil {
 		return nil, fmt.Errorf("%s search: %w", leg, err)

@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -44,7 +45,7 @@ func ids(hits []Hit) []string {
 
 func mustBM25(t testing.TB, x *Index, q string, f Filter, k int) []Hit {
 	t.Helper()
-	hits, err := x.SearchBM25(q, f, k)
+	hits, err := x.SearchBM25(context.Background(), q, f, k)
 	if err != nil {
 		t.Fatalf("SearchBM25(%q): %v", q, err)
 	}
@@ -53,7 +54,7 @@ func mustBM25(t testing.TB, x *Index, q string, f Filter, k int) []Hit {
 
 func mustSubstring(t testing.TB, x *Index, q string, f Filter, k int) []Hit {
 	t.Helper()
-	hits, err := x.SearchSubstring(q, f, k)
+	hits, err := x.SearchSubstring(context.Background(), q, f, k)
 	if err != nil {
 		t.Fatalf("SearchSubstring(%q): %v", q, err)
 	}
@@ -284,7 +285,7 @@ func TestIndex_Search_PathPrefix(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			hits, err := x.SearchBM25("word", tc.f, 10)
+			hits, err := x.SearchBM25(context.Background(), "word", tc.f, 10)
 			if tc.wantErr {
 				if !errors.Is(err, ErrInvalidFilter) {
 					t.Fatalf("err = %v, want ErrInvalidFilter", err)
@@ -494,10 +495,10 @@ func TestIndex_ConcurrentApplyAndSearch(t *testing.T) {
 		done <- nil
 	}()
 	for range 50 {
-		if _, err := x.SearchBM25("concurrent reads", Filter{Drives: []string{"disk"}}, 5); err != nil {
+		if _, err := x.SearchBM25(context.Background(), "concurrent reads", Filter{Drives: []string{"disk"}}, 5); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := x.SearchSubstring("current", Filter{}, 5); err != nil {
+		if _, err := x.SearchSubstring(context.Background(), "current", Filter{}, 5); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -158,10 +158,11 @@ func (v *vectorLeg) Vectors(ids []uint64) ([][]float32, error) {
 	return v.store.ChunkVectors(context.Background(), refs)
 }
 
-// apply makes the leg hold exactly d's current vectors.
+// apply makes the leg hold d's current vectors: those of the chunks d
+// holds and, once d reaches the item's last chunk, none past it.
 func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
 	en := v.cat.byID[d.ItemID]
-	if !d.Exists || len(d.Chunks) == 0 {
+	if !d.Exists || d.Total == 0 {
 		if en != nil {
 			for i := range en.rows {
 				v.idx.Delete(vectorID(en.ord, i))
@@ -174,10 +175,10 @@ func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
 		en = v.cat.add(d.ItemID)
 	}
 	en.drive, en.path, en.mime, en.tags = d.Drive, d.Path, d.Mime, d.Tags
-	n := min(len(d.Chunks), maxVectorChunks)
-	for i := range n {
+	end := min(d.From+len(d.Chunks), maxVectorChunks)
+	for i := d.From; i < end; i++ {
 		id := vectorID(en.ord, i)
-		if vec := d.Chunks[i].Vector; vec != nil {
+		if vec := d.Chunks[i-d.From].Vector; vec != nil {
 			if err := v.idx.Upsert(id, vec); err != nil {
 				log.Error("vector not indexed", "item", d.ItemID, "chunk", i, "err", err)
 				v.idx.Delete(id)
@@ -186,6 +187,11 @@ func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
 			v.idx.Delete(id)
 		}
 	}
+	if d.More || d.From+len(d.Chunks) < d.Total {
+		en.rows = max(en.rows, end)
+		return
+	}
+	n := min(d.Total, maxVectorChunks)
 	for i := n; i < en.rows; i++ {
 		v.idx.Delete(vectorID(en.ord, i))
 	}

@@ -10,10 +10,19 @@
 // applies it, so a crash at any point is repaired by applying again. Bleve
 // records its applied sequence in every batch; the vector matrix is saved to
 // a snapshot file with its sequence now and then and on Close, and the outbox
-// is trimmed only below what both have made durable.
+// is trimmed only below what both have made durable. Doctor compares the
+// indexes with the store at one outbox sequence: on that goroutine, it pins
+// a read of the store (vfs.Store.Pin) and applies entries up to exactly the
+// pinned sequence from it before comparing; Doctor and Reindex stop when
+// their caller's context ends.
 //
 // A query runs the legs concurrently with every filter inside candidate
 // generation, fuses them with weighted reciprocal rank fusion on chunk ids,
 // caps chunks per item, cuts snippets around the real match positions and
 // fills a token budget.
+//
+// Every request is bounded (Limits, refused with a *LimitError). A long
+// query text is searched by its key terms (lexical.Index.KeyTerms), so a
+// pasted page costs about what a short query does, and every leg, the typo
+// correction and the snippets stop once the request's context ends.
 package search

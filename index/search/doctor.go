@@ -18,34 +18,58 @@ type DoctorReport struct {
 	OutboxSeq, AppliedSeq      uint64
 }
 
-// Doctor catches the indexes up with the outbox, then verifies the store
-// file and compares every chunk of the store with both indexes. Whatever
-// disagrees is drift and is listed; `Reindex` repairs it.
+// Doctor verifies the store file and compares every chunk of the store with
+// both indexes, at one outbox sequence: it pins a read of the store, brings
+// the indexes to exactly that sequence from the pinned read, and compares
+// before applying anything newer. Writes go on meanwhile (they wait only
+// while the store's pages are checked, which comes first); the indexes apply
+// them once Doctor is done. Whatever disagrees is drift and is listed;
+// `Reindex` repairs it. Doctor stops with ctx's error when ctx ends.
 func (e *Engine) Doctor(ctx context.Context) (DoctorReport, error) {
 	var rep DoctorReport
+	// The store's own checks are exact in their own transactions; they run
+	// here, not on the run goroutine, so the indexes keep applying meanwhile.
+	storeErr := e.store.Verify(ctx)
+	if err := ctx.Err(); err != nil {
+		return DoctorReport{}, err
+	}
 	err := e.do(ctx, func(c context.Context) error {
-		for {
-			more, err := e.pass(c)
-			if err != nil {
+		e.setChecking(true)
+		defer e.setChecking(false)
+		pc, release, err := e.store.Pin(c)
+		if err != nil {
+			return err
+		}
+		defer release()
+		for more := true; more; {
+			if more, err = e.catchUp(pc); err != nil {
 				return err
 			}
-			if !more {
-				break
-			}
 		}
-		rep = e.check(c)
-		return nil
+		rep, err = e.check(pc)
+		return err
 	})
-	return rep, err
+	if err != nil {
+		// fn may still be running (it stops soon): rep is not the caller's.
+		return DoctorReport{}, err
+	}
+	if storeErr != nil {
+		rep.Problems = append([]string{fmt.Sprintf("store: %v", storeErr)}, rep.Problems...)
+	}
+	return rep, nil
 }
 
-// check runs on the run goroutine with the indexes caught up.
-func (e *Engine) check(ctx context.Context) DoctorReport {
+func (e *Engine) setChecking(on bool) {
+	e.mu.Lock()
+	e.state.Checking = on
+	e.mu.Unlock()
+}
+
+// check runs on the run goroutine with the indexes caught up with the store
+// that ctx pins. It returns an error only when ctx ended.
+func (e *Engine) check(ctx context.Context) (DoctorReport, error) {
 	var rep DoctorReport
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
-	if err := e.store.Verify(ctx); err != nil {
-		problem("store: %v", err)
-	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	var missingLex, missingVec, extraVec []string
@@ -55,7 +79,8 @@ func (e *Engine) check(ctx context.Context) DoctorReport {
 		if e.vec != nil {
 			en = e.vec.cat.byID[d.ItemID]
 		}
-		for i, ch := range d.Chunks {
+		for j, ch := range d.Chunks {
+			i := d.From + j
 			id := ChunkID(d.ItemID, i)
 			if ok, err := e.lex.Has(id); err != nil {
 				return err
@@ -78,6 +103,9 @@ func (e *Engine) check(ctx context.Context) DoctorReport {
 		}
 		return nil
 	})
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
 	if err != nil {
 		problem("scan store: %v", err)
 	}
@@ -111,8 +139,8 @@ func (e *Engine) check(ctx context.Context) DoctorReport {
 	if e.vec != nil && rep.VectorChunks != rep.StoreVectors {
 		problem("vector index holds %d vectors, the store %d", rep.VectorChunks, rep.StoreVectors)
 	}
-	if rep.AppliedSeq < rep.OutboxSeq {
+	if rep.AppliedSeq != rep.OutboxSeq {
 		problem("indexes applied the outbox up to %d of %d", rep.AppliedSeq, rep.OutboxSeq)
 	}
-	return rep
+	return rep, nil
 }

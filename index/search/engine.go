@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,13 +21,15 @@ const (
 	// applyBatch is how many outbox entries one pass applies: one Bleve batch
 	// and one short hold of the vector lock.
 	applyBatch = 2048
-	// applyChunks bounds the chunks of one pass (unless its first item alone
-	// has more): Bleve holds every token of a batch in memory while it
-	// analyses it, trigram positions included, and 2,048 long documents
-	// took gigabytes.
+	// applyChunks and applyBytes bound the chunks one Bleve batch holds, and
+	// their text: Bleve holds every token of a batch in memory while it
+	// analyses it, trigram positions included (some 50 bytes a byte of
+	// text); 2,048 long documents took gigabytes, one 60 MB item 6 GB. An
+	// item larger than that is read and indexed in steps. Rebuilds batch
+	// the same way. At 1 MiB a batch a 60 MB item peaked at 434 MiB
+	// resident, at 256 KiB at 297 MiB, in about the same time.
 	applyChunks = 4096
-	// rebuildBatch is how many chunks a rebuild hands Bleve at once.
-	rebuildBatch = 4096
+	applyBytes  = 256 << 10
 	// trimEvery is how many applied entries accumulate before the outbox is trimmed.
 	trimEvery = 4096
 	// After a write wakes the applier it waits a moment so that one Bleve
@@ -53,6 +56,8 @@ type Options struct {
 	// SnapshotEvery is how often a snapshot is written while any entry is
 	// unsaved; 0 means 5 minutes.
 	SnapshotEvery time.Duration
+	// Limits bound every request; zero fields take DefaultLimits.
+	Limits Limits
 }
 
 // Engine keeps the search indexes of a store and answers queries. Its
@@ -92,6 +97,9 @@ type State struct {
 	Model string
 	// Rebuilding is set while an index is rebuilt from the store.
 	Rebuilding bool
+	// Checking is set while Doctor compares the indexes with the store;
+	// they apply no changes meanwhile.
+	Checking bool
 }
 
 type modelSpec struct {
@@ -112,6 +120,7 @@ func Open(store *vfs.Store, opts Options) (*Engine, error) {
 	if opts.SnapshotEvery == 0 {
 		opts.SnapshotEvery = 5 * time.Minute
 	}
+	opts.Limits = opts.Limits.withDefaults()
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("index dir: %w", err)
 	}
@@ -259,7 +268,13 @@ func (e *Engine) run(ctx context.Context) {
 func (e *Engine) do(ctx context.Context, fn func(context.Context) error) error {
 	errc := make(chan error, 1)
 	select {
-	case e.reqs <- func(c context.Context) { errc <- fn(c) }:
+	case e.reqs <- func(c context.Context) {
+		// fn stops when the caller leaves as well as when the engine closes.
+		fc, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(c, cancel)()
+		errc <- fn(fc)
+	}:
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-e.stopped:
@@ -275,11 +290,7 @@ func (e *Engine) do(ctx context.Context, fn func(context.Context) error) error {
 
 // pass does one unit of index work and reports whether more is waiting.
 func (e *Engine) pass(ctx context.Context) (bool, error) {
-	if e.rebuildLex || e.rebuildVec {
-		_, err := e.rebuild(ctx, e.rebuildLex, e.rebuildVec)
-		return err == nil, err
-	}
-	more, err := e.applyChanges(ctx)
+	more, err := e.catchUp(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -287,6 +298,16 @@ func (e *Engine) pass(ctx context.Context) (bool, error) {
 		e.log.Error("vector snapshot failed", "err", err)
 	}
 	return more, e.maybeTrim(ctx, more)
+}
+
+// catchUp rebuilds an index that needs it, else applies the next batch of
+// outbox entries, and reports whether more is waiting.
+func (e *Engine) catchUp(ctx context.Context) (bool, error) {
+	if e.rebuildLex || e.rebuildVec {
+		_, err := e.rebuild(ctx, e.rebuildLex, e.rebuildVec)
+		return err == nil, err
+	}
+	return e.applyChanges(ctx)
 }
 
 // applyChanges applies the next batch of outbox entries to whichever index
@@ -312,45 +333,84 @@ func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
 		e.lastBatch = 0
 		return false, nil
 	}
-	// Items in order of their first change, and where that change is.
-	var ids []string
-	first := map[string]int{}
+	// What each item needs, in order of its first change.
+	byID := map[string]*itemChange{}
+	var need []*itemChange
 	for i, c := range changes {
-		if _, ok := first[c.ItemID]; !ok {
-			first[c.ItemID] = i
-			ids = append(ids, c.ItemID)
+		ch := byID[c.ItemID]
+		if ch == nil {
+			ch = &itemChange{first: i, from: math.MaxInt}
+			byID[c.ItemID] = ch
+		}
+		ch.prev = max(ch.prev, c.PrevChunks)
+		lex := c.Seq > e.lexSeq && !c.VectorsOnly
+		vec := e.vec != nil && c.Seq > e.vecSeq
+		if (lex || vec) && !ch.lex && !ch.vec {
+			need = append(need, ch)
+		}
+		ch.lex, ch.vec = ch.lex || lex, ch.vec || vec
+		switch {
+		case lex || vec && !c.VectorsOnly:
+			ch.all = true
+		case vec:
+			ch.from, ch.to = min(ch.from, c.VectorsFrom), max(ch.to, c.VectorsTo)
 		}
 	}
-	docs, err := e.store.IndexDocs(ctx, ids, e.vec != nil)
+	reads := make([]vfs.IndexRead, len(need))
+	for i, ch := range need {
+		reads[i] = ch.read(changes[ch.first].ItemID)
+	}
+	docs, err := e.store.IndexDocs(ctx, reads, e.vec != nil, applyChunks, applyBytes)
 	if err != nil {
 		return false, err
 	}
 	full := len(changes) == applyBatch
-	chunks := 0
-	for j, d := range docs {
-		if chunks += len(d.Chunks); chunks > applyChunks && j > 0 {
-			// Stop before this item's first change; the rest is the next pass.
-			changes, docs, full = changes[:first[ids[j]]], docs[:j], true
-			break
-		}
+	if len(docs) < len(reads) {
+		// Stop before the first change of the first item not read; the
+		// rest is the next pass.
+		changes, full = changes[:need[len(docs)].first], true
 	}
 	e.lastBatch = len(changes)
-	type change struct {
-		prev     int
-		lex, vec bool
-	}
-	byID := map[string]*change{}
-	for _, c := range changes {
-		ch := byID[c.ItemID]
-		if ch == nil {
-			ch = &change{}
-			byID[c.ItemID] = ch
-		}
-		ch.prev = max(ch.prev, c.PrevChunks)
-		ch.lex = ch.lex || (c.Seq > e.lexSeq && !c.VectorsOnly)
-		ch.vec = ch.vec || c.Seq > e.vecSeq
-	}
 	last := changes[len(changes)-1].Seq
+	for {
+		// An item larger than one batch comes in steps; only the last
+		// step records the pass as applied.
+		step := len(docs) > 0 && docs[len(docs)-1].More
+		if err := e.applyDocs(docs, byID, last, !step); err != nil {
+			return false, err
+		}
+		if !step {
+			return full, nil
+		}
+		d := docs[0]
+		r := byID[d.ItemID].read(d.ItemID)
+		r.From = d.From + len(d.Chunks)
+		if docs, err = e.store.IndexDocs(ctx, []vfs.IndexRead{r}, e.vec != nil, applyChunks, applyBytes); err != nil {
+			return false, err
+		}
+	}
+}
+
+// itemChange is what one pass must apply of an item.
+type itemChange struct {
+	first    int  // index of its first change in the pass
+	prev     int  // most chunk records it had before a change
+	lex, vec bool // which indexes need it
+	all      bool // every chunk, else only the vectors of chunks [from, to)
+	from, to int
+}
+
+func (ch *itemChange) read(id string) vfs.IndexRead {
+	if ch.all {
+		return vfs.IndexRead{ItemID: id}
+	}
+	return vfs.IndexRead{ItemID: id, From: ch.from, To: ch.to}
+}
+
+// applyDocs applies docs to the indexes that need them. With final set they
+// complete the pass and last is recorded as applied; else they are one step
+// of a large item, which a restart applies again.
+func (e *Engine) applyDocs(docs []vfs.IndexDoc, byID map[string]*itemChange, last uint64, final bool) error {
 	if last > e.lexSeq {
 		var up []lexical.Doc
 		var del []string
@@ -360,27 +420,35 @@ func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
 				continue
 			}
 			up = appendLexDocs(up, d)
-			for i := len(d.Chunks); i < ch.prev; i++ {
-				del = append(del, ChunkID(d.ItemID, i))
+			if !d.More {
+				for i := d.Total; i < ch.prev; i++ {
+					del = append(del, ChunkID(d.ItemID, i))
+				}
 			}
 		}
-		if err := e.lex.Apply(up, del, last); err != nil {
-			return false, err
+		seq := e.lexSeq
+		if final {
+			seq = last
 		}
-		e.lexSeq = last
+		if err := e.lex.Apply(up, del, seq); err != nil {
+			return err
+		}
+		e.lexSeq = seq
 	}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.vec != nil && last > e.vecSeq {
 		for _, d := range docs {
 			if byID[d.ItemID].vec {
 				e.vec.apply(d, e.log)
 			}
 		}
-		e.vecSeq = last
+		if final {
+			e.vecSeq = last
+		}
 	}
 	e.refreshState()
-	e.mu.Unlock()
-	return full, nil
+	return nil
 }
 
 // refreshState updates e.state; the caller holds e.mu.
@@ -392,7 +460,7 @@ func (e *Engine) refreshState() {
 		vn = int64(e.vec.idx.Len())
 	}
 	ln, _ := e.lex.Count()
-	e.state = State{AppliedSeq: applied, LexicalChunks: int64(ln), VectorChunks: vn, Model: e.model, Rebuilding: e.state.Rebuilding}
+	e.state = State{AppliedSeq: applied, LexicalChunks: int64(ln), VectorChunks: vn, Model: e.model, Rebuilding: e.state.Rebuilding, Checking: e.state.Checking}
 }
 
 // ChunkID names chunk i of an item, as results and the lexical index show it.
@@ -411,11 +479,20 @@ func parseChunkID(id string) (itemID string, i int, ok bool) {
 func appendLexDocs(up []lexical.Doc, d vfs.IndexDoc) []lexical.Doc {
 	for i, c := range d.Chunks {
 		up = append(up, lexical.Doc{
-			ID: ChunkID(d.ItemID, i), Text: c.Text, Heading: c.Heading, Title: d.Title,
+			ID: ChunkID(d.ItemID, d.From+i), Text: c.Text, Heading: c.Heading, Title: d.Title,
 			Drive: d.Drive, Path: d.Path, Mime: d.Mime, Tags: d.Tags,
 		})
 	}
 	return up
+}
+
+// textBytes is the chunk text d holds.
+func textBytes(d vfs.IndexDoc) int {
+	n := 0
+	for _, c := range d.Chunks {
+		n += len(c.Text)
+	}
+	return n
 }
 
 // useModel switches the vector leg to model m: from its snapshot when one
@@ -459,7 +536,11 @@ func (e *Engine) Reindex(ctx context.Context) (RebuildResult, error) {
 		res, err = e.rebuild(c, true, e.vec != nil)
 		return err
 	})
-	return res, err
+	if err != nil {
+		// The rebuild may still be stopping: res is not the caller's.
+		return RebuildResult{}, err
+	}
+	return res, nil
 }
 
 // rebuild reads every indexed item of the store in one snapshot and builds
@@ -492,22 +573,26 @@ func (e *Engine) rebuild(ctx context.Context, lex, vec bool) (RebuildResult, err
 		nv = newVectorLeg(e.dims, e.store)
 	}
 	var pending []lexical.Doc
+	var pendingBytes int
 	seq, err := e.store.ScanIndexDocs(ctx, vec, func(d vfs.IndexDoc) error {
 		if nl != nil {
-			pending = appendLexDocs(pending, d)
-			if len(pending) >= rebuildBatch {
+			if n := len(d.Chunks); len(pending) > 0 && (len(pending)+n > applyChunks || pendingBytes+textBytes(d) > applyBytes) {
 				res.LexicalChunks += int64(len(pending))
 				if err := nl.Apply(pending, nil, 0); err != nil {
 					return err
 				}
-				pending = pending[:0]
+				pending, pendingBytes = pending[:0], 0
 			}
+			pending, pendingBytes = appendLexDocs(pending, d), pendingBytes+textBytes(d)
 		}
 		if nv != nil {
 			nv.apply(d, e.log)
 		}
 		return nil
 	})
+	if err == nil {
+		err = ctx.Err() // a caller that left gets no swap
+	}
 	if err == nil && nl != nil {
 		res.LexicalChunks += int64(len(pending))
 		// The sequence goes in last: a crash mid-rebuild leaves a new index

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -392,10 +393,10 @@ func TestEngine_RejectsBadQueries(t *testing.T) {
 		"empty query":   {Queries: []Query{{Text: "  "}}},
 		"wrong dims":    {Queries: []Query{{Vector: []float32{1, 2}}}},
 		"zero vector":   {Mode: Vector, Queries: []Query{{Vector: make([]float32, testDims)}}},
-		"limit too big": {Queries: []Query{{Text: "x"}}, Limit: MaxLimit + 1},
+		"limit too big": {Queries: []Query{{Text: "x"}}, Limit: DefaultLimits().MaxLimit + 1},
 		"bad prefix":    {Mode: BM25, Queries: []Query{{Text: "x"}}, Filter: lexical.Filter{PathPrefixes: []string{"nodrive"}}},
 	} {
-		if _, err := e.eng.Search(context.Background(), req); err == nil || !strings.Contains(err.Error(), "invalid query") {
+		if _, err := e.eng.Search(context.Background(), req); !errors.Is(err, ErrInvalidQuery) {
 			t.Errorf("%s: err = %v, want ErrInvalidQuery", name, err)
 		}
 	}
@@ -414,5 +415,79 @@ func TestEngine_TypoCorrectionWhenNothingMatches(t *testing.T) {
 	r = e.search(Request{Mode: BM25, Queries: []Query{{Text: "gardening"}}})
 	if r.Queries[0].Corrected != "" {
 		t.Fatalf("corrected a matching query to %q", r.Queries[0].Corrected)
+	}
+}
+
+// TestEngine_LargeItemInSteps writes items with more chunks than one pass
+// applies, so that the engine reads and indexes them in steps: every chunk
+// must reach both legs once, a shorter rewrite must drop the rest, vectors
+// saved a few at a time must arrive, and a rebuild must agree.
+func TestEngine_LargeItemInSteps(t *testing.T) {
+	e := newEnv(t)
+	paras := func(word string, n int) (string, [][]float32) {
+		var b strings.Builder
+		var vecs [][]float32
+		for i := range n {
+			fmt.Fprintf(&b, "%s%d paragraph\n\n", word, i)
+			vecs = append(vecs, unit(i, 0.1))
+		}
+		return b.String(), vecs
+	}
+	bm := func(q string) []string {
+		return refs(e.search(Request{Mode: BM25, Queries: []Query{{Text: q}}, MaxPerItem: 1}))
+	}
+	n := 2*applyChunks + 100
+	text, vecs := paras("big", n)
+	e.write("bulk:/big.md", text, vecs...)
+	e.sync()
+	if st := e.eng.State(); st.LexicalChunks != int64(n) || st.VectorChunks != int64(n) {
+		t.Fatalf("after a %d-chunk item: %d lexical, %d vector chunks", n, st.LexicalChunks, st.VectorChunks)
+	}
+	for _, q := range []string{"big0", fmt.Sprintf("big%d", applyChunks), fmt.Sprintf("big%d", n-1)} {
+		if got := bm(q); !slices.Equal(got, []string{"bulk:/big.md"}) {
+			t.Errorf("%s = %v, want the large item", q, got)
+		}
+	}
+
+	// Shorter, and without vectors: queued, then embedded in small steps.
+	m := applyChunks + 50
+	text, _ = paras("small", m)
+	e.write("bulk:/big.md", text)
+	e.sync()
+	if st := e.eng.State(); st.LexicalChunks != int64(m) || st.VectorChunks != 0 {
+		t.Fatalf("after rewriting with %d chunks: %d lexical, %d vector chunks", m, st.LexicalChunks, st.VectorChunks)
+	}
+	if got := bm(fmt.Sprintf("big%d", n-1)); len(got) != 0 {
+		t.Errorf("a chunk of the old content is still found: %v", got)
+	}
+	ctx := context.Background()
+	embedded := 0
+	for embedded < m/2 {
+		pending, err := e.store.PendingEmbeddings(ctx, 256)
+		if err != nil || len(pending) == 0 {
+			t.Fatalf("PendingEmbeddings = %d, %v", len(pending), err)
+		}
+		vs := make([][]float32, len(pending))
+		for i := range vs {
+			vs[i] = unit(embedded+i, 0.2)
+		}
+		if err := e.store.SaveEmbeddings(ctx, testModel, pending, vs); err != nil {
+			t.Fatal(err)
+		}
+		embedded += len(pending)
+	}
+	e.sync()
+	if st := e.eng.State(); st.LexicalChunks != int64(m) || st.VectorChunks != int64(embedded) {
+		t.Fatalf("after embedding %d chunks: %d lexical, %d vector chunks", embedded, st.LexicalChunks, st.VectorChunks)
+	}
+	if rep := mustDoctor(t, e.eng); len(rep.Problems) != 0 {
+		t.Fatalf("doctor: %s", fmtProblems(rep))
+	}
+	res, err := e.eng.Reindex(ctx)
+	if err != nil || res.LexicalChunks != int64(m) || res.VectorChunks != int64(embedded) {
+		t.Fatalf("Reindex = %+v, %v; want %d lexical and %d vector chunks", res, err, m, embedded)
+	}
+	if rep := mustDoctor(t, e.eng); len(rep.Problems) != 0 {
+		t.Fatalf("doctor after reindex: %s", fmtProblems(rep))
 	}
 }

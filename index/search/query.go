@@ -50,8 +50,6 @@ const (
 	DefaultMaxPerItem   = 3
 	DefaultRRFK         = 60
 	DefaultSnippetChars = 300
-	// MaxLimit bounds Limit: fusion keeps a few candidates per result.
-	MaxLimit = 1000
 )
 
 // ErrInvalidQuery marks a request that cannot be answered as given.
@@ -64,7 +62,8 @@ type Query struct {
 	Vector []float32
 }
 
-// Request is a batch of queries with shared options. Zero values mean the defaults.
+// Request is a batch of queries with shared options. Zero values mean the
+// defaults; the engine's Limits bound every dimension.
 type Request struct {
 	Queries      []Query
 	Mode         Mode
@@ -76,8 +75,9 @@ type Request struct {
 	RRFK         int
 	// Weights overrides per-leg weights; 0 disables a leg.
 	Weights map[Leg]float64
-	// EmbedQuery embeds query text with the store's model; nil when no
-	// model can run, which makes text-only queries fall back to BM25.
+	// EmbedQuery embeds query text with the store's model (which reads only
+	// what fits its window); nil when no model can run, which makes
+	// text-only queries fall back to BM25.
 	EmbedQuery func(ctx context.Context, text string) ([]float32, error)
 	// CountTokens counts model tokens of a snippet; nil estimates 4 bytes a token.
 	CountTokens func(string) int
@@ -95,6 +95,7 @@ type Response struct {
 // QueryReport says how one query was understood.
 type QueryReport struct {
 	Corrected  string // the corrected text used; "" if none
+	Reduced    string // the key terms the lexical legs used for a long text; "" if none
 	Candidates int    // distinct chunks the legs found
 }
 
@@ -112,6 +113,7 @@ type Result struct {
 	Mime, Heading      string
 	Snippet            string
 	Start, End         int // byte span in the item's content
+	StartLine, EndLine int // 1-based, inclusive lines of the span
 	Score              float64
 	Ranks              []LegRank
 	QueryIndexes       []int
@@ -129,17 +131,20 @@ type candidate struct {
 }
 
 // Search runs every query of req and returns fused, de-duplicated results.
+// A request over the engine's Limits is refused with a *LimitError. Every
+// leg stops soon after ctx ends, and Search then returns ctx's error.
 func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	if len(req.Queries) == 0 {
 		return Response{}, fmt.Errorf("%w: no queries", ErrInvalidQuery)
 	}
+	if req.Limit < 0 || req.TokenBudget < 0 || req.SnippetChars < 0 || req.MaxPerItem < 0 || req.RRFK < 0 {
+		return Response{}, fmt.Errorf("%w: limit, token budget, snippet length, chunks per item and RRF k must not be negative (0 means the default)", ErrInvalidQuery)
+	}
+	lim := e.opts.Limits
+	if err := lim.check(req); err != nil {
+		return Response{}, err
+	}
 	limit := cmp.Or(req.Limit, DefaultLimit)
-	if limit < 0 || limit > MaxLimit {
-		return Response{}, fmt.Errorf("%w: limit %d is outside 1..%d (0 means %d)", ErrInvalidQuery, req.Limit, MaxLimit, DefaultLimit)
-	}
-	if req.TokenBudget < 0 || req.SnippetChars < 0 || req.MaxPerItem < 0 || req.RRFK < 0 {
-		return Response{}, fmt.Errorf("%w: token budget, snippet length, chunks per item and RRF k must not be negative (0 means the default)", ErrInvalidQuery)
-	}
 	if err := req.Filter.Validate(); err != nil {
 		return Response{}, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
 	}
@@ -154,7 +159,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	perItem := cmp.Or(req.MaxPerItem, DefaultMaxPerItem)
 	// Enough candidates per leg that the per-item cap and the token budget
 	// still leave limit results.
-	depth := min(MaxLimit, max(50, 4*limit))
+	depth := min(max(1000, limit), max(50, 4*limit))
 
 	// The engine's lock is held only around index scans, never while a
 	// query waits for the embedder: index updates must not queue behind it.
@@ -169,7 +174,11 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		resp.Mode, resp.ModeReason = BM25, reason
 	}
 	merged := map[string]*candidate{}
+	words := map[string]bool{} // what snippets of vector-only hits highlight
 	for qi, q := range req.Queries {
+		if err := ctx.Err(); err != nil {
+			return Response{}, err
+		}
 		if strings.TrimSpace(q.Text) == "" && q.Vector == nil {
 			return Response{}, fmt.Errorf("%w: query %d has neither text nor vector", ErrInvalidQuery, qi)
 		}
@@ -184,6 +193,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 			return Response{}, err
 		}
 		resp.Queries[qi] = rep
+		addWords(words, cmp.Or(rep.Reduced, q.Text), lim.MaxQueryTerms)
 		for _, c := range cands {
 			m := merged[c.id]
 			if m == nil || c.fused > m.fused {
@@ -208,7 +218,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		return strings.Compare(a.id, b.id)
 	})
 	var err error
-	resp.Results, resp.TokensUsed, err = e.present(ctx, req, all, limit, perItem)
+	resp.Results, resp.TokensUsed, err = e.present(ctx, req, all, words, limit, perItem)
 	return resp, err
 }
 
@@ -243,26 +253,43 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 		}()
 	}
 	if lexical {
-		hits[LegBM25], hits[LegSubstring], errs[LegBM25] = e.lexicalLegs(q.Text, req.Filter, w, depth)
+		errs[LegBM25] = func() error {
+			// A long text (a pasted page) searches by its key terms: every
+			// lexical leg's cost grows with the terms it looks up.
+			text := q.Text
+			e.mu.RLock()
+			reduced, ok, err := e.lex.KeyTerms(ctx, text, e.opts.Limits.MaxQueryTerms)
+			e.mu.RUnlock()
+			if err != nil {
+				return err
+			}
+			if ok {
+				rep.Reduced, text = reduced, reduced
+			}
+			if hits[LegBM25], hits[LegSubstring], err = e.lexicalLegs(ctx, text, req.Filter, w, depth); err != nil {
+				return err
+			}
+			if len(hits[LegBM25]) > 0 || len(hits[LegSubstring]) > 0 {
+				return nil
+			}
+			// Nothing matched the words: try them spelled as the index has them.
+			e.mu.RLock()
+			fixed, ok, err := e.lex.Correct(ctx, text)
+			e.mu.RUnlock()
+			if err != nil || !ok {
+				return err
+			}
+			rep.Corrected = fixed
+			hits[LegBM25], hits[LegSubstring], err = e.lexicalLegs(ctx, fixed, req.Filter, w, depth)
+			return err
+		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs[:]...); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, rep, cerr
+		}
 		return nil, rep, err
-	}
-	if lexical && len(hits[LegBM25]) == 0 && len(hits[LegSubstring]) == 0 {
-		// Nothing matched the words: try them spelled as the index has them.
-		e.mu.RLock()
-		fixed, ok, err := e.lex.Correct(q.Text)
-		e.mu.RUnlock()
-		if err != nil {
-			return nil, rep, err
-		}
-		if ok {
-			rep.Corrected = fixed
-			if hits[LegBM25], hits[LegSubstring], err = e.lexicalLegs(fixed, req.Filter, w, depth); err != nil {
-				return nil, rep, err
-			}
-		}
 	}
 	byID := map[string]*candidate{}
 	var out []*candidate
@@ -299,7 +326,7 @@ type legHit struct {
 }
 
 // lexicalLegs runs BM25 and substring matching.
-func (e *Engine) lexicalLegs(text string, f lexical.Filter, w [numLegs]float64, depth int) (bm25, sub []legHit, err error) {
+func (e *Engine) lexicalLegs(ctx context.Context, text string, f lexical.Filter, w [numLegs]float64, depth int) (bm25, sub []legHit, err error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	convert := func(hs []lexical.Hit) []legHit {
@@ -316,13 +343,13 @@ func (e *Engine) lexicalLegs(text string, f lexical.Filter, w [numLegs]float64, 
 		go func() {
 			defer wg.Done()
 			var hs []lexical.Hit
-			hs, errS = e.lex.SearchSubstring(text, f, depth)
+			hs, errS = e.lex.SearchSubstring(ctx, text, f, depth)
 			sub = convert(hs)
 		}()
 	}
 	if w[LegBM25] > 0 {
 		var hs []lexical.Hit
-		hs, errB = e.lex.SearchBM25(text, f, depth)
+		hs, errB = e.lex.SearchBM25(ctx, text, f, depth)
 		bm25 = convert(hs)
 	}
 	wg.Wait()
@@ -355,7 +382,7 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 			return en != nil && m.match(en)
 		})
 	}
-	hs, err := e.vec.idx.Search(qv, depth, allow)
+	hs, err := e.vec.idx.SearchContext(ctx, qv, depth, allow)
 	if errors.Is(err, vector.ErrInvalid) || errors.Is(err, vector.ErrDims) {
 		return nil, fmt.Errorf("%w: query vector: %v", ErrInvalidQuery, err)
 	}
@@ -375,12 +402,11 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 // item, snippets, and the token budget (a result that does not fit is
 // skipped and later ones are tried). Candidates whose chunk no longer exists
 // (an index running behind the store) are dropped.
-func (e *Engine) present(ctx context.Context, req Request, all []*candidate, limit, perItem int) ([]Result, int, error) {
+func (e *Engine) present(ctx context.Context, req Request, all []*candidate, words map[string]bool, limit, perItem int) ([]Result, int, error) {
 	count := req.CountTokens
 	if count == nil {
 		count = func(s string) int { return (len(s) + 3) / 4 }
 	}
-	words := queryWords(req.Queries)
 	perItemSeen := map[string]int{}
 	var out []Result
 	used := 0
@@ -420,7 +446,8 @@ func (e *Engine) present(ctx context.Context, req Request, all []*candidate, lim
 			r := Result{
 				ItemID: t.Item.ID, ChunkID: c.id, Drive: t.Item.Drive, Path: t.Item.Path,
 				Title: t.Item.Title, Mime: t.Item.MimeType, Heading: t.Heading, Snippet: snip,
-				Start: t.Start, End: t.End, Score: c.fused, QueryIndexes: c.queries, Tokens: n,
+				Start: t.Start, End: t.End, StartLine: t.StartLine, EndLine: t.EndLine,
+				Score: c.fused, QueryIndexes: c.queries, Tokens: n,
 			}
 			for leg, rank := range c.ranks {
 				if rank > 0 {
@@ -433,25 +460,25 @@ func (e *Engine) present(ctx context.Context, req Request, all []*candidate, lim
 	return out, used, nil
 }
 
-// queryWords returns the lowercased words of the queries worth showing in a
+// addWords adds the first max lowercased words of text worth showing in a
 // snippet of a chunk only the vector leg found.
-func queryWords(qs []Query) []string {
-	var out []string
-	for _, q := range qs {
-		for _, w := range strings.FieldsFunc(strings.ToLower(q.Text), func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
-		}) {
-			if utf8.RuneCountInString(w) >= 3 && !slices.Contains(out, w) {
-				out = append(out, w)
-			}
+func addWords(words map[string]bool, text string, max int) {
+	for w := range strings.FieldsFuncSeq(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+	}) {
+		if max == 0 {
+			return
+		}
+		if utf8.RuneCountInString(w) >= 3 && !words[w] {
+			words[w] = true
+			max--
 		}
 	}
-	return out
 }
 
 // findWords returns the byte spans of whole-word, case-insensitive
 // occurrences of words in text (ASCII case folding keeps offsets exact).
-func findWords(text string, words []string) [][2]int {
+func findWords(text string, words map[string]bool) [][2]int {
 	if len(words) == 0 {
 		return nil
 	}
@@ -462,7 +489,7 @@ func findWords(text string, words []string) [][2]int {
 		}
 	}
 	var out [][2]int
-	for _, w := range words {
+	for w := range words {
 		for from := 0; ; {
 			i := strings.Index(string(lower[from:]), w)
 			if i < 0 {

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -311,21 +312,31 @@ func (x *Index) Delete(id uint64) bool {
 // admits (nil admits all), best first; ties are broken by ascending id. q need
 // not be normalised. A quantized index searches approximately (see Options).
 func (x *Index) Search(q []float32, k int, allow Filter) ([]Hit, error) {
+	return x.SearchContext(context.Background(), q, k, allow)
+}
+
+// SearchContext is Search that gives up with ctx's error once ctx ends:
+// every shard of the scan checks ctx every scanCheckRows rows.
+func (x *Index) SearchContext(ctx context.Context, q []float32, k int, allow Filter) ([]Hit, error) {
 	if !x.quant {
-		return x.search(q, k, allow, 0)
+		return x.search(ctx, q, k, allow, 0)
 	}
-	return x.search(q, k, allow, x.rescore)
+	return x.search(ctx, q, k, allow, x.rescore)
 }
 
 // SearchExact is Search forced to the exact float32 scan, even on a quantized
 // index: the reference a quantized search's recall is measured against.
 func (x *Index) SearchExact(q []float32, k int, allow Filter) ([]Hit, error) {
-	return x.search(q, k, allow, 0)
+	return x.search(context.Background(), q, k, allow, 0)
 }
+
+// scanCheckRows is how many rows a scan shard covers between checks of its
+// context: about a millisecond of work.
+const scanCheckRows = 8192
 
 // search scans exactly if rescore is 0, else scans the int8 matrix for
 // k*rescore candidates and rescores them.
-func (x *Index) search(q []float32, k int, allow Filter, rescore int) ([]Hit, error) {
+func (x *Index) search(ctx context.Context, q []float32, k int, allow Filter, rescore int) ([]Hit, error) {
 	quant := rescore > 0
 	if !quant && x.exact != nil {
 		return nil, ErrNoFloat
@@ -369,10 +380,13 @@ func (x *Index) search(q []float32, k int, allow Filter, rescore int) ([]Hit, er
 		h := &heaps[s]
 		*h = newTopK(keep)
 		scan := func() {
-			if quant {
-				x.scanInt8(qq, lo, hi, allow, h)
-			} else {
-				x.scanExact(qn, lo, hi, allow, h)
+			for from := lo; from < hi && ctx.Err() == nil; from += scanCheckRows {
+				to := min(from+scanCheckRows, hi)
+				if quant {
+					x.scanInt8(qq, from, to, allow, h)
+				} else {
+					x.scanExact(qn, from, to, allow, h)
+				}
 			}
 		}
 		if s == nsh-1 {
@@ -382,6 +396,9 @@ func (x *Index) search(q []float32, k int, allow Filter, rescore int) ([]Hit, er
 		}
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 
 	best := mergeTopK(heaps, keep)
 	if quant {

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -316,7 +317,7 @@ func checkRecall(t *testing.T, c *clusters, n, queries, k int, assert bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			approx, err := x.search(q, k, nil, rescore)
+			approx, err := x.search(context.Background(), q, k, nil, rescore)
 			if err != nil {
 				t.Fatal(err)
 			}

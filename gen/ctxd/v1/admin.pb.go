@@ -326,7 +326,8 @@ type EmbeddingStatus struct {
 	ModelId string `protobuf:"bytes,3,opt,name=model_id,json=modelId" json:"model_id,omitempty"`
 	// Vector dimensions.
 	Dimensions int32 `protobuf:"varint,4,opt,name=dimensions" json:"dimensions,omitempty"`
-	// Chunks that have a vector from the current model.
+	// Vectors of the current model: one per distinct chunk text, so chunks
+	// with the same text share one and this can be below the chunk count.
 	EmbeddedChunks int64 `protobuf:"varint,5,opt,name=embedded_chunks,json=embeddedChunks" json:"embedded_chunks,omitempty"`
 	// Chunks waiting for a vector from the current model.
 	PendingChunks int64 `protobuf:"varint,6,opt,name=pending_chunks,json=pendingChunks" json:"pending_chunks,omitempty"`

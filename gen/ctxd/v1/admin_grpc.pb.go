@@ -32,9 +32,12 @@ const (
 type AdminServiceClient interface {
 	// Status reports the store, the indexes and the embedding model.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
-	// Reindex rebuilds the search indexes from the store.
+	// Reindex rebuilds the search indexes from the store beside the live ones
+	// and swaps them in; a cancelled rebuild is discarded. Needs the admin scope.
 	Reindex(ctx context.Context, in *ReindexRequest, opts ...grpc.CallOption) (*ReindexResponse, error)
-	// Doctor checks that the store and the search indexes agree.
+	// Doctor checks the store's pages and that the store and the search
+	// indexes agree, compared at one outbox sequence so that it is exact while
+	// the daemon is written to. Needs the admin scope.
 	Doctor(ctx context.Context, in *DoctorRequest, opts ...grpc.CallOption) (*DoctorResponse, error)
 }
 
@@ -84,9 +87,12 @@ func (c *adminServiceClient) Doctor(ctx context.Context, in *DoctorRequest, opts
 type AdminServiceServer interface {
 	// Status reports the store, the indexes and the embedding model.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
-	// Reindex rebuilds the search indexes from the store.
+	// Reindex rebuilds the search indexes from the store beside the live ones
+	// and swaps them in; a cancelled rebuild is discarded. Needs the admin scope.
 	Reindex(context.Context, *ReindexRequest) (*ReindexResponse, error)
-	// Doctor checks that the store and the search indexes agree.
+	// Doctor checks the store's pages and that the store and the search
+	// indexes agree, compared at one outbox sequence so that it is exact while
+	// the daemon is written to. Needs the admin scope.
 	Doctor(context.Context, *DoctorRequest) (*DoctorResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }

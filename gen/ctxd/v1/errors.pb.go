@@ -44,7 +44,8 @@ const (
 	ErrorType_ERROR_TYPE_IS_DIRECTORY ErrorType = 6
 	// The ref names an item where a directory is expected (gRPC FAILED_PRECONDITION, HTTP 400).
 	ErrorType_ERROR_TYPE_NOT_DIRECTORY ErrorType = 7
-	// The content exceeds the configured size limit (gRPC INVALID_ARGUMENT, HTTP 400).
+	// The content or the request exceeds the configured size limit (gRPC
+	// INVALID_ARGUMENT, HTTP 413).
 	ErrorType_ERROR_TYPE_CONTENT_TOO_LARGE ErrorType = 8
 	// A line offset lies past the end of the item (gRPC OUT_OF_RANGE, HTTP 400).
 	ErrorType_ERROR_TYPE_OUT_OF_RANGE ErrorType = 9

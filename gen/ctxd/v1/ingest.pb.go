@@ -208,9 +208,11 @@ type IngestItemResult struct {
 	Source string `protobuf:"bytes,2,opt,name=source" json:"source,omitempty"`
 	// What happened.
 	Action IngestAction `protobuf:"varint,3,opt,name=action,enum=ctxd.v1.IngestAction" json:"action,omitempty"`
-	// Chunks of the new content whose text has no embedding yet: queued for the
-	// embedding worker (Reembed: recomputed). 0 while no model is loaded.
-	ChunksEmbedded int64 `protobuf:"varint,4,opt,name=chunks_embedded,json=chunksEmbedded" json:"chunks_embedded,omitempty"`
+	// Chunks of the new content whose text has no vector yet, queued for the
+	// embedding worker, which embeds them after the call returns
+	// (Status.embedding.pending_chunks counts down what is left). 0 while no
+	// model is loaded. In Reembed: the chunks queued again.
+	ChunksQueued int64 `protobuf:"varint,4,opt,name=chunks_queued,json=chunksQueued" json:"chunks_queued,omitempty"`
 	// Chunks of the new content whose text was embedded before: the vector is reused.
 	ChunksReused int64 `protobuf:"varint,5,opt,name=chunks_reused,json=chunksReused" json:"chunks_reused,omitempty"`
 	// Set when action is FAILED or MISSING.
@@ -272,9 +274,9 @@ func (x *IngestItemResult) GetAction() IngestAction {
 	return IngestAction_INGEST_ACTION_UNSPECIFIED
 }
 
-func (x *IngestItemResult) GetChunksEmbedded() int64 {
+func (x *IngestItemResult) GetChunksQueued() int64 {
 	if x != nil {
-		return x.ChunksEmbedded
+		return x.ChunksQueued
 	}
 	return 0
 }
@@ -315,8 +317,9 @@ type IngestSummary struct {
 	Missing int64 `protobuf:"varint,5,opt,name=missing" json:"missing,omitempty"`
 	// Items that failed.
 	Failed int64 `protobuf:"varint,6,opt,name=failed" json:"failed,omitempty"`
-	// Chunks queued for embedding (see IngestItemResult.chunks_embedded).
-	ChunksEmbedded int64 `protobuf:"varint,7,opt,name=chunks_embedded,json=chunksEmbedded" json:"chunks_embedded,omitempty"`
+	// Chunks queued for embedding (see IngestItemResult.chunks_queued); in
+	// Reembed's summary, sent once they are embedded, the chunks re-embedded.
+	ChunksQueued int64 `protobuf:"varint,7,opt,name=chunks_queued,json=chunksQueued" json:"chunks_queued,omitempty"`
 	// Chunks whose embeddings were reused.
 	ChunksReused int64 `protobuf:"varint,8,opt,name=chunks_reused,json=chunksReused" json:"chunks_reused,omitempty"`
 	// Bytes read.
@@ -399,9 +402,9 @@ func (x *IngestSummary) GetFailed() int64 {
 	return 0
 }
 
-func (x *IngestSummary) GetChunksEmbedded() int64 {
+func (x *IngestSummary) GetChunksQueued() int64 {
 	if x != nil {
-		return x.ChunksEmbedded
+		return x.ChunksQueued
 	}
 	return 0
 }
@@ -999,27 +1002,27 @@ const file_ctxd_v1_ingest_proto_rawDesc = "" +
 	"bytesTotal\x12(\n" +
 	"\x10items_per_second\x18\a \x01(\x01R\x0eitemsPerSecond\x12\x1f\n" +
 	"\veta_seconds\x18\b \x01(\x01R\n" +
-	"etaSeconds\"\x8a\x02\n" +
+	"etaSeconds\"\x97\x02\n" +
 	"\x10IngestItemResult\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12-\n" +
-	"\x06action\x18\x03 \x01(\x0e2\x15.ctxd.v1.IngestActionR\x06action\x12'\n" +
-	"\x0fchunks_embedded\x18\x04 \x01(\x03R\x0echunksEmbedded\x12#\n" +
+	"\x06action\x18\x03 \x01(\x0e2\x15.ctxd.v1.IngestActionR\x06action\x12#\n" +
+	"\rchunks_queued\x18\x04 \x01(\x03R\fchunksQueued\x12#\n" +
 	"\rchunks_reused\x18\x05 \x01(\x03R\fchunksReused\x12#\n" +
 	"\rerror_message\x18\x06 \x01(\tR\ferrorMessage\x12*\n" +
-	"\x05error\x18\a \x01(\v2\x14.ctxd.v1.ErrorDetailR\x05error\"\xa7\x02\n" +
+	"\x05error\x18\a \x01(\v2\x14.ctxd.v1.ErrorDetailR\x05errorR\x0fchunks_embedded\"\xb4\x02\n" +
 	"\rIngestSummary\x12\x14\n" +
 	"\x05added\x18\x01 \x01(\x03R\x05added\x12\x18\n" +
 	"\aupdated\x18\x02 \x01(\x03R\aupdated\x12\x1c\n" +
 	"\tunchanged\x18\x03 \x01(\x03R\tunchanged\x12\x18\n" +
 	"\askipped\x18\x04 \x01(\x03R\askipped\x12\x18\n" +
 	"\amissing\x18\x05 \x01(\x03R\amissing\x12\x16\n" +
-	"\x06failed\x18\x06 \x01(\x03R\x06failed\x12'\n" +
-	"\x0fchunks_embedded\x18\a \x01(\x03R\x0echunksEmbedded\x12#\n" +
+	"\x06failed\x18\x06 \x01(\x03R\x06failed\x12#\n" +
+	"\rchunks_queued\x18\a \x01(\x03R\fchunksQueued\x12#\n" +
 	"\rchunks_reused\x18\b \x01(\x03R\fchunksReused\x12\x14\n" +
 	"\x05bytes\x18\t \x01(\x03R\x05bytes\x12\x18\n" +
 	"\aseconds\x18\n" +
-	" \x01(\x01R\aseconds\"\xfe\x01\n" +
+	" \x01(\x01R\asecondsR\x0fchunks_embedded\"\xfe\x01\n" +
 	"\n" +
 	"AddRequest\x12\x18\n" +
 	"\asources\x18\x01 \x03(\tR\asources\x12\x14\n" +

@@ -35,7 +35,9 @@ type IngestServiceClient interface {
 	Add(ctx context.Context, in *AddRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AddResponse], error)
 	// Refresh re-reads the sources of stored items and re-embeds changed chunks.
 	Refresh(ctx context.Context, in *RefreshRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RefreshResponse], error)
-	// Reembed recomputes embeddings with the current model.
+	// Reembed recomputes embeddings with the current model. Chunks of named refs
+	// are embedded ahead of the background queue; progress is sent when the
+	// count changes.
 	Reembed(ctx context.Context, in *ReembedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReembedResponse], error)
 }
 
@@ -115,7 +117,9 @@ type IngestServiceServer interface {
 	Add(*AddRequest, grpc.ServerStreamingServer[AddResponse]) error
 	// Refresh re-reads the sources of stored items and re-embeds changed chunks.
 	Refresh(*RefreshRequest, grpc.ServerStreamingServer[RefreshResponse]) error
-	// Reembed recomputes embeddings with the current model.
+	// Reembed recomputes embeddings with the current model. Chunks of named refs
+	// are embedded ahead of the background queue; progress is sent when the
+	// count changes.
 	Reembed(*ReembedRequest, grpc.ServerStreamingServer[ReembedResponse]) error
 	mustEmbedUnimplementedIngestServiceServer()
 }

@@ -138,7 +138,13 @@ func (SearchLeg) EnumDescriptor() ([]byte, []int) {
 // SearchQuery is one query of a batch: text, a vector, or both.
 type SearchQuery struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Query text.
+	// Query text. A long text, of more than limits.max_query_terms words
+	// (daemon config, default 32; repeats count) or 16 bytes per such word,
+	// is reduced for the lexical legs to at most that many distinct words,
+	// the rarest in the index first, kept in their order
+	// (QueryReport.reduced_text shows them); the vector leg embeds only what
+	// fits the model's window. The text of all queries of a request together
+	// may hold at most limits.max_query_bytes bytes (default 1 MiB).
 	Text string `protobuf:"bytes,1,opt,name=text" json:"text,omitempty"`
 	// A query embedding from the store's model, used instead of embedding text.
 	Vector        []float32 `protobuf:"fixed32,2,rep,packed,name=vector" json:"vector,omitempty"`
@@ -190,7 +196,8 @@ func (x *SearchQuery) GetVector() []float32 {
 	return nil
 }
 
-// SearchFilter restricts candidates inside every leg, before ranking.
+// SearchFilter restricts candidates inside every leg, before ranking. Each
+// list holds at most limits.max_filter_values entries (default 64).
 type SearchFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only these drives.
@@ -318,26 +325,32 @@ func (x *LegWeight) GetWeight() float64 {
 	return 0
 }
 
-// SearchRequest is a batch of queries with shared options.
+// SearchRequest is a batch of queries with shared options. Every dimension
+// is bounded by the daemon's [limits] config (defaults below); a value over
+// its bound is INVALID_ARGUMENT with a hint naming the limit.
 type SearchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// One or more queries; results are de-duplicated across them.
+	// One or more queries, at most limits.max_queries (default 32); results
+	// are de-duplicated across them.
 	Queries []*SearchQuery `protobuf:"bytes,1,rep,name=queries" json:"queries,omitempty"`
 	// Mode; unspecified means HYBRID.
 	Mode SearchMode `protobuf:"varint,2,opt,name=mode,enum=ctxd.v1.SearchMode" json:"mode,omitempty"`
 	// Filters applied inside every leg.
 	Filter *SearchFilter `protobuf:"bytes,3,opt,name=filter" json:"filter,omitempty"`
-	// Maximum results; 0 means the default (10).
+	// Maximum results; 0 means the default (10); at most
+	// limits.max_search_limit (default 1000).
 	Limit int32 `protobuf:"varint,4,opt,name=limit" json:"limit,omitempty"`
 	// Stop adding results once their snippets would exceed this many model
 	// tokens; a result that does not fit is skipped and later ones are tried.
-	// 0 means no budget.
+	// 0 means no budget; at most limits.max_token_budget (default 100000).
 	TokenBudget int32 `protobuf:"varint,5,opt,name=token_budget,json=tokenBudget" json:"token_budget,omitempty"`
-	// Snippet length in characters; 0 means the default (300).
+	// Snippet length in characters; 0 means the default (300); at most
+	// limits.max_snippet_length (default 4000).
 	SnippetLength int32 `protobuf:"varint,6,opt,name=snippet_length,json=snippetLength" json:"snippet_length,omitempty"`
-	// At most this many chunks per item; 0 means the default (3).
+	// At most this many chunks per item; 0 means the default (3); at most
+	// limits.max_chunks_per_item (default 100).
 	MaxChunksPerItem int32 `protobuf:"varint,7,opt,name=max_chunks_per_item,json=maxChunksPerItem" json:"max_chunks_per_item,omitempty"`
-	// Per-leg fusion weights.
+	// Per-leg fusion weights, at most one per leg.
 	LegWeights []*LegWeight `protobuf:"bytes,8,rep,name=leg_weights,json=legWeights" json:"leg_weights,omitempty"`
 	// Reciprocal rank fusion constant; 0 means the default (60).
 	RrfK          int32 `protobuf:"varint,9,opt,name=rrf_k,json=rrfK" json:"rrf_k,omitempty"`
@@ -583,7 +596,14 @@ type SearchResult struct {
 	// The item's MIME type.
 	MimeType string `protobuf:"bytes,11,opt,name=mime_type,json=mimeType" json:"mime_type,omitempty"`
 	// Model tokens in the snippet, as counted against token_budget.
-	TokenCount    int32 `protobuf:"varint,12,opt,name=token_count,json=tokenCount" json:"token_count,omitempty"`
+	TokenCount int32 `protobuf:"varint,12,opt,name=token_count,json=tokenCount" json:"token_count,omitempty"`
+	// First line of the chunk, 1-based: `ctxd read REF --offset start_line-1
+	// --limit end_line-start_line+1` (ReadRequest line_offset/line_limit the
+	// same way) reads the chunk's lines.
+	StartLine int64 `protobuf:"varint,13,opt,name=start_line,json=startLine" json:"start_line,omitempty"`
+	// Last line of the chunk, 1-based and inclusive (the line holding the
+	// chunk's last byte).
+	EndLine       int64 `protobuf:"varint,14,opt,name=end_line,json=endLine" json:"end_line,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -702,6 +722,20 @@ func (x *SearchResult) GetTokenCount() int32 {
 	return 0
 }
 
+func (x *SearchResult) GetStartLine() int64 {
+	if x != nil {
+		return x.StartLine
+	}
+	return 0
+}
+
+func (x *SearchResult) GetEndLine() int64 {
+	if x != nil {
+		return x.EndLine
+	}
+	return 0
+}
+
 // QueryReport says how one query of the batch was understood.
 type QueryReport struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -711,8 +745,12 @@ type QueryReport struct {
 	CorrectedText string `protobuf:"bytes,2,opt,name=corrected_text,json=correctedText" json:"corrected_text,omitempty"`
 	// Candidates found before fusion and limits.
 	CandidateCount int32 `protobuf:"varint,3,opt,name=candidate_count,json=candidateCount" json:"candidate_count,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The words the lexical legs searched for when the text was long (see
+	// SearchQuery.text): its most informative ones (rarest in the index
+	// first), in their original order. Empty when the text was used as given.
+	ReducedText   string `protobuf:"bytes,4,opt,name=reduced_text,json=reducedText" json:"reduced_text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *QueryReport) Reset() {
@@ -766,6 +804,13 @@ func (x *QueryReport) GetCandidateCount() int32 {
 	return 0
 }
 
+func (x *QueryReport) GetReducedText() string {
+	if x != nil {
+		return x.ReducedText
+	}
+	return ""
+}
+
 // SearchResponse holds the results.
 type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -774,7 +819,8 @@ type SearchResponse struct {
 	// The mode actually used.
 	ModeUsed SearchMode `protobuf:"varint,2,opt,name=mode_used,json=modeUsed,enum=ctxd.v1.SearchMode" json:"mode_used,omitempty"`
 	// Why mode_used differs from the requested mode (for example, no embedding
-	// model is available); empty when they agree.
+	// model is available) and, in vector mode, how many chunks still wait to be
+	// embedded; empty when neither applies.
 	ModeReason string `protobuf:"bytes,3,opt,name=mode_reason,json=modeReason" json:"mode_reason,omitempty"`
 	// One report per query, in request order.
 	Queries []*QueryReport `protobuf:"bytes,4,rep,name=queries" json:"queries,omitempty"`
@@ -883,7 +929,7 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"\x05score\x18\x03 \x01(\x01R\x05score\"2\n" +
 	"\bByteSpan\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
-	"\x03end\x18\x02 \x01(\x03R\x03end\"\xed\x02\n" +
+	"\x03end\x18\x02 \x01(\x03R\x03end\"\xa7\x03\n" +
 	"\fSearchResult\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x17\n" +
 	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x12\x19\n" +
@@ -898,11 +944,15 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	" \x03(\x05R\fqueryIndexes\x12\x1b\n" +
 	"\tmime_type\x18\v \x01(\tR\bmimeType\x12\x1f\n" +
 	"\vtoken_count\x18\f \x01(\x05R\n" +
-	"tokenCount\"q\n" +
+	"tokenCount\x12\x1d\n" +
+	"\n" +
+	"start_line\x18\r \x01(\x03R\tstartLine\x12\x19\n" +
+	"\bend_line\x18\x0e \x01(\x03R\aendLine\"\x94\x01\n" +
 	"\vQueryReport\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12%\n" +
 	"\x0ecorrected_text\x18\x02 \x01(\tR\rcorrectedText\x12'\n" +
-	"\x0fcandidate_count\x18\x03 \x01(\x05R\x0ecandidateCount\"\xe5\x01\n" +
+	"\x0fcandidate_count\x18\x03 \x01(\x05R\x0ecandidateCount\x12!\n" +
+	"\freduced_text\x18\x04 \x01(\tR\vreducedText\"\xe5\x01\n" +
 	"\x0eSearchResponse\x12/\n" +
 	"\aresults\x18\x01 \x03(\v2\x15.ctxd.v1.SearchResultR\aresults\x120\n" +
 	"\tmode_used\x18\x02 \x01(\x0e2\x13.ctxd.v1.SearchModeR\bmodeUsed\x12\x1f\n" +

@@ -109,10 +109,12 @@ type TreeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Directory ref ("drive:/dir", "drive:" for a drive root). Empty: all drives.
 	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
-	// Levels below the root to expand; 0 means the default (3).
+	// Levels below the root to expand; 0 means the default (3); at most the
+	// daemon's limits.max_tree_depth (default 16).
 	MaxDepth int32 `protobuf:"varint,2,opt,name=max_depth,json=maxDepth" json:"max_depth,omitempty"`
 	// Entries listed per directory before the rest are counted as omitted; 0
-	// means the default (50).
+	// means the default (50); at most limits.max_tree_items_per_dir (default
+	// 1000).
 	ItemsPerDir   int32 `protobuf:"varint,3,opt,name=items_per_dir,json=itemsPerDir" json:"items_per_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -231,7 +233,9 @@ type ListRequest struct {
 	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
 	// List every item below the directory instead of its direct children.
 	Recursive bool `protobuf:"varint,2,opt,name=recursive" json:"recursive,omitempty"`
-	// Maximum entries to return; 0 means the default (1000).
+	// Maximum entries to return; 0 means the default (1000); at most the
+	// daemon's limits.max_list_limit (default 10000). Page with page_token
+	// for more.
 	Limit int32 `protobuf:"varint,3,opt,name=limit" json:"limit,omitempty"`
 	// The next_page_token of a previous response, to continue after it.
 	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken" json:"page_token,omitempty"`
@@ -603,7 +607,7 @@ type WriteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Destination ref, "drive:/path" or "/path" for the agent drive.
 	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
-	// The content: text (must be valid UTF-8) or binary data.
+	// The content: text (valid UTF-8 without NUL bytes) or binary data.
 	//
 	// Types that are valid to be assigned to Body:
 	//
@@ -775,7 +779,7 @@ type isWriteRequest_Body interface {
 }
 
 type WriteRequest_Content struct {
-	// UTF-8 text content.
+	// UTF-8 text content without NUL bytes; send anything else as data.
 	Content string `protobuf:"bytes,2,opt,name=content,oneof"`
 }
 
@@ -870,7 +874,7 @@ type Patch struct {
 	StartLine int64 `protobuf:"varint,1,opt,name=start_line,json=startLine" json:"start_line,omitempty"`
 	// Last line replaced, inclusive; 0 to insert without replacing.
 	EndLine int64 `protobuf:"varint,2,opt,name=end_line,json=endLine" json:"end_line,omitempty"`
-	// Replacement text; a final newline is optional.
+	// Replacement text (valid UTF-8 without NUL bytes); a final newline is optional.
 	Content       string `protobuf:"bytes,3,opt,name=content" json:"content,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -64,14 +64,17 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Reindex(self, request, context):
-        """Reindex rebuilds the search indexes from the store.
+        """Reindex rebuilds the search indexes from the store beside the live ones
+        and swaps them in; a cancelled rebuild is discarded. Needs the admin scope.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Doctor(self, request, context):
-        """Doctor checks that the store and the search indexes agree.
+        """Doctor checks the store's pages and that the store and the search
+        indexes agree, compared at one outbox sequence so that it is exact while
+        the daemon is written to. Needs the admin scope.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -47,32 +47,32 @@ class IngestProgress(_message.Message):
     def __init__(self, phase: _Optional[str] = ..., items_done: _Optional[int] = ..., items_total: _Optional[int] = ..., chunks_done: _Optional[int] = ..., bytes_done: _Optional[int] = ..., bytes_total: _Optional[int] = ..., items_per_second: _Optional[float] = ..., eta_seconds: _Optional[float] = ...) -> None: ...
 
 class IngestItemResult(_message.Message):
-    __slots__ = ("ref", "source", "action", "chunks_embedded", "chunks_reused", "error_message", "error")
+    __slots__ = ("ref", "source", "action", "chunks_queued", "chunks_reused", "error_message", "error")
     REF_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
-    CHUNKS_EMBEDDED_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_QUEUED_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_REUSED_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     ref: str
     source: str
     action: IngestAction
-    chunks_embedded: int
+    chunks_queued: int
     chunks_reused: int
     error_message: str
     error: _errors_pb2.ErrorDetail
-    def __init__(self, ref: _Optional[str] = ..., source: _Optional[str] = ..., action: _Optional[_Union[IngestAction, str]] = ..., chunks_embedded: _Optional[int] = ..., chunks_reused: _Optional[int] = ..., error_message: _Optional[str] = ..., error: _Optional[_Union[_errors_pb2.ErrorDetail, _Mapping]] = ...) -> None: ...
+    def __init__(self, ref: _Optional[str] = ..., source: _Optional[str] = ..., action: _Optional[_Union[IngestAction, str]] = ..., chunks_queued: _Optional[int] = ..., chunks_reused: _Optional[int] = ..., error_message: _Optional[str] = ..., error: _Optional[_Union[_errors_pb2.ErrorDetail, _Mapping]] = ...) -> None: ...
 
 class IngestSummary(_message.Message):
-    __slots__ = ("added", "updated", "unchanged", "skipped", "missing", "failed", "chunks_embedded", "chunks_reused", "bytes", "seconds")
+    __slots__ = ("added", "updated", "unchanged", "skipped", "missing", "failed", "chunks_queued", "chunks_reused", "bytes", "seconds")
     ADDED_FIELD_NUMBER: _ClassVar[int]
     UPDATED_FIELD_NUMBER: _ClassVar[int]
     UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_FIELD_NUMBER: _ClassVar[int]
     MISSING_FIELD_NUMBER: _ClassVar[int]
     FAILED_FIELD_NUMBER: _ClassVar[int]
-    CHUNKS_EMBEDDED_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_QUEUED_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_REUSED_FIELD_NUMBER: _ClassVar[int]
     BYTES_FIELD_NUMBER: _ClassVar[int]
     SECONDS_FIELD_NUMBER: _ClassVar[int]
@@ -82,11 +82,11 @@ class IngestSummary(_message.Message):
     skipped: int
     missing: int
     failed: int
-    chunks_embedded: int
+    chunks_queued: int
     chunks_reused: int
     bytes: int
     seconds: float
-    def __init__(self, added: _Optional[int] = ..., updated: _Optional[int] = ..., unchanged: _Optional[int] = ..., skipped: _Optional[int] = ..., missing: _Optional[int] = ..., failed: _Optional[int] = ..., chunks_embedded: _Optional[int] = ..., chunks_reused: _Optional[int] = ..., bytes: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...
+    def __init__(self, added: _Optional[int] = ..., updated: _Optional[int] = ..., unchanged: _Optional[int] = ..., skipped: _Optional[int] = ..., missing: _Optional[int] = ..., failed: _Optional[int] = ..., chunks_queued: _Optional[int] = ..., chunks_reused: _Optional[int] = ..., bytes: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...
 
 class AddRequest(_message.Message):
     __slots__ = ("sources", "drive", "on_conflict", "exclude", "include_hidden", "tags", "watch", "ttl_seconds")

@@ -73,7 +73,9 @@ class IngestServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Reembed(self, request, context):
-        """Reembed recomputes embeddings with the current model.
+        """Reembed recomputes embeddings with the current model. Chunks of named refs
+        are embedded ahead of the background queue; progress is sent when the
+        count changes.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -98,7 +98,7 @@ class ByteSpan(_message.Message):
     def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ...) -> None: ...
 
 class SearchResult(_message.Message):
-    __slots__ = ("ref", "item_id", "chunk_id", "title", "heading", "snippet", "span", "score", "leg_ranks", "query_indexes", "mime_type", "token_count")
+    __slots__ = ("ref", "item_id", "chunk_id", "title", "heading", "snippet", "span", "score", "leg_ranks", "query_indexes", "mime_type", "token_count", "start_line", "end_line")
     REF_FIELD_NUMBER: _ClassVar[int]
     ITEM_ID_FIELD_NUMBER: _ClassVar[int]
     CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -111,6 +111,8 @@ class SearchResult(_message.Message):
     QUERY_INDEXES_FIELD_NUMBER: _ClassVar[int]
     MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
     TOKEN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
     ref: str
     item_id: str
     chunk_id: str
@@ -123,17 +125,21 @@ class SearchResult(_message.Message):
     query_indexes: _containers.RepeatedScalarFieldContainer[int]
     mime_type: str
     token_count: int
-    def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., chunk_id: _Optional[str] = ..., title: _Optional[str] = ..., heading: _Optional[str] = ..., snippet: _Optional[str] = ..., span: _Optional[_Union[ByteSpan, _Mapping]] = ..., score: _Optional[float] = ..., leg_ranks: _Optional[_Iterable[_Union[LegRank, _Mapping]]] = ..., query_indexes: _Optional[_Iterable[int]] = ..., mime_type: _Optional[str] = ..., token_count: _Optional[int] = ...) -> None: ...
+    start_line: int
+    end_line: int
+    def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., chunk_id: _Optional[str] = ..., title: _Optional[str] = ..., heading: _Optional[str] = ..., snippet: _Optional[str] = ..., span: _Optional[_Union[ByteSpan, _Mapping]] = ..., score: _Optional[float] = ..., leg_ranks: _Optional[_Iterable[_Union[LegRank, _Mapping]]] = ..., query_indexes: _Optional[_Iterable[int]] = ..., mime_type: _Optional[str] = ..., token_count: _Optional[int] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ...) -> None: ...
 
 class QueryReport(_message.Message):
-    __slots__ = ("text", "corrected_text", "candidate_count")
+    __slots__ = ("text", "corrected_text", "candidate_count", "reduced_text")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     CORRECTED_TEXT_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    REDUCED_TEXT_FIELD_NUMBER: _ClassVar[int]
     text: str
     corrected_text: str
     candidate_count: int
-    def __init__(self, text: _Optional[str] = ..., corrected_text: _Optional[str] = ..., candidate_count: _Optional[int] = ...) -> None: ...
+    reduced_text: str
+    def __init__(self, text: _Optional[str] = ..., corrected_text: _Optional[str] = ..., candidate_count: _Optional[int] = ..., reduced_text: _Optional[str] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("results", "mode_used", "mode_reason", "queries", "tokens_used")

@@ -210,7 +210,8 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
   dimensions: number;
 
   /**
-   * Chunks that have a vector from the current model.
+   * Vectors of the current model: one per distinct chunk text, so chunks
+   * with the same text share one and this can be below the chunk count.
    *
    * @generated from field: int64 embedded_chunks = 5;
    */
@@ -388,7 +389,8 @@ export const AdminService: GenService<{
     output: typeof StatusResponseSchema;
   },
   /**
-   * Reindex rebuilds the search indexes from the store.
+   * Reindex rebuilds the search indexes from the store beside the live ones
+   * and swaps them in; a cancelled rebuild is discarded. Needs the admin scope.
    *
    * @generated from rpc ctxd.v1.AdminService.Reindex
    */
@@ -398,7 +400,9 @@ export const AdminService: GenService<{
     output: typeof ReindexResponseSchema;
   },
   /**
-   * Doctor checks that the store and the search indexes agree.
+   * Doctor checks the store's pages and that the store and the search
+   * indexes agree, compared at one outbox sequence so that it is exact while
+   * the daemon is written to. Needs the admin scope.
    *
    * @generated from rpc ctxd.v1.AdminService.Doctor
    */

@@ -124,7 +124,8 @@ export enum ErrorType {
   NOT_DIRECTORY = 7,
 
   /**
-   * The content exceeds the configured size limit (gRPC INVALID_ARGUMENT, HTTP 400).
+   * The content or the request exceeds the configured size limit (gRPC
+   * INVALID_ARGUMENT, HTTP 413).
    *
    * @generated from enum value: ERROR_TYPE_CONTENT_TOO_LARGE = 8;
    */

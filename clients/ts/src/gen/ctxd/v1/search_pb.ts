@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/search.proto.
  */
 export const file_ctxd_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChRjdHhkL3YxL3NlYXJjaC5wcm90bxIHY3R4ZC52MSIrCgtTZWFyY2hRdWVyeRIMCgR0ZXh0GAEgASgJEg4KBnZlY3RvchgCIAMoAiJXCgxTZWFyY2hGaWx0ZXISDgoGZHJpdmVzGAEgAygJEhUKDXBhdGhfcHJlZml4ZXMYAiADKAkSEgoKbWltZV90eXBlcxgDIAMoCRIMCgR0YWdzGAQgAygJIjwKCUxlZ1dlaWdodBIfCgNsZWcYASABKA4yEi5jdHhkLnYxLlNlYXJjaExlZxIOCgZ3ZWlnaHQYAiABKAEikgIKDVNlYXJjaFJlcXVlc3QSJQoHcXVlcmllcxgBIAMoCzIULmN0eGQudjEuU2VhcmNoUXVlcnkSIQoEbW9kZRgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRIlCgZmaWx0ZXIYAyABKAsyFS5jdHhkLnYxLlNlYXJjaEZpbHRlchINCgVsaW1pdBgEIAEoBRIUCgx0b2tlbl9idWRnZXQYBSABKAUSFgoOc25pcHBldF9sZW5ndGgYBiABKAUSGwoTbWF4X2NodW5rc19wZXJfaXRlbRgHIAEoBRInCgtsZWdfd2VpZ2h0cxgIIAMoCzISLmN0eGQudjEuTGVnV2VpZ2h0Eg0KBXJyZl9rGAkgASgFIkcKB0xlZ1JhbmsSHwoDbGVnGAEgASgOMhIuY3R4ZC52MS5TZWFyY2hMZWcSDAoEcmFuaxgCIAEoBRINCgVzY29yZRgDIAEoASImCghCeXRlU3BhbhINCgVzdGFydBgBIAEoAxILCgNlbmQYAiABKAMigwIKDFNlYXJjaFJlc3VsdBILCgNyZWYYASABKAkSDwoHaXRlbV9pZBgCIAEoCRIQCghjaHVua19pZBgDIAEoCRINCgV0aXRsZRgEIAEoCRIPCgdoZWFkaW5nGAUgASgJEg8KB3NuaXBwZXQYBiABKAkSHwoEc3BhbhgHIAEoCzIRLmN0eGQudjEuQnl0ZVNwYW4SDQoFc2NvcmUYCCABKAESIwoJbGVnX3JhbmtzGAkgAygLMhAuY3R4ZC52MS5MZWdSYW5rEhUKDXF1ZXJ5X2luZGV4ZXMYCiADKAUSEQoJbWltZV90eXBlGAsgASgJEhMKC3Rva2VuX2NvdW50GAwgASgFIkwKC1F1ZXJ5UmVwb3J0EgwKBHRleHQYASABKAkSFgoOY29ycmVjdGVkX3RleHQYAiABKAkSFwoPY2FuZGlkYXRlX2NvdW50GAMgASgFIrEBCg5TZWFyY2hSZXNwb25zZRImCgdyZXN1bHRzGAEgAygLMhUuY3R4ZC52MS5TZWFyY2hSZXN1bHQSJgoJbW9kZV91c2VkGAIgASgOMhMuY3R4ZC52MS5TZWFyY2hNb2RlEhMKC21vZGVfcmVhc29uGAMgASgJEiUKB3F1ZXJpZXMYBCADKAsyFC5jdHhkLnYxLlF1ZXJ5UmVwb3J0EhMKC3Rva2Vuc191c2VkGAUgASgFKm8KClNlYXJjaE1vZGUSGwoXU0VBUkNIX01PREVfVU5TUEVDSUZJRUQQABIWChJTRUFSQ0hfTU9ERV9IWUJSSUQQARIUChBTRUFSQ0hfTU9ERV9CTTI1EAISFgoSU0VBUkNIX01PREVfVkVDVE9SEAMqbQoJU2VhcmNoTGVnEhoKFlNFQVJDSF9MRUdfVU5TUEVDSUZJRUQQABITCg9TRUFSQ0hfTEVHX0JNMjUQARIYChRTRUFSQ0hfTEVHX1NVQlNUUklORxACEhUKEVNFQVJDSF9MRUdfVkVDVE9SEAMySgoNU2VhcmNoU2VydmljZRI5CgZTZWFyY2gSFi5jdHhkLnYxLlNlYXJjaFJlcXVlc3QaFy5jdHhkLnYxLlNlYXJjaFJlc3BvbnNlQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH");
+  fileDesc("ChRjdHhkL3YxL3NlYXJjaC5wcm90bxIHY3R4ZC52MSIrCgtTZWFyY2hRdWVyeRIMCgR0ZXh0GAEgASgJEg4KBnZlY3RvchgCIAMoAiJXCgxTZWFyY2hGaWx0ZXISDgoGZHJpdmVzGAEgAygJEhUKDXBhdGhfcHJlZml4ZXMYAiADKAkSEgoKbWltZV90eXBlcxgDIAMoCRIMCgR0YWdzGAQgAygJIjwKCUxlZ1dlaWdodBIfCgNsZWcYASABKA4yEi5jdHhkLnYxLlNlYXJjaExlZxIOCgZ3ZWlnaHQYAiABKAEikgIKDVNlYXJjaFJlcXVlc3QSJQoHcXVlcmllcxgBIAMoCzIULmN0eGQudjEuU2VhcmNoUXVlcnkSIQoEbW9kZRgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRIlCgZmaWx0ZXIYAyABKAsyFS5jdHhkLnYxLlNlYXJjaEZpbHRlchINCgVsaW1pdBgEIAEoBRIUCgx0b2tlbl9idWRnZXQYBSABKAUSFgoOc25pcHBldF9sZW5ndGgYBiABKAUSGwoTbWF4X2NodW5rc19wZXJfaXRlbRgHIAEoBRInCgtsZWdfd2VpZ2h0cxgIIAMoCzISLmN0eGQudjEuTGVnV2VpZ2h0Eg0KBXJyZl9rGAkgASgFIkcKB0xlZ1JhbmsSHwoDbGVnGAEgASgOMhIuY3R4ZC52MS5TZWFyY2hMZWcSDAoEcmFuaxgCIAEoBRINCgVzY29yZRgDIAEoASImCghCeXRlU3BhbhINCgVzdGFydBgBIAEoAxILCgNlbmQYAiABKAMiqQIKDFNlYXJjaFJlc3VsdBILCgNyZWYYASABKAkSDwoHaXRlbV9pZBgCIAEoCRIQCghjaHVua19pZBgDIAEoCRINCgV0aXRsZRgEIAEoCRIPCgdoZWFkaW5nGAUgASgJEg8KB3NuaXBwZXQYBiABKAkSHwoEc3BhbhgHIAEoCzIRLmN0eGQudjEuQnl0ZVNwYW4SDQoFc2NvcmUYCCABKAESIwoJbGVnX3JhbmtzGAkgAygLMhAuY3R4ZC52MS5MZWdSYW5rEhUKDXF1ZXJ5X2luZGV4ZXMYCiADKAUSEQoJbWltZV90eXBlGAsgASgJEhMKC3Rva2VuX2NvdW50GAwgASgFEhIKCnN0YXJ0X2xpbmUYDSABKAMSEAoIZW5kX2xpbmUYDiABKAMiYgoLUXVlcnlSZXBvcnQSDAoEdGV4dBgBIAEoCRIWCg5jb3JyZWN0ZWRfdGV4dBgCIAEoCRIXCg9jYW5kaWRhdGVfY291bnQYAyABKAUSFAoMcmVkdWNlZF90ZXh0GAQgASgJIrEBCg5TZWFyY2hSZXNwb25zZRImCgdyZXN1bHRzGAEgAygLMhUuY3R4ZC52MS5TZWFyY2hSZXN1bHQSJgoJbW9kZV91c2VkGAIgASgOMhMuY3R4ZC52MS5TZWFyY2hNb2RlEhMKC21vZGVfcmVhc29uGAMgASgJEiUKB3F1ZXJpZXMYBCADKAsyFC5jdHhkLnYxLlF1ZXJ5UmVwb3J0EhMKC3Rva2Vuc191c2VkGAUgASgFKm8KClNlYXJjaE1vZGUSGwoXU0VBUkNIX01PREVfVU5TUEVDSUZJRUQQABIWChJTRUFSQ0hfTU9ERV9IWUJSSUQQARIUChBTRUFSQ0hfTU9ERV9CTTI1EAISFgoSU0VBUkNIX01PREVfVkVDVE9SEAMqbQoJU2VhcmNoTGVnEhoKFlNFQVJDSF9MRUdfVU5TUEVDSUZJRUQQABITCg9TRUFSQ0hfTEVHX0JNMjUQARIYChRTRUFSQ0hfTEVHX1NVQlNUUklORxACEhUKEVNFQVJDSF9MRUdfVkVDVE9SEAMySgoNU2VhcmNoU2VydmljZRI5CgZTZWFyY2gSFi5jdHhkLnYxLlNlYXJjaFJlcXVlc3QaFy5jdHhkLnYxLlNlYXJjaFJlc3BvbnNlQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH");
 
 /**
  * SearchQuery is one query of a batch: text, a vector, or both.
@@ -21,7 +21,13 @@ export const file_ctxd_v1_search: GenFile = /*@__PURE__*/
  */
 export type SearchQuery = Message<"ctxd.v1.SearchQuery"> & {
   /**
-   * Query text.
+   * Query text. A long text, of more than limits.max_query_terms words
+   * (daemon config, default 32; repeats count) or 16 bytes per such word,
+   * is reduced for the lexical legs to at most that many distinct words,
+   * the rarest in the index first, kept in their order
+   * (QueryReport.reduced_text shows them); the vector leg embeds only what
+   * fits the model's window. The text of all queries of a request together
+   * may hold at most limits.max_query_bytes bytes (default 1 MiB).
    *
    * @generated from field: string text = 1;
    */
@@ -43,7 +49,8 @@ export const SearchQuerySchema: GenMessage<SearchQuery> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_search, 0);
 
 /**
- * SearchFilter restricts candidates inside every leg, before ranking.
+ * SearchFilter restricts candidates inside every leg, before ranking. Each
+ * list holds at most limits.max_filter_values entries (default 64).
  *
  * @generated from message ctxd.v1.SearchFilter
  */
@@ -113,13 +120,16 @@ export const LegWeightSchema: GenMessage<LegWeight> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_search, 2);
 
 /**
- * SearchRequest is a batch of queries with shared options.
+ * SearchRequest is a batch of queries with shared options. Every dimension
+ * is bounded by the daemon's [limits] config (defaults below); a value over
+ * its bound is INVALID_ARGUMENT with a hint naming the limit.
  *
  * @generated from message ctxd.v1.SearchRequest
  */
 export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
   /**
-   * One or more queries; results are de-duplicated across them.
+   * One or more queries, at most limits.max_queries (default 32); results
+   * are de-duplicated across them.
    *
    * @generated from field: repeated ctxd.v1.SearchQuery queries = 1;
    */
@@ -140,7 +150,8 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
   filter?: SearchFilter | undefined;
 
   /**
-   * Maximum results; 0 means the default (10).
+   * Maximum results; 0 means the default (10); at most
+   * limits.max_search_limit (default 1000).
    *
    * @generated from field: int32 limit = 4;
    */
@@ -149,28 +160,30 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
   /**
    * Stop adding results once their snippets would exceed this many model
    * tokens; a result that does not fit is skipped and later ones are tried.
-   * 0 means no budget.
+   * 0 means no budget; at most limits.max_token_budget (default 100000).
    *
    * @generated from field: int32 token_budget = 5;
    */
   tokenBudget: number;
 
   /**
-   * Snippet length in characters; 0 means the default (300).
+   * Snippet length in characters; 0 means the default (300); at most
+   * limits.max_snippet_length (default 4000).
    *
    * @generated from field: int32 snippet_length = 6;
    */
   snippetLength: number;
 
   /**
-   * At most this many chunks per item; 0 means the default (3).
+   * At most this many chunks per item; 0 means the default (3); at most
+   * limits.max_chunks_per_item (default 100).
    *
    * @generated from field: int32 max_chunks_per_item = 7;
    */
   maxChunksPerItem: number;
 
   /**
-   * Per-leg fusion weights.
+   * Per-leg fusion weights, at most one per leg.
    *
    * @generated from field: repeated ctxd.v1.LegWeight leg_weights = 8;
    */
@@ -343,6 +356,23 @@ export type SearchResult = Message<"ctxd.v1.SearchResult"> & {
    * @generated from field: int32 token_count = 12;
    */
   tokenCount: number;
+
+  /**
+   * First line of the chunk, 1-based: `ctxd read REF --offset start_line-1
+   * --limit end_line-start_line+1` (ReadRequest line_offset/line_limit the
+   * same way) reads the chunk's lines.
+   *
+   * @generated from field: int64 start_line = 13;
+   */
+  startLine: bigint;
+
+  /**
+   * Last line of the chunk, 1-based and inclusive (the line holding the
+   * chunk's last byte).
+   *
+   * @generated from field: int64 end_line = 14;
+   */
+  endLine: bigint;
 };
 
 /**
@@ -378,6 +408,15 @@ export type QueryReport = Message<"ctxd.v1.QueryReport"> & {
    * @generated from field: int32 candidate_count = 3;
    */
   candidateCount: number;
+
+  /**
+   * The words the lexical legs searched for when the text was long (see
+   * SearchQuery.text): its most informative ones (rarest in the index
+   * first), in their original order. Empty when the text was used as given.
+   *
+   * @generated from field: string reduced_text = 4;
+   */
+  reducedText: string;
 };
 
 /**
@@ -409,7 +448,8 @@ export type SearchResponse = Message<"ctxd.v1.SearchResponse"> & {
 
   /**
    * Why mode_used differs from the requested mode (for example, no embedding
-   * model is available); empty when they agree.
+   * model is available) and, in vector mode, how many chunks still wait to be
+   * embedded; empty when neither applies.
    *
    * @generated from field: string mode_reason = 3;
    */

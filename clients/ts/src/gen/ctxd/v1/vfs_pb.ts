@@ -66,7 +66,8 @@ export type TreeRequest = Message<"ctxd.v1.TreeRequest"> & {
   ref: string;
 
   /**
-   * Levels below the root to expand; 0 means the default (3).
+   * Levels below the root to expand; 0 means the default (3); at most the
+   * daemon's limits.max_tree_depth (default 16).
    *
    * @generated from field: int32 max_depth = 2;
    */
@@ -74,7 +75,8 @@ export type TreeRequest = Message<"ctxd.v1.TreeRequest"> & {
 
   /**
    * Entries listed per directory before the rest are counted as omitted; 0
-   * means the default (50).
+   * means the default (50); at most limits.max_tree_items_per_dir (default
+   * 1000).
    *
    * @generated from field: int32 items_per_dir = 3;
    */
@@ -137,7 +139,9 @@ export type ListRequest = Message<"ctxd.v1.ListRequest"> & {
   recursive: boolean;
 
   /**
-   * Maximum entries to return; 0 means the default (1000).
+   * Maximum entries to return; 0 means the default (1000); at most the
+   * daemon's limits.max_list_limit (default 10000). Page with page_token
+   * for more.
    *
    * @generated from field: int32 limit = 3;
    */
@@ -347,13 +351,13 @@ export type WriteRequest = Message<"ctxd.v1.WriteRequest"> & {
   ref: string;
 
   /**
-   * The content: text (must be valid UTF-8) or binary data.
+   * The content: text (valid UTF-8 without NUL bytes) or binary data.
    *
    * @generated from oneof ctxd.v1.WriteRequest.body
    */
   body: {
     /**
-     * UTF-8 text content.
+     * UTF-8 text content without NUL bytes; send anything else as data.
      *
      * @generated from field: string content = 2;
      */
@@ -516,7 +520,7 @@ export type Patch = Message<"ctxd.v1.Patch"> & {
   endLine: bigint;
 
   /**
-   * Replacement text; a final newline is optional.
+   * Replacement text (valid UTF-8 without NUL bytes); a final newline is optional.
    *
    * @generated from field: string content = 3;
    */

@@ -1,0 +1,157 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/search"
+)
+
+// Limits bound every dimension of a request, so that no single call can
+// take the daemon's CPU or memory: a value over its bound is refused with
+// INVALID_ARGUMENT and a hint naming the limit. They are the [limits] table
+// of the config file; each has a CTXD_* variable.
+type Limits struct {
+	// MaxQueries bounds the queries of one Search (CTXD_MAX_QUERIES).
+	MaxQueries int `toml:"max_queries"`
+	// MaxQueryBytes bounds the text of all queries of one Search together;
+	// a longer request is refused (CTXD_MAX_QUERY_BYTES).
+	MaxQueryBytes int `toml:"max_query_bytes"`
+	// MaxQueryTerms is how many words a query may hold before the lexical
+	// legs search only its most informative ones, at most this many; the
+	// response reports the reduction (CTXD_MAX_QUERY_TERMS).
+	MaxQueryTerms int `toml:"max_query_terms"`
+	// MaxSearchLimit bounds a Search's limit (CTXD_MAX_SEARCH_LIMIT).
+	MaxSearchLimit int `toml:"max_search_limit"`
+	// MaxSnippetLength bounds a Search's snippet_length in characters
+	// (CTXD_MAX_SNIPPET_LENGTH).
+	MaxSnippetLength int `toml:"max_snippet_length"`
+	// MaxTokenBudget bounds a Search's token_budget (CTXD_MAX_TOKEN_BUDGET).
+	MaxTokenBudget int `toml:"max_token_budget"`
+	// MaxChunksPerItem bounds a Search's max_chunks_per_item
+	// (CTXD_MAX_CHUNKS_PER_ITEM).
+	MaxChunksPerItem int `toml:"max_chunks_per_item"`
+	// MaxFilterValues bounds each list of a Search's filter
+	// (CTXD_MAX_FILTER_VALUES).
+	MaxFilterValues int `toml:"max_filter_values"`
+	// MaxListLimit bounds a List's limit (CTXD_MAX_LIST_LIMIT).
+	MaxListLimit int `toml:"max_list_limit"`
+	// MaxTreeDepth bounds a Tree's max_depth (CTXD_MAX_TREE_DEPTH).
+	MaxTreeDepth int `toml:"max_tree_depth"`
+	// MaxTreeItemsPerDir bounds a Tree's items_per_dir
+	// (CTXD_MAX_TREE_ITEMS_PER_DIR).
+	MaxTreeItemsPerDir int `toml:"max_tree_items_per_dir"`
+}
+
+// DefaultLimits are the limits when the config sets none.
+func DefaultLimits() Limits {
+	s := search.DefaultLimits()
+	return Limits{
+		MaxQueries: s.MaxQueries, MaxQueryBytes: s.MaxQueryBytes, MaxQueryTerms: s.MaxQueryTerms,
+		MaxSearchLimit: s.MaxLimit, MaxSnippetLength: s.MaxSnippetChars, MaxTokenBudget: s.MaxTokenBudget,
+		MaxChunksPerItem: s.MaxPerItem, MaxFilterValues: s.MaxFilterValues,
+		MaxListLimit: 10_000, MaxTreeDepth: 16, MaxTreeItemsPerDir: 1000,
+	}
+}
+
+// limitField describes one limit: its config key, environment variable and
+// how a caller gets under it.
+type limitField struct {
+	key, env string
+	value    func(*Limits) *int
+	fix      string // what to do, naming the API field and the CLI flag
+}
+
+var limitFields = []limitField{
+	{"max_queries", "CTXD_MAX_QUERIES", func(l *Limits) *int { return &l.MaxQueries },
+		"split the batch into several requests (each `ctxd search` argument is one query)"},
+	{"max_query_bytes", "CTXD_MAX_QUERY_BYTES", func(l *Limits) *int { return &l.MaxQueryBytes },
+		"shorten the query text: a long text is reduced to its most informative words anyway, so a part of it finds the same"},
+	{"max_query_terms", "CTXD_MAX_QUERY_TERMS", func(l *Limits) *int { return &l.MaxQueryTerms }, ""},
+	{"max_search_limit", "CTXD_MAX_SEARCH_LIMIT", func(l *Limits) *int { return &l.MaxSearchLimit },
+		"ask for fewer results (limit, `ctxd search --limit`)"},
+	{"max_snippet_length", "CTXD_MAX_SNIPPET_LENGTH", func(l *Limits) *int { return &l.MaxSnippetLength },
+		"ask for shorter snippets (snippet_length, `ctxd search --snippet-length`) and read the item for more"},
+	{"max_token_budget", "CTXD_MAX_TOKEN_BUDGET", func(l *Limits) *int { return &l.MaxTokenBudget },
+		"pass a smaller token_budget (`ctxd search --token-budget`)"},
+	{"max_chunks_per_item", "CTXD_MAX_CHUNKS_PER_ITEM", func(l *Limits) *int { return &l.MaxChunksPerItem },
+		"pass a smaller max_chunks_per_item (`ctxd search --per-item`), or read the item"},
+	{"max_filter_values", "CTXD_MAX_FILTER_VALUES", func(l *Limits) *int { return &l.MaxFilterValues },
+		"filter by a common parent directory (path_prefixes, `ctxd search --path`) instead of listing many values"},
+	{"max_list_limit", "CTXD_MAX_LIST_LIMIT", func(l *Limits) *int { return &l.MaxListLimit },
+		"pass a smaller limit (`ctxd ls --limit`) and page with next_page_token"},
+	{"max_tree_depth", "CTXD_MAX_TREE_DEPTH", func(l *Limits) *int { return &l.MaxTreeDepth },
+		"pass a smaller max_depth (`ctxd tree --depth`), or ask for the tree of a subdirectory"},
+	{"max_tree_items_per_dir", "CTXD_MAX_TREE_ITEMS_PER_DIR", func(l *Limits) *int { return &l.MaxTreeItemsPerDir },
+		"pass a smaller items_per_dir (`ctxd tree --per-dir`), or list the directory page by page (`ctxd ls --limit`)"},
+}
+
+// searchLimitKeys maps the engine's limits to their config keys.
+var searchLimitKeys = map[search.Limit]string{
+	search.LimitQueries:      "max_queries",
+	search.LimitQueryBytes:   "max_query_bytes",
+	search.LimitResults:      "max_search_limit",
+	search.LimitSnippetChars: "max_snippet_length",
+	search.LimitTokenBudget:  "max_token_budget",
+	search.LimitPerItem:      "max_chunks_per_item",
+	search.LimitFilterValues: "max_filter_values",
+}
+
+// search returns the engine's view of l.
+func (l Limits) search() search.Limits {
+	return search.Limits{
+		MaxQueries: l.MaxQueries, MaxQueryBytes: l.MaxQueryBytes, MaxQueryTerms: l.MaxQueryTerms,
+		MaxLimit: l.MaxSearchLimit, MaxSnippetChars: l.MaxSnippetLength, MaxTokenBudget: l.MaxTokenBudget,
+		MaxPerItem: l.MaxChunksPerItem, MaxFilterValues: l.MaxFilterValues,
+	}
+}
+
+// applyEnv overlays the CTXD_* variables of the limits.
+func (l *Limits) applyEnv(lookupEnv func(string) (string, bool)) error {
+	for _, f := range limitFields {
+		v, ok := lookupEnv(f.env)
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a whole number", f.env, v)
+		}
+		*f.value(l) = n
+	}
+	return nil
+}
+
+// validate names the first limit that is not positive.
+func (l *Limits) validate() error {
+	for _, f := range limitFields {
+		if n := *f.value(l); n <= 0 {
+			return fmt.Errorf("config: limits.%s must be positive, got %d", f.key, n)
+		}
+	}
+	return nil
+}
+
+// overLimit is the INVALID_ARGUMENT error for a request value over the limit
+// with config key key: msg says what is over, the hint how to get under it
+// and which setting raises it.
+func overLimit(key, msg string) error {
+	hint := "see the [limits] table of the daemon's config"
+	for _, f := range limitFields {
+		if f.key == key {
+			hint = fmt.Sprintf("%s; the daemon's owner can raise the limit with limits.%s in the config file or %s.", f.fix, f.key, f.env)
+		}
+	}
+	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, msg, hint)
+}
+
+// searchLimitError converts an engine *search.LimitError, if err is one.
+func searchLimitError(err error) (error, bool) {
+	var le *search.LimitError
+	if !errors.As(err, &le) {
+		return nil, false
+	}
+	return overLimit(searchLimitKeys[le.Limit], le.Error()), true
+}
