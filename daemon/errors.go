@@ -56,6 +56,8 @@ var typeCodes = map[ctxdv1.ErrorType]codes.Code{
 	ctxdv1.ErrorType_ERROR_TYPE_INTERNAL:            codes.Internal,
 	ctxdv1.ErrorType_ERROR_TYPE_SOURCE_REFUSED:      codes.PermissionDenied,
 	ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE:   codes.FailedPrecondition,
+	ctxdv1.ErrorType_ERROR_TYPE_CANCELLED:           codes.Canceled,
+	ctxdv1.ErrorType_ERROR_TYPE_DEADLINE_EXCEEDED:   codes.DeadlineExceeded,
 }
 
 // apiError builds a status error carrying an ErrorDetail.
@@ -95,9 +97,11 @@ func toStatus(log *slog.Logger, method string, err error) error {
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, "request canceled")
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_CANCELLED, "request cancelled",
+			"The call was cancelled before it finished and the daemon stopped working on it; a write it had not acknowledged did not happen. Retry if that was not intended.")
 	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "request deadline exceeded")
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_DEADLINE_EXCEEDED, "request deadline exceeded",
+			"Give the call a longer deadline (the client's timeout), or ask for less: a smaller limit, a path or drive filter, a subdirectory.")
 	}
 	log.Error("internal error", "method", method, "err", err)
 	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INTERNAL, "internal error", "The daemon log has the details; retry, and report it if it persists.")

@@ -70,6 +70,12 @@ const (
 	// The source could not be read or fetched: missing, unreadable, an HTTP
 	// error or a timeout (gRPC FAILED_PRECONDITION, HTTP 400).
 	ErrorType_ERROR_TYPE_SOURCE_UNREADABLE ErrorType = 18
+	// The caller cancelled the call, or went away, before it finished; the
+	// daemon stopped working on it (gRPC CANCELLED, HTTP 499).
+	ErrorType_ERROR_TYPE_CANCELLED ErrorType = 19
+	// The call's deadline passed before it finished; the daemon stopped working
+	// on it (gRPC DEADLINE_EXCEEDED, HTTP 504).
+	ErrorType_ERROR_TYPE_DEADLINE_EXCEEDED ErrorType = 20
 )
 
 // Enum value maps for ErrorType.
@@ -94,6 +100,8 @@ var (
 		16: "ERROR_TYPE_INTERNAL",
 		17: "ERROR_TYPE_SOURCE_REFUSED",
 		18: "ERROR_TYPE_SOURCE_UNREADABLE",
+		19: "ERROR_TYPE_CANCELLED",
+		20: "ERROR_TYPE_DEADLINE_EXCEEDED",
 	}
 	ErrorType_value = map[string]int32{
 		"ERROR_TYPE_UNSPECIFIED":         0,
@@ -115,6 +123,8 @@ var (
 		"ERROR_TYPE_INTERNAL":            16,
 		"ERROR_TYPE_SOURCE_REFUSED":      17,
 		"ERROR_TYPE_SOURCE_UNREADABLE":   18,
+		"ERROR_TYPE_CANCELLED":           19,
+		"ERROR_TYPE_DEADLINE_EXCEEDED":   20,
 	}
 )
 
@@ -230,7 +240,7 @@ const file_ctxd_v1_errors_proto_rawDesc = "" +
 	"\x10next_action_hint\x18\x02 \x01(\tR\x0enextActionHint\x12\x10\n" +
 	"\x03ref\x18\x03 \x01(\tR\x03ref\x12\x1f\n" +
 	"\vnearby_refs\x18\x04 \x03(\tR\n" +
-	"nearbyRefs*\xd2\x04\n" +
+	"nearbyRefs*\x8e\x05\n" +
 	"\tErrorType\x12\x1a\n" +
 	"\x16ERROR_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_TYPE_NOT_FOUND\x10\x01\x12\x1c\n" +
@@ -251,7 +261,9 @@ const file_ctxd_v1_errors_proto_rawDesc = "" +
 	"\x18ERROR_TYPE_UNIMPLEMENTED\x10\x0f\x12\x17\n" +
 	"\x13ERROR_TYPE_INTERNAL\x10\x10\x12\x1d\n" +
 	"\x19ERROR_TYPE_SOURCE_REFUSED\x10\x11\x12 \n" +
-	"\x1cERROR_TYPE_SOURCE_UNREADABLE\x10\x12B0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x1cERROR_TYPE_SOURCE_UNREADABLE\x10\x12\x12\x18\n" +
+	"\x14ERROR_TYPE_CANCELLED\x10\x13\x12 \n" +
+	"\x1cERROR_TYPE_DEADLINE_EXCEEDED\x10\x14B0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_errors_proto_rawDescOnce sync.Once

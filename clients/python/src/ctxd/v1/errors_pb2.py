@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x63txd/v1/errors.proto\x12\x07\x63txd.v1\"k\n\x0b\x45rrorDetail\x12 \n\x04type\x18\x01 \x01(\x0e\x32\x12.ctxd.v1.ErrorType\x12\x18\n\x10next_action_hint\x18\x02 \x01(\t\x12\x0b\n\x03ref\x18\x03 \x01(\t\x12\x13\n\x0bnearby_refs\x18\x04 \x03(\t*\xd2\x04\n\tErrorType\x12\x1a\n\x16\x45RROR_TYPE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45RROR_TYPE_NOT_FOUND\x10\x01\x12\x1c\n\x18\x45RROR_TYPE_PATH_CONFLICT\x10\x02\x12\x1e\n\x1a\x45RROR_TYPE_NO_TEXT_CONTENT\x10\x03\x12\x1f\n\x1b\x45RROR_TYPE_INVALID_ARGUMENT\x10\x04\x12\x1c\n\x18\x45RROR_TYPE_INVALID_PATCH\x10\x05\x12\x1b\n\x17\x45RROR_TYPE_IS_DIRECTORY\x10\x06\x12\x1c\n\x18\x45RROR_TYPE_NOT_DIRECTORY\x10\x07\x12 \n\x1c\x45RROR_TYPE_CONTENT_TOO_LARGE\x10\x08\x12\x1b\n\x17\x45RROR_TYPE_OUT_OF_RANGE\x10\t\x12\x1e\n\x1a\x45RROR_TYPE_CONTENT_CHANGED\x10\n\x12\"\n\x1e\x45RROR_TYPE_DIRECTORY_NOT_EMPTY\x10\x0b\x12\x1e\n\x1a\x45RROR_TYPE_UNAUTHENTICATED\x10\x0c\x12 \n\x1c\x45RROR_TYPE_PERMISSION_DENIED\x10\r\x12\x1a\n\x16\x45RROR_TYPE_UNAVAILABLE\x10\x0e\x12\x1c\n\x18\x45RROR_TYPE_UNIMPLEMENTED\x10\x0f\x12\x17\n\x13\x45RROR_TYPE_INTERNAL\x10\x10\x12\x1d\n\x19\x45RROR_TYPE_SOURCE_REFUSED\x10\x11\x12 \n\x1c\x45RROR_TYPE_SOURCE_UNREADABLE\x10\x12\x42\x30Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x63txd/v1/errors.proto\x12\x07\x63txd.v1\"k\n\x0b\x45rrorDetail\x12 \n\x04type\x18\x01 \x01(\x0e\x32\x12.ctxd.v1.ErrorType\x12\x18\n\x10next_action_hint\x18\x02 \x01(\t\x12\x0b\n\x03ref\x18\x03 \x01(\t\x12\x13\n\x0bnearby_refs\x18\x04 \x03(\t*\x8e\x05\n\tErrorType\x12\x1a\n\x16\x45RROR_TYPE_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45RROR_TYPE_NOT_FOUND\x10\x01\x12\x1c\n\x18\x45RROR_TYPE_PATH_CONFLICT\x10\x02\x12\x1e\n\x1a\x45RROR_TYPE_NO_TEXT_CONTENT\x10\x03\x12\x1f\n\x1b\x45RROR_TYPE_INVALID_ARGUMENT\x10\x04\x12\x1c\n\x18\x45RROR_TYPE_INVALID_PATCH\x10\x05\x12\x1b\n\x17\x45RROR_TYPE_IS_DIRECTORY\x10\x06\x12\x1c\n\x18\x45RROR_TYPE_NOT_DIRECTORY\x10\x07\x12 \n\x1c\x45RROR_TYPE_CONTENT_TOO_LARGE\x10\x08\x12\x1b\n\x17\x45RROR_TYPE_OUT_OF_RANGE\x10\t\x12\x1e\n\x1a\x45RROR_TYPE_CONTENT_CHANGED\x10\n\x12\"\n\x1e\x45RROR_TYPE_DIRECTORY_NOT_EMPTY\x10\x0b\x12\x1e\n\x1a\x45RROR_TYPE_UNAUTHENTICATED\x10\x0c\x12 \n\x1c\x45RROR_TYPE_PERMISSION_DENIED\x10\r\x12\x1a\n\x16\x45RROR_TYPE_UNAVAILABLE\x10\x0e\x12\x1c\n\x18\x45RROR_TYPE_UNIMPLEMENTED\x10\x0f\x12\x17\n\x13\x45RROR_TYPE_INTERNAL\x10\x10\x12\x1d\n\x19\x45RROR_TYPE_SOURCE_REFUSED\x10\x11\x12 \n\x1c\x45RROR_TYPE_SOURCE_UNREADABLE\x10\x12\x12\x18\n\x14\x45RROR_TYPE_CANCELLED\x10\x13\x12 \n\x1c\x45RROR_TYPE_DEADLINE_EXCEEDED\x10\x14\x42\x30Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,7 +33,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\222\003\004\010\002 \003'
   _globals['_ERRORTYPE']._serialized_start=143
-  _globals['_ERRORTYPE']._serialized_end=737
+  _globals['_ERRORTYPE']._serialized_end=797
   _globals['_ERRORDETAIL']._serialized_start=33
   _globals['_ERRORDETAIL']._serialized_end=140
 # @@protoc_insertion_point(module_scope)
