@@ -198,8 +198,9 @@ func TestDaemon_VectorSearchNotesPendingChunks(t *testing.T) {
 	c := ctxdv1.NewVfsServiceClient(conn)
 	writeText(t, c, "/docs/install.md", sampleMarkdown)
 	writeText(t, c, "/docs/notes.txt", "first paragraph about the daemon\n\nsecond paragraph\n")
-	st := waitStatus(t, ctxdv1.NewAdminServiceClient(conn), time.Minute, "chunks queued for embedding", func(st *ctxdv1.StatusResponse) bool {
-		return st.Embedding.PendingItems == 0 && st.Embedding.PendingChunks > 0 && st.Index.ChunkCount == st.Embedding.PendingChunks
+	st := waitStatus(t, ctxdv1.NewAdminServiceClient(conn), time.Minute, "chunks indexed and queued for embedding", func(st *ctxdv1.StatusResponse) bool {
+		return st.Index.AppliedSequence >= st.Index.OutboxSequence &&
+			st.Embedding.PendingItems == 0 && st.Embedding.PendingChunks > 0 && st.Index.ChunkCount == st.Embedding.PendingChunks
 	})
 	req := &ctxdv1.SearchRequest{Mode: ctxdv1.SearchMode_SEARCH_MODE_VECTOR, Queries: []*ctxdv1.SearchQuery{{Vector: randomVector(rand.New(rand.NewPCG(1, 2)), 384)}}}
 	var resp *ctxdv1.SearchResponse
