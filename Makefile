@@ -95,8 +95,8 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	go test -run='^$$' -fuzz='^FuzzTokenizer_Encode$$' -fuzztime=$(FUZZTIME) ./index/tokenize
 	go test -run='^$$' -fuzz='^FuzzSplit$$' -fuzztime=$(FUZZTIME) ./index/chunk
 	go test -run='^$$' -fuzz='^FuzzSnippet$$' -fuzztime=$(FUZZTIME) ./index/search
-	go test -run='^$$' -fuzz='^FuzzDetect$$' -fuzztime=$(FUZZTIME) ./daemon/ingest
-	go test -run='^$$' -fuzz='^FuzzHTMLToMarkdown$$' -fuzztime=$(FUZZTIME) ./daemon/ingest
+	go test -run='^$$' -fuzz='^FuzzDetect$$' -fuzztime=$(FUZZTIME) ./ingest
+	go test -run='^$$' -fuzz='^FuzzHTMLToMarkdown$$' -fuzztime=$(FUZZTIME) ./ingest
 
 .PHONY: test-python
 test-python: setup build ## Python client integration test against the real daemon

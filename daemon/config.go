@@ -13,7 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/ctxd/ctxd/daemon/ingest"
+	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
 

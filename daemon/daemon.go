@@ -18,9 +18,9 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/ctxd/ctxd/daemon/ingest"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/search"
+	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
 

@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
-	"github.com/ctxd/ctxd/daemon/ingest"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
 

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/ctxd/ctxd/daemon/ingest"
+	"github.com/ctxd/ctxd/ingest"
 )
 
 // revalidateRetry is how long an item whose re-validation failed is left
