@@ -34,9 +34,9 @@ type backend struct {
 	store   *vfs.Store
 	ix      *indexer
 	engine  *search.Engine
-	usage   *usageRecorder
+	usage   *vfs.UsageRecorder
 	ingest  *ingest.Ingester
-	fresh   *revalidator
+	fresh   *ingest.Revalidator
 	dataDir string
 	started time.Time
 	limits  Limits
@@ -117,13 +117,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if d.b.engine, err = search.Open(d.b.store, search.Options{Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search()}); err != nil {
 		return nil, fmt.Errorf("open search indexes: %w", err)
 	}
-	d.b.usage = newUsageRecorder(d.b.store, log)
+	d.b.usage = vfs.NewUsageRecorder(d.b.store, log)
 	d.b.ingest = ingest.New(d.b.store, ingest.Config{
 		Policy:     ingest.Policy{AllowedRoots: cfg.AllowedRoots, AllowSecrets: cfg.AllowSecrets},
 		Fetch:      ingest.FetchOptions{Timeout: cfg.FetchTimeout.Duration, AllowPrivate: cfg.AllowPrivateNetwork},
 		DefaultTTL: cfg.URLTTL.Duration,
 	})
-	d.b.fresh = newRevalidator(d.b.ingest, log)
+	d.b.fresh = ingest.NewRevalidator(d.b.ingest, log)
 	d.b.ix = newIndexer(d.b.store, d.b.engine, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
 	ixCtx, stopIx := context.WithCancel(context.Background())
 	d.stopIx = stopIx
@@ -296,10 +296,10 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	}
 	var err error
 	if d.b.usage != nil {
-		d.b.usage.close()
+		d.b.usage.Close()
 	}
 	if d.b.fresh != nil {
-		d.b.fresh.close()
+		d.b.fresh.Close()
 	}
 	if d.b.engine != nil {
 		err = d.b.engine.Close()

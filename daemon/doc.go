@@ -2,9 +2,9 @@
 // gRPC server (unix socket and optional loopback TCP) with its interceptors,
 // the grpc-gateway JSON/HTTP API, bearer-token auth, and the service adapters
 // that translate between API messages and the vfs, index and ingest packages.
-// In the background it embeds (indexer.go), records what searches return
-// (usage.go) and re-validates fetched pages searches return once their TTL
-// has passed (revalidate.go).
+// In the background it embeds (indexer.go); it hands what searches return to
+// vfs.UsageRecorder (retrieval counts) and ingest.Revalidator (fetched pages
+// past their TTL).
 //
 // Services are thin: they decode a request, call the domain, and encode the
 // result. Domain errors are mapped to gRPC status with an ErrorDetail in one

@@ -97,8 +97,8 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		out.Results = append(out.Results, pr)
 		ids = append(ids, res.ItemID)
 	}
-	s.b.usage.record(ids)
-	s.b.fresh.notice(ids)
+	s.b.usage.Record(ids)
+	s.b.fresh.Notice(ids)
 	return out, nil
 }
 

@@ -5,7 +5,9 @@
 // into item content (text detection, HTML to markdown, PDF text), and keeps
 // ingested items fresh: refresh compares each item with its source cheaply
 // first (mtime and size, or a conditional GET) and rewrites only what changed,
-// so only changed chunks are embedded again.
+// so only changed chunks are embedded again. Revalidator does the same in the
+// background for fetched pages that searches return once their TTL has
+// passed.
 //
 // The package writes through vfs.Store and knows nothing of gRPC; the daemon
 // converts its events and errors.

@@ -40,4 +40,8 @@
 // Binary items are searchable by their title and MIME type plus any text
 // extracted from them (a PDF's text): that searchable text is kept beside
 // the blob and chunked in its place.
+//
+// UsageRecorder writes the retrieval count and time of the items searches
+// return, in batches off the search path; a signal is dropped rather than
+// slowing a search when its buffer is full.
 package vfs

@@ -1,23 +1,21 @@
-package daemon
+package ingest
 
 import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/ctxd/ctxd/ingest"
 )
 
 // revalidateRetry is how long an item whose re-validation failed is left
 // alone, so that a dead site is not fetched again on every search.
 const revalidateRetry = 10 * time.Minute
 
-// revalidator re-validates fetched items that searches return once their TTL
+// Revalidator re-validates fetched items that searches return once their TTL
 // has passed, off the search path: searches hand over ids and never wait,
 // and one goroutine makes the conditional GETs. The search that notices a
 // stale page answers from what is stored; later searches see the refresh.
-type revalidator struct {
-	in      *ingest.Ingester
+type Revalidator struct {
+	in      *Ingester
 	log     *slog.Logger
 	ids     chan []string
 	cancel  context.CancelFunc
@@ -25,22 +23,24 @@ type revalidator struct {
 	failed  map[string]time.Time // id -> when its re-validation last failed; run's only
 }
 
-func newRevalidator(in *ingest.Ingester, log *slog.Logger) *revalidator {
+// NewRevalidator starts the goroutine that re-validates through in; Close
+// stops it.
+func NewRevalidator(in *Ingester, log *slog.Logger) *Revalidator {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &revalidator{in: in, log: log, ids: make(chan []string, 64), cancel: cancel, stopped: make(chan struct{}), failed: map[string]time.Time{}}
+	r := &Revalidator{in: in, log: log, ids: make(chan []string, 64), cancel: cancel, stopped: make(chan struct{}), failed: map[string]time.Time{}}
 	go r.run(ctx)
 	return r
 }
 
-// notice hands over the item ids a search returned; it never blocks.
-func (r *revalidator) notice(ids []string) {
+// Notice hands over the item ids a search returned; it never blocks.
+func (r *Revalidator) Notice(ids []string) {
 	select {
 	case r.ids <- ids:
 	default:
 	}
 }
 
-func (r *revalidator) run(ctx context.Context) {
+func (r *Revalidator) run(ctx context.Context) {
 	defer close(r.stopped)
 	for {
 		select {
@@ -52,7 +52,7 @@ func (r *revalidator) run(ctx context.Context) {
 	}
 }
 
-func (r *revalidator) revalidate(ctx context.Context, ids []string) {
+func (r *Revalidator) revalidate(ctx context.Context, ids []string) {
 	now := time.Now()
 	for id, t := range r.failed {
 		if now.Sub(t) > revalidateRetry {
@@ -67,7 +67,7 @@ func (r *revalidator) revalidate(ctx context.Context, ids []string) {
 	}
 	for id, res := range r.in.Revalidate(ctx, due) {
 		switch res.Action {
-		case ingest.Failed, ingest.Missing:
+		case Failed, Missing:
 			r.failed[id] = now
 			r.log.Info("re-validating a fetched item failed", "ref", res.Ref, "err", res.Err)
 		default:
@@ -76,8 +76,8 @@ func (r *revalidator) revalidate(ctx context.Context, ids []string) {
 	}
 }
 
-// close cancels fetches in flight and stops.
-func (r *revalidator) close() {
+// Close cancels fetches in flight and stops.
+func (r *Revalidator) Close() {
 	r.cancel()
 	<-r.stopped
 }

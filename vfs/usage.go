@@ -1,35 +1,35 @@
-package daemon
+package vfs
 
 import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/ctxd/ctxd/vfs"
 )
 
 // usageFlushEvery is how often retrieval signals are written to the store.
 const usageFlushEvery = time.Second
 
-// usageRecorder records which items searches returned (retrieval count and
+// UsageRecorder records which items searches returned (retrieval count and
 // time) off the search path: searches hand ids to a buffered channel and
 // never wait; one goroutine writes them in batches. When the buffer is full
 // the signal is dropped rather than slowing a search.
-type usageRecorder struct {
-	store   *vfs.Store
+type UsageRecorder struct {
+	store   *Store
 	log     *slog.Logger
 	ids     chan []string
 	stopped chan struct{}
 }
 
-func newUsageRecorder(store *vfs.Store, log *slog.Logger) *usageRecorder {
-	u := &usageRecorder{store: store, log: log, ids: make(chan []string, 1024), stopped: make(chan struct{})}
+// NewUsageRecorder starts the goroutine that writes retrieval signals to
+// store; Close stops it.
+func NewUsageRecorder(store *Store, log *slog.Logger) *UsageRecorder {
+	u := &UsageRecorder{store: store, log: log, ids: make(chan []string, 1024), stopped: make(chan struct{})}
 	go u.run()
 	return u
 }
 
-// record notes that a search returned these items.
-func (u *usageRecorder) record(ids []string) {
+// Record notes that a search returned these items; it never blocks.
+func (u *UsageRecorder) Record(ids []string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -40,7 +40,7 @@ func (u *usageRecorder) record(ids []string) {
 	}
 }
 
-func (u *usageRecorder) run() {
+func (u *UsageRecorder) run() {
 	defer close(u.stopped)
 	tick := time.NewTicker(usageFlushEvery)
 	defer tick.Stop()
@@ -68,8 +68,8 @@ func (u *usageRecorder) run() {
 	}
 }
 
-// close writes what is pending and stops.
-func (u *usageRecorder) close() {
+// Close writes what is pending and stops.
+func (u *UsageRecorder) Close() {
 	close(u.ids)
 	<-u.stopped
 }
