@@ -23,7 +23,7 @@ func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ct
 	if err != nil {
 		return nil, err
 	}
-	spec, available, reason, rate := s.b.ix.status()
+	spec, available, reason, rate := s.b.ix.Status()
 	seq, err := s.b.store.OutboxSeq(ctx)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
@@ -32,7 +33,7 @@ var Version = "0.1.0-dev"
 // true, and the readiness interceptor keeps calls out until then.
 type backend struct {
 	store   *vfs.Store
-	ix      *indexer
+	ix      *indexer.Indexer
 	engine  *search.Engine
 	usage   *vfs.UsageRecorder
 	ingest  *ingest.Ingester
@@ -124,10 +125,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		DefaultTTL: cfg.URLTTL.Duration,
 	})
 	d.b.fresh = ingest.NewRevalidator(d.b.ingest, log)
-	d.b.ix = newIndexer(d.b.store, d.b.engine, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
+	d.b.ix = indexer.New(d.b.store, d.b.engine, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
 	ixCtx, stopIx := context.WithCancel(context.Background())
 	d.stopIx = stopIx
-	go d.b.ix.run(ixCtx)
+	go d.b.ix.Run(ixCtx)
 	if saveToken != nil {
 		if err := saveToken(); err != nil {
 			return nil, err
@@ -292,7 +293,7 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	}
 	if d.stopIx != nil {
 		d.stopIx()
-		<-d.b.ix.stopped
+		d.b.ix.Wait()
 	}
 	var err error
 	if d.b.usage != nil {

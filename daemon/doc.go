@@ -2,7 +2,8 @@
 // gRPC server (unix socket and optional loopback TCP) with its interceptors,
 // the grpc-gateway JSON/HTTP API, bearer-token auth, and the service adapters
 // that translate between API messages and the vfs, index and ingest packages.
-// In the background it embeds (indexer.go); it hands what searches return to
+// It starts the background work the domain packages own (index/indexer's
+// chunk and embed passes) and hands what searches return to
 // vfs.UsageRecorder (retrieval counts) and ingest.Revalidator (fetched pages
 // past their TTL).
 //

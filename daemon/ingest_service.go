@@ -181,9 +181,9 @@ func summaryToProto(s ingest.Summary) *ctxdv1.IngestSummary {
 // for the whole queue to drain.
 func (s *ingestService) Reembed(req *ctxdv1.ReembedRequest, stream grpc.ServerStreamingServer[ctxdv1.ReembedResponse]) error {
 	ctx := stream.Context()
-	w := s.b.ix.available()
+	w := s.b.ix.Available()
 	if w == nil {
-		_, _, reason, _ := s.b.ix.status()
+		_, _, reason, _ := s.b.ix.Status()
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "embedding is unavailable: "+reason,
 			"Install the model and ONNX Runtime (make setup-run), check `ctxd status`, then retry.")
 	}
@@ -216,7 +216,7 @@ func (s *ingestService) Reembed(req *ctxdv1.ReembedRequest, stream grpc.ServerSt
 	if req.GetAll() {
 		err = s.waitEmbedQueue(ctx, progress)
 	} else {
-		err = s.b.ix.embedNow(ctx, w, items, progress)
+		err = s.b.ix.EmbedNow(ctx, w, items, progress)
 	}
 	if err != nil {
 		return err

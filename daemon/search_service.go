@@ -71,7 +71,7 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		TokensUsed: int32(resp.TokensUsed),
 	}
 	if resp.Mode == search.Vector {
-		out.ModeReason = s.b.ix.withPendingNote(ctx, out.ModeReason)
+		out.ModeReason = s.b.ix.WithPendingNote(ctx, out.ModeReason)
 	}
 	for i, q := range resp.Queries {
 		out.Queries = append(out.Queries, &ctxdv1.QueryReport{
@@ -145,7 +145,7 @@ func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, erro
 		}
 		r.Weights[leg] = lw.GetWeight()
 	}
-	if w := s.b.ix.available(); w != nil {
+	if w := s.b.ix.Available(); w != nil {
 		// The model reads only its window: a pasted page is cut first so that
 		// tokenising it costs no more than the window does.
 		window := w.Spec().MaxTokens * windowBytesPerToken
@@ -157,7 +157,7 @@ func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, erro
 			return v[0], nil
 		}
 	}
-	if tok := s.b.ix.tokenizer(); tok != nil {
+	if tok := s.b.ix.Tokenizer(); tok != nil {
 		r.CountTokens = tok.Count
 	}
 	return r, nil

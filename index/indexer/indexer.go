@@ -1,4 +1,4 @@
-package daemon
+package indexer
 
 import (
 	"context"
@@ -40,11 +40,11 @@ const (
 	backlogPoll = 50 * time.Millisecond
 )
 
-// indexer keeps derived state current in the background: it chunks items
+// Indexer keeps derived state current in the background: it chunks items
 // that were stored without a chunker and embeds queued chunks with the one
 // embedding worker. It degrades instead of failing: without a model the store
 // keeps queueing, and the queues drain once the model is found.
-type indexer struct {
+type Indexer struct {
 	store    *vfs.Store
 	engine   *search.Engine
 	log      *slog.Logger
@@ -63,12 +63,14 @@ type indexer struct {
 	fallback bool
 }
 
-func newIndexer(store *vfs.Store, engine *search.Engine, log *slog.Logger, modelDir, libPath string) *indexer {
-	return &indexer{store: store, engine: engine, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{})}
+// New returns an Indexer for store and engine that loads the embedding
+// model from modelDir with ONNX Runtime at libPath; Run starts it.
+func New(store *vfs.Store, engine *search.Engine, log *slog.Logger, modelDir, libPath string) *Indexer {
+	return &Indexer{store: store, engine: engine, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{})}
 }
 
-// run loads what it can and then works until ctx ends.
-func (ix *indexer) run(ctx context.Context) {
+// Run loads what it can and then works until ctx ends.
+func (ix *Indexer) Run(ctx context.Context) {
 	defer close(ix.stopped)
 	defer ix.closeWorker()
 	work := ix.store.Work()
@@ -89,7 +91,7 @@ func (ix *indexer) run(ctx context.Context) {
 			return
 		case <-work:
 		case <-retry.C:
-			if ix.available() == nil {
+			if ix.Available() == nil {
 				ix.load(ctx)
 			}
 		}
@@ -99,7 +101,7 @@ func (ix *indexer) run(ctx context.Context) {
 // load installs the chunker (needs the tokenizer and spec) and then the
 // embedding model (needs ONNX Runtime as well). Each missing piece is
 // recorded as the reason embeddings are unavailable.
-func (ix *indexer) load(ctx context.Context) {
+func (ix *Indexer) load(ctx context.Context) {
 	if ix.modelDir == "" {
 		ix.setReason("no model configured (model_dir is empty)")
 		ix.useFallbackChunker(ctx)
@@ -157,7 +159,7 @@ const fallbackChunkerID = "chunk/v1/bytes/256"
 // useFallbackChunker chunks by an estimated token count while no model is
 // installed, so that BM25 search works without one. Installing a model later
 // changes the chunker id, which chunks every item again.
-func (ix *indexer) useFallbackChunker(ctx context.Context) {
+func (ix *Indexer) useFallbackChunker(ctx context.Context) {
 	if ix.fallback {
 		return
 	}
@@ -169,34 +171,34 @@ func (ix *indexer) useFallbackChunker(ctx context.Context) {
 	ix.fallback = true
 }
 
-func (ix *indexer) setReason(r string) {
+func (ix *Indexer) setReason(r string) {
 	ix.mu.Lock()
 	ix.reason = r
 	ix.mu.Unlock()
 	ix.log.Warn("embeddings unavailable", "reason", r)
 }
 
-// tokenizer returns the model's tokenizer, or nil before one is loaded.
-func (ix *indexer) tokenizer() *tokenize.Tokenizer {
+// Tokenizer returns the model's tokenizer, or nil before one is loaded.
+func (ix *Indexer) Tokenizer() *tokenize.Tokenizer {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.tok
 }
 
-// available returns the worker, or nil while embedding is unavailable.
-func (ix *indexer) available() *embed.Worker {
+// Available returns the worker, or nil while embedding is unavailable.
+func (ix *Indexer) Available() *embed.Worker {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.worker
 }
 
 // pass does one bounded unit of work and reports whether there may be more.
-func (ix *indexer) pass(ctx context.Context) (bool, error) {
+func (ix *Indexer) pass(ctx context.Context) (bool, error) {
 	n, err := ix.store.ChunkPending(ctx, chunkPassItems)
 	if err != nil || n > 0 {
 		return n > 0, err
 	}
-	w := ix.available()
+	w := ix.Available()
 	if w == nil {
 		return false, nil
 	}
@@ -214,13 +216,13 @@ func (ix *indexer) pass(ctx context.Context) (bool, error) {
 // its caller sees progress often.
 const promptChunks = 32
 
-// embedNow embeds the queued chunks of items (ids from vfs.Store.Reembed)
+// EmbedNow embeds the queued chunks of items (ids from vfs.Store.Reembed)
 // for a caller that waits for them: at Prompt priority, so they go ahead of
 // the background backlog. It calls progress with how many of their chunks
 // are still queued before each step and returns once none is. A chunk the
 // background pass has already taken may be embedded twice; the second save
 // changes nothing.
-func (ix *indexer) embedNow(ctx context.Context, w *embed.Worker, items []string, progress func(queued int64) error) error {
+func (ix *Indexer) EmbedNow(ctx context.Context, w *embed.Worker, items []string, progress func(queued int64) error) error {
 	for {
 		pending, queued, err := ix.store.PendingEmbeddingsOf(ctx, items, promptChunks)
 		if err != nil {
@@ -236,7 +238,7 @@ func (ix *indexer) embedNow(ctx context.Context, w *embed.Worker, items []string
 }
 
 // embed computes the vectors pending needs at priority prio and saves them.
-func (ix *indexer) embed(ctx context.Context, w *embed.Worker, pending []vfs.PendingChunk, prio embed.Priority) error {
+func (ix *Indexer) embed(ctx context.Context, w *embed.Worker, pending []vfs.PendingChunk, prio embed.Priority) error {
 	start := time.Now()
 	var texts []string
 	var at []int
@@ -264,7 +266,7 @@ func (ix *indexer) embed(ctx context.Context, w *embed.Worker, pending []vfs.Pen
 
 // waitForIndex returns once the search indexes trail the store by less than
 // indexBacklog changes and indexBacklogChunks chunks.
-func (ix *indexer) waitForIndex(ctx context.Context) error {
+func (ix *Indexer) waitForIndex(ctx context.Context) error {
 	for {
 		seq, err := ix.store.OutboxSeq(ctx)
 		if err != nil {
@@ -287,7 +289,7 @@ func (ix *indexer) waitForIndex(ctx context.Context) error {
 }
 
 // observe smooths the embedding throughput reported by Status.
-func (ix *indexer) observe(n int, d time.Duration) {
+func (ix *Indexer) observe(n int, d time.Duration) {
 	if n == 0 || d <= 0 {
 		return
 	}
@@ -301,10 +303,10 @@ func (ix *indexer) observe(n int, d time.Duration) {
 	ix.mu.Unlock()
 }
 
-// withPendingNote appends to a vector search's mode reason how many chunks
+// WithPendingNote appends to a vector search's mode reason how many chunks
 // its leg could not see because they wait to be embedded (or chunked), so
 // that "no results" during a first ingest is not taken for an answer.
-func (ix *indexer) withPendingNote(ctx context.Context, reason string) string {
+func (ix *Indexer) WithPendingNote(ctx context.Context, reason string) string {
 	st, err := ix.store.EmbedStats(ctx)
 	if err != nil || st.PendingEmbed == 0 && st.PendingChunking == 0 {
 		return reason
@@ -320,14 +322,18 @@ func (ix *indexer) withPendingNote(ctx context.Context, reason string) string {
 	return reason + "; " + note
 }
 
-// status describes the embedding side for AdminService.Status.
-func (ix *indexer) status() (spec embed.Spec, available bool, reason string, rate float64) {
+// Status describes the embedding side: the model, whether it runs, why
+// not, and the recent throughput in chunks/s.
+func (ix *Indexer) Status() (spec embed.Spec, available bool, reason string, rate float64) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.spec, ix.worker != nil, ix.reason, ix.rate
 }
 
-func (ix *indexer) closeWorker() {
+// Wait returns once Run has returned and closed the embedding worker.
+func (ix *Indexer) Wait() { <-ix.stopped }
+
+func (ix *Indexer) closeWorker() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.worker != nil {

@@ -1,0 +1,12 @@
+// Package indexer keeps what the store derives from items current in the
+// background: it installs the chunker of the configured model (or a
+// byte-estimating one without a model, so BM25 works at once), chunks items
+// stored before a chunker was installed, and embeds queued chunks with the one
+// embedding worker, at background priority, or at prompt priority for a caller
+// that waits (EmbedNow).
+//
+// It degrades instead of failing: without a model or ONNX Runtime the store
+// keeps queueing, the reason is reported by Status, and the model is looked
+// for again every 30 s. Embedding waits while the search indexes trail the
+// store, so text becomes searchable by its words first, then by meaning.
+package indexer
