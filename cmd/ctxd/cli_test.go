@@ -217,7 +217,7 @@ func TestCLI_SearchDoctorReindex(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("search: %d %s", code, errOut)
 		}
-		if strings.Contains(out, "work:/kb/other.md") {
+		if strings.Contains(out, "work:/kb/other.md") && strings.Contains(out, "agent:/kb/otters.md") {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
