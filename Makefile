@@ -108,12 +108,13 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large bench-context eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large bench-context ## Every measurement the issues ask for; results in bench-results/
 
-bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items
+bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
 	go test -run='^$$' -bench='Read|Write|Tree' -benchtime=$(BENCHTIME) -count=1 ./daemon/ | tee bench-results/vfs.txt
+	go test -run='^$$' -bench='History' -benchtime=10x -count=1 ./vfs/ | tee bench-results/history.txt
 
 bench-index: setup-run ## Tokenizer and chunker speed, embedding throughput per batch size and model, query latency
 	mkdir -p bench-results
@@ -138,6 +139,10 @@ bench-load: setup-run ## Search and query-embedding latency with 64 clients duri
 bench-large: setup-run ## Time to searchable and peak RSS of one 60 MB text item, without and with the model (CTXD_BENCH_LARGE_MB=N; CTXD_BENCH_LARGE_EMBED=1 also waits for every embedding)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=LargeItem -benchtime=1x -count=1 -timeout=4h ./daemon/ | tee bench-results/large.txt
+
+bench-context: setup-run ## BuildContext p50/p99 with 10 context files and 100k chunks, query embedding excluded (CTXD_BENCH_CONTEXT_CHUNKS=N)
+	mkdir -p bench-results
+	go test -run='^$$' -bench=BuildContext -benchtime=$(BENCHTIME) -count=1 -timeout=1h ./assemble/ | tee bench-results/context.txt
 
 eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm and vaswani; table in bench-results/eval.md
 	mkdir -p bench-results

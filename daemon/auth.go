@@ -16,6 +16,7 @@ import (
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/vfs"
 )
 
 // Scope is a set of permissions a token grants.
@@ -76,7 +77,12 @@ var methodScopes = map[string]Scope{
 	ctxdv1.VfsService_Exists_FullMethodName:                                ScopeRead,
 	ctxdv1.VfsService_DirSize_FullMethodName:                               ScopeRead,
 	ctxdv1.VfsService_CountLines_FullMethodName:                            ScopeRead,
+	ctxdv1.VfsService_History_FullMethodName:                               ScopeRead,
+	ctxdv1.VfsService_ReadRevision_FullMethodName:                          ScopeRead,
+	ctxdv1.VfsService_ListDeleted_FullMethodName:                           ScopeRead,
+	ctxdv1.VfsService_Log_FullMethodName:                                   ScopeRead,
 	ctxdv1.SearchService_Search_FullMethodName:                             ScopeRead,
+	ctxdv1.ContextService_BuildContext_FullMethodName:                      ScopeRead,
 	ctxdv1.AdminService_Status_FullMethodName:                              ScopeRead,
 	ctxdv1.VfsService_Write_FullMethodName:                                 ScopeWrite,
 	ctxdv1.VfsService_Edit_FullMethodName:                                  ScopeWrite,
@@ -84,6 +90,9 @@ var methodScopes = map[string]Scope{
 	ctxdv1.VfsService_Copy_FullMethodName:                                  ScopeWrite,
 	ctxdv1.VfsService_Move_FullMethodName:                                  ScopeWrite,
 	ctxdv1.VfsService_MakeDir_FullMethodName:                               ScopeWrite,
+	ctxdv1.VfsService_Revert_FullMethodName:                                ScopeWrite,
+	ctxdv1.ContextService_Init_FullMethodName:                              ScopeWrite,
+	ctxdv1.ContextService_Update_FullMethodName:                            ScopeWrite,
 	ctxdv1.IngestService_Add_FullMethodName:                                ScopeWrite,
 	ctxdv1.IngestService_Refresh_FullMethodName:                            ScopeWrite,
 	ctxdv1.IngestService_Reembed_FullMethodName:                            ScopeAdmin,
@@ -99,15 +108,26 @@ var methodScopes = map[string]Scope{
 // authenticator checks bearer tokens. It keeps only their SHA-256 digests and
 // looks presented tokens up by digest, so timing reveals nothing about a secret.
 type authenticator struct {
-	tokens map[[sha256.Size]byte]Scope
+	tokens map[[sha256.Size]byte]grant
 }
+
+// grant is what a token stands for: who calls (history records the name)
+// and what it may do.
+type grant struct {
+	name   string
+	scopes Scope
+	agent  bool // agent tokens may not change items their frontmatter protects
+}
+
+// actor is the vfs actor of calls made with the grant.
+func (g grant) actor() vfs.Actor { return vfs.Actor{Name: g.name, Agent: g.agent} }
 
 // newAuthenticator loads the owner token file and adds the scoped tokens of
 // the config. When the file does not exist it generates a token, which save
 // writes; the daemon calls it once it serves, so a failed start leaves no
 // token file behind. save is nil when the file exists.
 func newAuthenticator(tokenFile string, extra []TokenConfig) (a *authenticator, save func() error, err error) {
-	a = &authenticator{tokens: map[[sha256.Size]byte]Scope{}}
+	a = &authenticator{tokens: map[[sha256.Size]byte]grant{}}
 	owner, created, err := loadOrGenerateToken(tokenFile)
 	if err != nil {
 		return nil, nil, err
@@ -115,7 +135,7 @@ func newAuthenticator(tokenFile string, extra []TokenConfig) (a *authenticator, 
 	if created {
 		save = func() error { return saveToken(tokenFile, owner) }
 	}
-	a.tokens[sha256.Sum256([]byte(owner))] = scopeAll
+	a.tokens[sha256.Sum256([]byte(owner))] = grant{name: vfs.OwnerActor, scopes: scopeAll}
 	for _, t := range extra {
 		scopes, err := parseScopes(t.Scopes)
 		if err != nil {
@@ -125,7 +145,7 @@ func newAuthenticator(tokenFile string, extra []TokenConfig) (a *authenticator, 
 		if _, err := hex.Decode(sum[:], []byte(t.SHA256)); err != nil {
 			return nil, nil, fmt.Errorf("token %s: %w", t.Name, err)
 		}
-		a.tokens[sum] = scopes
+		a.tokens[sum] = grant{name: t.Name, scopes: scopes, agent: t.Agent}
 	}
 	return a, save, nil
 }
@@ -198,47 +218,48 @@ func writeFileAtomic(name string, data []byte, perm os.FileMode) error {
 	return d.Sync()
 }
 
-// authenticate returns the scopes of the token in an "authorization:
+// authenticate returns the grant of the token in an "authorization:
 // Bearer <token>" value. The scheme is case-insensitive (RFC 9110 §11.1).
-func (a *authenticator) authenticate(header string) (Scope, error) {
+func (a *authenticator) authenticate(header string) (grant, error) {
 	scheme, tok, _ := strings.Cut(strings.TrimSpace(header), " ")
 	tok = strings.TrimSpace(tok)
 	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
-		return 0, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
+		return grant{}, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
 			"this endpoint needs a bearer token",
 			"Send the header 'authorization: Bearer <token>'; the owner token is in the daemon's token file (default ~/.config/ctxd/token). The unix socket needs no token.")
 	}
-	scopes, ok := a.tokens[sha256.Sum256([]byte(tok))]
+	g, ok := a.tokens[sha256.Sum256([]byte(tok))]
 	if !ok {
-		return 0, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
+		return grant{}, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
 			"the bearer token is not valid",
 			"Check the token against the daemon's token file (default ~/.config/ctxd/token).")
 	}
-	return scopes, nil
+	return g, nil
 }
 
-// authorize checks the token in header against the scope method needs.
-func (a *authenticator) authorize(header, method string) error {
-	scopes, err := a.authenticate(header)
+// authorize checks the token in header against the scope method needs and
+// returns its grant.
+func (a *authenticator) authorize(header, method string) (grant, error) {
+	g, err := a.authenticate(header)
 	if err != nil {
-		return err
+		return grant{}, err
 	}
 	need, ok := methodScopes[method]
 	if !ok {
-		return apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
+		return grant{}, apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
 			fmt.Sprintf("%s has no scope defined, so no token may call it", method),
 			"Call it over the unix socket; a method without a scope is a daemon bug worth reporting.")
 	}
-	if scopes&need != need {
-		return apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
+	if g.scopes&need != need {
+		return grant{}, apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
 			fmt.Sprintf("the token lacks the %s scope that %s needs", need, method),
 			fmt.Sprintf("Use a token whose scopes include %q (tokens[].scopes in the daemon config), or the owner token from the token file.", need.String()))
 	}
-	return nil
+	return g, nil
 }
 
 // authorizeContext reads the token from incoming gRPC metadata.
-func (a *authenticator) authorizeContext(md metadata.MD, method string) error {
+func (a *authenticator) authorizeContext(md metadata.MD, method string) (grant, error) {
 	var header string
 	if v := md.Get("authorization"); len(v) > 0 {
 		header = v[0]

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,21 @@ type Config struct {
 	URLTTL Duration `toml:"url_ttl"`
 	// Limits bound every dimension of a request (the [limits] table).
 	Limits Limits `toml:"limits"`
+	// ContextRoots are the directory refs holding agents' persistent context
+	// (one per agent when several share the daemon): BuildContext reads the
+	// files with a `loading` frontmatter key below the roots a request names,
+	// or below these; and an agent token may change an item below them only
+	// when its frontmatter says agent-modification: true.
+	ContextRoots []string `toml:"context_roots"`
+	// History records a revision of every change to an item (actor,
+	// operation, previous content); false stops recording new revisions.
+	History bool `toml:"history"`
+	// HistoryKeep is how many of an item's latest revisions pruning always
+	// keeps; older ones go once they are also older than HistoryMinAge.
+	HistoryKeep int `toml:"history_keep"`
+	// HistoryMinAge is how long every revision is kept, however many newer
+	// ones there are.
+	HistoryMinAge Duration `toml:"history_min_age"`
 }
 
 // TokenConfig is a scoped bearer token. Only its SHA-256 is stored, so the
@@ -76,6 +92,10 @@ type TokenConfig struct {
 	SHA256 string `toml:"sha256"`
 	// Scopes granted: any of read, write, admin.
 	Scopes []string `toml:"scopes"`
+	// Agent marks a token handed to an agent: its changes to items whose
+	// frontmatter (or a context root) protects them are refused with
+	// READ_ONLY. History records the token's name as the actor.
+	Agent bool `toml:"agent"`
 }
 
 // Duration is a time.Duration written as a string ("10s") in TOML.
@@ -106,6 +126,10 @@ func DefaultConfig() Config {
 		FetchTimeout:    Duration{30 * time.Second},
 		URLTTL:          Duration{ingest.DefaultTTL},
 		Limits:          DefaultLimits(),
+		ContextRoots:    slices.Clone(vfs.DefaultContextRoots),
+		History:         true,
+		HistoryKeep:     vfs.DefaultHistoryKeep,
+		HistoryMinAge:   Duration{vfs.DefaultHistoryMinAge},
 	}
 }
 
@@ -198,14 +222,22 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 		}
 		c.MaxContentBytes = n
 	}
-	for k, d := range map[string]*Duration{"CTXD_SHUTDOWN_TIMEOUT": &c.ShutdownTimeout, "CTXD_FETCH_TIMEOUT": &c.FetchTimeout, "CTXD_URL_TTL": &c.URLTTL} {
+	if v, ok := lookupEnv("CTXD_HISTORY_KEEP"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("CTXD_HISTORY_KEEP: %q is not a whole number", v)
+		}
+		c.HistoryKeep = n
+	}
+	for k, d := range map[string]*Duration{"CTXD_SHUTDOWN_TIMEOUT": &c.ShutdownTimeout, "CTXD_FETCH_TIMEOUT": &c.FetchTimeout, "CTXD_URL_TTL": &c.URLTTL,
+		"CTXD_HISTORY_MIN_AGE": &c.HistoryMinAge} {
 		if v, ok := lookupEnv(k); ok {
 			if err := d.UnmarshalText([]byte(v)); err != nil {
 				return fmt.Errorf("%s: %w", k, err)
 			}
 		}
 	}
-	for k, b := range map[string]*bool{"CTXD_ALLOW_SECRETS": &c.AllowSecrets, "CTXD_ALLOW_PRIVATE_NETWORK": &c.AllowPrivateNetwork} {
+	for k, b := range map[string]*bool{"CTXD_ALLOW_SECRETS": &c.AllowSecrets, "CTXD_ALLOW_PRIVATE_NETWORK": &c.AllowPrivateNetwork, "CTXD_HISTORY": &c.History} {
 		if v, ok := lookupEnv(k); ok {
 			x, err := strconv.ParseBool(v)
 			if err != nil {
@@ -216,6 +248,9 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 	}
 	if v, ok := lookupEnv("CTXD_ALLOWED_ROOTS"); ok {
 		c.AllowedRoots = filepath.SplitList(v)
+	}
+	if v, ok := lookupEnv("CTXD_CONTEXT_ROOTS"); ok { // refs hold ':', so ','-separated
+		c.ContextRoots = strings.Split(v, ",")
 	}
 	return c.Limits.applyEnv(lookupEnv)
 }
@@ -272,7 +307,28 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config: allowed_roots: %q is not an absolute path", r)
 		}
 	}
+	if len(c.ContextRoots) == 0 {
+		return errors.New(`config: context_roots must list at least one directory ref, for example "self:/"`)
+	}
+	for _, r := range c.ContextRoots {
+		if ref, err := vfs.ParseRef(r); err != nil || ref.ID != "" {
+			return fmt.Errorf(`config: context_roots: %q is not a directory ref such as "self:/" or "self:/researcher/"`, r)
+		}
+	}
+	if c.HistoryKeep < 1 {
+		return fmt.Errorf("config: history_keep must be at least 1, got %d", c.HistoryKeep)
+	}
+	if c.HistoryMinAge.Duration < 0 {
+		return fmt.Errorf("config: history_min_age must not be negative, got %s", c.HistoryMinAge)
+	}
+	names := map[string]bool{vfs.OwnerActor: true}
 	for i, t := range c.Tokens {
+		// History names the token as the actor of its changes, so a name
+		// must say which token it was.
+		if t.Name == "" || names[t.Name] {
+			return fmt.Errorf("config: tokens[%d]: name must be set, unique and not %q; history records it as the actor", i, vfs.OwnerActor)
+		}
+		names[t.Name] = true
 		if _, err := parseScopes(t.Scopes); err != nil {
 			return fmt.Errorf("config: tokens[%d] (%s): %w", i, t.Name, err)
 		}

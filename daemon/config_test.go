@@ -13,16 +13,25 @@ data_dir = "/tmp/x"
 http = ""
 max_content_bytes = 1024
 shutdown_timeout = "3s"
+context_roots = ["self:/", "self:/researcher/"]
+history = false
+history_keep = 5
+history_min_age = "48h"
 [[tokens]]
 name = "ci"
 sha256 = "` + sha256Hex("t") + `"
 scopes = ["read"]
+agent = true
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.DataDir != "/tmp/x" || cfg.HTTP != "" || cfg.MaxContentBytes != 1024 || cfg.ShutdownTimeout.Duration != 3*time.Second || len(cfg.Tokens) != 1 {
 		t.Errorf("loaded %+v", cfg)
+	}
+	if strings.Join(cfg.ContextRoots, ",") != "self:/,self:/researcher/" || cfg.History || cfg.HistoryKeep != 5 ||
+		cfg.HistoryMinAge.Duration != 48*time.Hour || !cfg.Tokens[0].Agent {
+		t.Errorf("context and history settings not loaded: %+v", cfg)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
@@ -39,10 +48,17 @@ func TestConfig_LoadConfigRejectsUnknownKey(t *testing.T) {
 
 func TestConfig_ApplyEnv(t *testing.T) {
 	env := map[string]string{"CTXD_DATA_DIR": "/d", "CTXD_HTTP": "", "CTXD_MAX_CONTENT_BYTES": "77",
-		"CTXD_ALLOWED_ROOTS": "/srv/docs:/home/me", "CTXD_ALLOW_PRIVATE_NETWORK": "true", "CTXD_URL_TTL": "2h"}
+		"CTXD_ALLOWED_ROOTS": "/srv/docs:/home/me", "CTXD_ALLOW_PRIVATE_NETWORK": "true", "CTXD_URL_TTL": "2h",
+		"CTXD_CONTEXT_ROOTS": "self:/a/,team:/", "CTXD_HISTORY": "false", "CTXD_HISTORY_KEEP": "3", "CTXD_HISTORY_MIN_AGE": "1h"}
 	cfg := DefaultConfig()
+	if !cfg.History || cfg.HistoryKeep != 20 || cfg.HistoryMinAge.Duration != 30*24*time.Hour || strings.Join(cfg.ContextRoots, ",") != "self:/" {
+		t.Errorf("defaults: history %v keep %d min age %s roots %v", cfg.History, cfg.HistoryKeep, cfg.HistoryMinAge, cfg.ContextRoots)
+	}
 	if err := cfg.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
+	}
+	if strings.Join(cfg.ContextRoots, ",") != "self:/a/,team:/" || cfg.History || cfg.HistoryKeep != 3 || cfg.HistoryMinAge.Duration != time.Hour {
+		t.Errorf("context and history env not applied: %+v", cfg)
 	}
 	if cfg.DataDir != "/d" || cfg.HTTP != "" || cfg.MaxContentBytes != 77 || strings.Join(cfg.AllowedRoots, ",") != "/srv/docs,/home/me" ||
 		!cfg.AllowPrivateNetwork || cfg.AllowSecrets || cfg.URLTTL.Duration != 2*time.Hour {
@@ -53,6 +69,11 @@ func TestConfig_ApplyEnv(t *testing.T) {
 		t.Errorf("bad bool: %v", err)
 	}
 	delete(env, "CTXD_ALLOW_SECRETS")
+	env["CTXD_HISTORY_KEEP"] = "all"
+	if err := cfg.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil || !strings.Contains(err.Error(), "CTXD_HISTORY_KEEP") {
+		t.Errorf("bad history keep: %v", err)
+	}
+	delete(env, "CTXD_HISTORY_KEEP")
 	env["CTXD_MAX_CONTENT_BYTES"] = "lots"
 	if err := cfg.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err == nil || !strings.Contains(err.Error(), "CTXD_MAX_CONTENT_BYTES") {
 		t.Errorf("bad number: %v", err)
@@ -77,6 +98,18 @@ func TestConfig_Validate(t *testing.T) {
 		{"relative root", func(c *Config) { c.AllowedRoots = []string{"docs"} }, "allowed_roots"},
 		{"zero ttl", func(c *Config) { c.URLTTL.Duration = 0 }, "url_ttl"},
 		{"bad digest", func(c *Config) { c.Tokens = []TokenConfig{{Name: "x", SHA256: "abc", Scopes: []string{"read"}}} }, "sha256"},
+		{"no context roots", func(c *Config) { c.ContextRoots = nil }, "context_roots"},
+		{"bad context root", func(c *Config) { c.ContextRoots = []string{"self"} }, "context_roots"},
+		{"id as context root", func(c *Config) { c.ContextRoots = []string{"0b7d3f4e-8c1a-4b2e-9f3d-2a6c5e8b1d40"} }, "context_roots"},
+		{"keep nothing", func(c *Config) { c.HistoryKeep = 0 }, "history_keep"},
+		{"negative min age", func(c *Config) { c.HistoryMinAge.Duration = -time.Hour }, "history_min_age"},
+		{"unnamed token", func(c *Config) { c.Tokens = []TokenConfig{{SHA256: sha256Hex("x"), Scopes: []string{"read"}}} }, "tokens[0]: name"},
+		{"token named owner", func(c *Config) {
+			c.Tokens = []TokenConfig{{Name: "owner", SHA256: sha256Hex("x"), Scopes: []string{"read"}}}
+		}, "tokens[0]: name"},
+		{"duplicate token name", func(c *Config) {
+			c.Tokens = []TokenConfig{{Name: "a", SHA256: sha256Hex("x"), Scopes: []string{"read"}}, {Name: "a", SHA256: sha256Hex("y"), Scopes: []string{"read"}}}
+		}, "tokens[1]: name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

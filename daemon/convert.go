@@ -5,11 +5,13 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/ctxd/ctxd/assemble"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/vfs"
 )
 
-// This file holds every conversion between vfs domain types and API messages.
+// This file holds every conversion between domain types (vfs, assemble) and
+// API messages.
 
 func timeToProto(t time.Time) *timestamppb.Timestamp {
 	if t.IsZero() {
@@ -28,27 +30,29 @@ func timeFromProto(ts *timestamppb.Timestamp) time.Time {
 // ItemToProto converts an item's metadata.
 func ItemToProto(it *vfs.Item) *ctxdv1.Item {
 	return &ctxdv1.Item{
-		Id:              it.ID,
-		Ref:             it.Ref(),
-		Drive:           it.Drive,
-		Path:            it.Path,
-		Title:           it.Title,
-		Description:     it.Description,
-		MimeType:        it.MimeType,
-		IsText:          it.IsText,
-		IsDir:           it.IsDir,
-		SizeBytes:       it.Size,
-		ContentHash:     it.ContentHash,
-		SourceUrl:       it.SourceURL,
-		Tags:            it.Tags,
-		Importance:      it.Importance,
-		CreatedAt:       timeToProto(it.CreatedAt),
-		UpdatedAt:       timeToProto(it.UpdatedAt),
-		IndexedAt:       timeToProto(it.IndexedAt),
-		RetrievalCount:  it.RetrievalCount,
-		LastRetrievedAt: timeToProto(it.LastRetrievedAt),
-		LineCount:       it.LineCount,
-		Origin:          originToProto(it.Origin),
+		Id:                it.ID,
+		Ref:               it.Ref(),
+		Drive:             it.Drive,
+		Path:              it.Path,
+		Title:             it.Title,
+		Description:       it.Description,
+		MimeType:          it.MimeType,
+		IsText:            it.IsText,
+		IsDir:             it.IsDir,
+		SizeBytes:         it.Size,
+		ContentHash:       it.ContentHash,
+		SourceUrl:         it.SourceURL,
+		Tags:              it.Tags,
+		Importance:        it.Importance,
+		CreatedAt:         timeToProto(it.CreatedAt),
+		UpdatedAt:         timeToProto(it.UpdatedAt),
+		IndexedAt:         timeToProto(it.IndexedAt),
+		RetrievalCount:    it.RetrievalCount,
+		LastRetrievedAt:   timeToProto(it.LastRetrievedAt),
+		LineCount:         it.LineCount,
+		Origin:            originToProto(it.Origin),
+		Loading:           it.Loading,
+		AgentModification: it.AgentModification,
 	}
 }
 
@@ -67,29 +71,32 @@ func originToProto(o vfs.Origin) *ctxdv1.ItemOrigin {
 	}
 }
 
-// ItemFromProto is the inverse of ItemToProto (the ref is derived, not read).
+// ItemFromProto is the inverse of ItemToProto (the ref is derived, not read;
+// FrontmatterLen and FrontmatterFields, internal to the store, stay zero).
 func ItemFromProto(p *ctxdv1.Item) vfs.Item {
 	return vfs.Item{
-		ID:              p.GetId(),
-		Drive:           p.GetDrive(),
-		Path:            p.GetPath(),
-		Title:           p.GetTitle(),
-		Description:     p.GetDescription(),
-		MimeType:        p.GetMimeType(),
-		IsText:          p.GetIsText(),
-		IsDir:           p.GetIsDir(),
-		Size:            p.GetSizeBytes(),
-		ContentHash:     p.GetContentHash(),
-		SourceURL:       p.GetSourceUrl(),
-		Tags:            p.GetTags(),
-		Importance:      p.GetImportance(),
-		CreatedAt:       timeFromProto(p.GetCreatedAt()),
-		UpdatedAt:       timeFromProto(p.GetUpdatedAt()),
-		IndexedAt:       timeFromProto(p.GetIndexedAt()),
-		RetrievalCount:  p.GetRetrievalCount(),
-		LastRetrievedAt: timeFromProto(p.GetLastRetrievedAt()),
-		LineCount:       p.GetLineCount(),
-		Origin:          originFromProto(p.GetOrigin()),
+		ID:                p.GetId(),
+		Drive:             p.GetDrive(),
+		Path:              p.GetPath(),
+		Title:             p.GetTitle(),
+		Description:       p.GetDescription(),
+		MimeType:          p.GetMimeType(),
+		IsText:            p.GetIsText(),
+		IsDir:             p.GetIsDir(),
+		Size:              p.GetSizeBytes(),
+		ContentHash:       p.GetContentHash(),
+		SourceURL:         p.GetSourceUrl(),
+		Tags:              p.GetTags(),
+		Importance:        p.GetImportance(),
+		CreatedAt:         timeFromProto(p.GetCreatedAt()),
+		UpdatedAt:         timeFromProto(p.GetUpdatedAt()),
+		IndexedAt:         timeFromProto(p.GetIndexedAt()),
+		RetrievalCount:    p.GetRetrievalCount(),
+		LastRetrievedAt:   timeFromProto(p.GetLastRetrievedAt()),
+		LineCount:         p.GetLineCount(),
+		Origin:            originFromProto(p.GetOrigin()),
+		Loading:           p.GetLoading(),
+		AgentModification: p.GetAgentModification(),
 	}
 }
 
@@ -164,6 +171,44 @@ func PatchesFromProto(ps []*ctxdv1.Patch) []vfs.Patch {
 	out := make([]vfs.Patch, len(ps))
 	for i, p := range ps {
 		out[i] = vfs.Patch{StartLine: p.GetStartLine(), EndLine: p.GetEndLine(), Content: p.GetContent()}
+	}
+	return out
+}
+
+// RevisionToProto converts one recorded revision.
+func RevisionToProto(r *vfs.Revision) *ctxdv1.Revision {
+	return &ctxdv1.Revision{
+		ItemId: r.ItemID, Ref: r.Ref, Rev: r.Rev, Time: timeToProto(r.Time), Actor: r.Actor, Op: r.Op,
+		ContentHash: r.Hash, SizeBytes: r.Size, Deleted: r.Deleted, Item: ItemToProto(&r.Item),
+	}
+}
+
+// RevisionsToProto converts a list of revisions.
+func RevisionsToProto(rs []vfs.Revision) []*ctxdv1.Revision {
+	out := make([]*ctxdv1.Revision, len(rs))
+	for i := range rs {
+		out[i] = RevisionToProto(&rs[i])
+	}
+	return out
+}
+
+// ContextToProto converts an assembled context.
+func ContextToProto(r *assemble.Result) *ctxdv1.BuildContextResponse {
+	out := &ctxdv1.BuildContextResponse{
+		Markdown: r.Markdown, TokensUsed: int32(r.TokensUsed), Budget: int32(r.Budget), Warnings: r.Warnings,
+		Sections: make([]*ctxdv1.ContextSection, len(r.Sections)),
+		Omitted:  make([]*ctxdv1.ContextOmission, len(r.Omitted)),
+	}
+	for i := range r.Sections {
+		sec := &r.Sections[i]
+		out.Sections[i] = &ctxdv1.ContextSection{
+			Kind: string(sec.Kind), Ref: sec.Ref, Heading: sec.Heading, Text: sec.Text, Tokens: int32(sec.Tokens),
+			MatchedTerms: sec.MatchedTerms, Score: sec.Score, Item: ItemToProto(&sec.Item),
+			StartLine: int64(sec.StartLine), EndLine: int64(sec.EndLine),
+		}
+	}
+	for i, o := range r.Omitted {
+		out.Omitted[i] = &ctxdv1.ContextOmission{Ref: o.Ref, Kind: string(o.Kind), Reason: o.Reason, Tokens: int32(o.Tokens), Heading: o.Heading}
 	}
 	return out
 }

@@ -17,7 +17,8 @@ func TestItemToProto_RoundTrip(t *testing.T) {
 		Size: 12, ContentHash: "ab", SourceURL: "https://x", Tags: []string{"a", "b"},
 		Importance: 0.5, CreatedAt: now, UpdatedAt: now.Add(time.Second),
 		RetrievalCount: 3, LastRetrievedAt: now.Add(time.Minute), LineCount: 2,
-		Origin: vfs.Origin{ModTime: now, Size: 12, ETag: `"v1"`, LastModified: "Sat, 21 Nov 2026 10:30:00 GMT", CheckedAt: now, TTL: time.Hour, Title: "A page"},
+		Origin:  vfs.Origin{ModTime: now, Size: 12, ETag: `"v1"`, LastModified: "Sat, 21 Nov 2026 10:30:00 GMT", CheckedAt: now, TTL: time.Hour, Title: "A page"},
+		Loading: "contextual", AgentModification: true,
 	}
 	p := ItemToProto(&in)
 	if p.Ref != "agent:/notes/a.md" {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/ctxd/ctxd/assemble"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/search"
@@ -38,9 +39,13 @@ type backend struct {
 	usage   *vfs.UsageRecorder
 	ingest  *ingest.Ingester
 	fresh   *ingest.Revalidator
+	builder *assemble.Builder
 	dataDir string
 	started time.Time
 	limits  Limits
+	// contextRoots are the config's context_roots; Init uses the first
+	// when a request names no root.
+	contextRoots []string
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -58,6 +63,9 @@ type Daemon struct {
 	webAddr net.Addr
 	served  chan error
 	stopIx  context.CancelFunc
+	// stopPrune stops the history pruning loop; pruned closes when it has.
+	stopPrune context.CancelFunc
+	pruned    chan struct{}
 }
 
 // Start validates cfg, takes the data-dir lock, starts listening (health
@@ -67,7 +75,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		return nil, err
 	}
 	d := &Daemon{cfg: cfg, log: log, health: health.NewServer(), served: make(chan error, 4)}
-	d.b.dataDir, d.b.started, d.b.limits = cfg.DataDir, time.Now(), cfg.Limits
+	d.b.dataDir, d.b.started, d.b.limits, d.b.contextRoots = cfg.DataDir, time.Now(), cfg.Limits, cfg.ContextRoots
 	defer func() {
 		if err != nil {
 			d.shutdown(context.Background())
@@ -92,6 +100,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	ctxdv1.RegisterAdminServiceServer(d.grpc, &adminService{b: &d.b})
 	ctxdv1.RegisterSearchServiceServer(d.grpc, &searchService{b: &d.b})
 	ctxdv1.RegisterIngestServiceServer(d.grpc, &ingestService{b: &d.b, log: log})
+	ctxdv1.RegisterContextServiceServer(d.grpc, &contextService{b: &d.b})
 
 	unixLn, err := listenUnix(cfg.Socket)
 	if err != nil {
@@ -112,7 +121,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		}
 	}
 
-	if d.b.store, err = vfs.Open(filepath.Join(cfg.DataDir, "ctxd.db"), vfs.Options{MaxContentBytes: cfg.MaxContentBytes}); err != nil {
+	if d.b.store, err = vfs.Open(filepath.Join(cfg.DataDir, "ctxd.db"), vfs.Options{
+		MaxContentBytes: cfg.MaxContentBytes,
+		ContextRoots:    cfg.ContextRoots,
+		History:         vfs.Retention{Keep: cfg.HistoryKeep, MinAge: cfg.HistoryMinAge.Duration},
+		HistoryOff:      !cfg.History,
+	}); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	if d.b.engine, err = search.Open(d.b.store, search.Options{Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search()}); err != nil {
@@ -129,6 +143,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	ixCtx, stopIx := context.WithCancel(context.Background())
 	d.stopIx = stopIx
 	go d.b.ix.Run(ixCtx)
+	d.b.builder = assemble.NewBuilder(d.b.store, d.b.engine, assemble.Options{
+		Tokenizer: d.b.ix.Tokenizer, Limits: cfg.Limits.search(), Roots: cfg.ContextRoots,
+	})
+	pruneCtx, stopPrune := context.WithCancel(context.Background())
+	d.stopPrune, d.pruned = stopPrune, make(chan struct{})
+	go d.pruneHistory(pruneCtx)
 	if saveToken != nil {
 		if err := saveToken(); err != nil {
 			return nil, err
@@ -295,6 +315,10 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 		d.stopIx()
 		d.b.ix.Wait()
 	}
+	if d.stopPrune != nil {
+		d.stopPrune()
+		<-d.pruned
+	}
 	var err error
 	if d.b.usage != nil {
 		d.b.usage.Close()
@@ -312,6 +336,34 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 		d.lock.Close()
 	}
 	return err
+}
+
+// historyPruneEvery is how often the daemon prunes revisions past the
+// retention (history_keep, history_min_age); it also prunes at start.
+const historyPruneEvery = time.Hour
+
+// pruneHistory prunes at start and then every historyPruneEvery until ctx
+// ends. Each pass runs in bounded transactions, so writes go on meanwhile.
+func (d *Daemon) pruneHistory(ctx context.Context) {
+	defer close(d.pruned)
+	tick := time.NewTicker(historyPruneEvery)
+	defer tick.Stop()
+	for {
+		n, err := d.b.store.PruneHistory(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			d.log.Warn("history pruning failed; retrying at the next pass", "err", err)
+		case n > 0:
+			d.log.Info("history pruned", "revisions", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // Run starts the daemon and serves until ctx is cancelled, then stops

@@ -1,9 +1,10 @@
 // Package daemon runs ctxd: it owns configuration, the data-dir lock, the
 // gRPC server (unix socket and optional loopback TCP) with its interceptors,
 // the grpc-gateway JSON/HTTP API, bearer-token auth, and the service adapters
-// that translate between API messages and the vfs, index and ingest packages.
-// It starts the background work the domain packages own (index/indexer's
-// chunk and embed passes) and hands what searches return to
+// that translate between API messages and the vfs, index, ingest and assemble
+// packages. It starts the background work the domain packages own
+// (index/indexer's chunk and embed passes, vfs history pruning) and hands
+// what searches return to
 // vfs.UsageRecorder (retrieval counts) and ingest.Revalidator (fetched pages
 // past their TTL).
 //
@@ -13,5 +14,8 @@
 //
 // Trust model: the unix socket is protected by its file mode (0600) and needs
 // no token; every call arriving over TCP, including the gateway's, needs a
-// bearer token whose scopes cover the method.
+// bearer token whose scopes cover the method. Every call's context carries
+// its caller as a vfs.Actor: the owner on the socket and with the owner
+// token, else the token's name, and its agent flag, which the store's
+// agent-modification guard checks and history records.
 package daemon

@@ -27,6 +27,7 @@ var kindTypes = map[error]ctxdv1.ErrorType{
 	vfs.ErrOutOfRange:    ctxdv1.ErrorType_ERROR_TYPE_OUT_OF_RANGE,
 	vfs.ErrChanged:       ctxdv1.ErrorType_ERROR_TYPE_CONTENT_CHANGED,
 	vfs.ErrDirNotEmpty:   ctxdv1.ErrorType_ERROR_TYPE_DIRECTORY_NOT_EMPTY,
+	vfs.ErrReadOnly:      ctxdv1.ErrorType_ERROR_TYPE_READ_ONLY,
 	ingest.ErrRefused:    ctxdv1.ErrorType_ERROR_TYPE_SOURCE_REFUSED,
 	ingest.ErrUnreadable: ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE,
 	ingest.ErrMissing:    ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE,
@@ -58,6 +59,7 @@ var typeCodes = map[ctxdv1.ErrorType]codes.Code{
 	ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE:   codes.FailedPrecondition,
 	ctxdv1.ErrorType_ERROR_TYPE_CANCELLED:           codes.Canceled,
 	ctxdv1.ErrorType_ERROR_TYPE_DEADLINE_EXCEEDED:   codes.DeadlineExceeded,
+	ctxdv1.ErrorType_ERROR_TYPE_READ_ONLY:           codes.PermissionDenied,
 }
 
 // apiError builds a status error carrying an ErrorDetail.

@@ -59,6 +59,7 @@ func newGateway(ctx context.Context, grpcAddr string, auth *authenticator, maxCo
 		ctxdv1.RegisterVfsServiceHandler,
 		ctxdv1.RegisterSearchServiceHandler,
 		ctxdv1.RegisterAdminServiceHandler,
+		ctxdv1.RegisterContextServiceHandler,
 		func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 			return ctxdv1.RegisterIngestServiceHandlerClient(ctx, mux, ingestFirstMessage{ctxdv1.NewIngestServiceClient(conn)})
 		},

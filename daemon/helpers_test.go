@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
@@ -150,4 +151,40 @@ func waitStatus(t testing.TB, admin ctxdv1.AdminServiceClient, timeout time.Dura
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// contextClient returns a ContextService client over the daemon's unix socket.
+func (d *testDaemon) contextClient(t testing.TB) ctxdv1.ContextServiceClient {
+	return ctxdv1.NewContextServiceClient(dial(t, "unix://"+d.cfg.Socket))
+}
+
+// Secrets of the tokens startTokenDaemon configures besides the owner's.
+const (
+	botSecret = "bot-token" // "bot": read and write, agent = true
+	ciSecret  = "ci-token"  // "ci": read and write, not an agent
+)
+
+// tokenDaemon is a daemon serving gRPC on loopback TCP (tcp) and HTTP (base)
+// as well as the socket, with the tokens of botSecret and ciSecret.
+type tokenDaemon struct {
+	*testDaemon
+	tcp  *grpc.ClientConn
+	base string
+}
+
+func startTokenDaemon(t testing.TB) *tokenDaemon {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.GRPCTCP, cfg.HTTP = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Tokens = []TokenConfig{
+		{Name: "bot", SHA256: sha256Hex(botSecret), Scopes: []string{"read", "write"}, Agent: true},
+		{Name: "ci", SHA256: sha256Hex(ciSecret), Scopes: []string{"read", "write"}},
+	}
+	d := mustStart(t, cfg)
+	return &tokenDaemon{testDaemon: d, tcp: dial(t, "passthrough:///"+d.GRPCAddr().String()), base: "http://" + d.HTTPAddr().String()}
+}
+
+// bearer returns a context that sends secret as the bearer token.
+func bearer(secret string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+secret)
 }

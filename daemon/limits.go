@@ -137,11 +137,19 @@ func (l *Limits) validate() error {
 // overLimit is the INVALID_ARGUMENT error for a request value over the limit
 // with config key key: msg says what is over, the hint how to get under it
 // and which setting raises it.
-func overLimit(key, msg string) error {
+func overLimit(key, msg string) error { return limitError(key, msg, "") }
+
+// limitError is overLimit with the caller's own fix, for a domain package
+// that knows better how the caller gets under the limit; "" uses the
+// limit's usual fix.
+func limitError(key, msg, fix string) error {
 	hint := "see the [limits] table of the daemon's config"
 	for _, f := range limitFields {
 		if f.key == key {
-			hint = fmt.Sprintf("%s; the daemon's owner can raise the limit with limits.%s in the config file or %s.", f.fix, f.key, f.env)
+			if fix == "" {
+				fix = f.fix
+			}
+			hint = fmt.Sprintf("%s; the daemon's owner can raise the limit with limits.%s in the config file or %s.", fix, f.key, f.env)
 		}
 	}
 	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, msg, hint)

@@ -76,7 +76,7 @@ const wikiConstruction = "vectors written precomputed: each chunk gets normalize
 // Embedding a million passages on two cores would take hours, so every write
 // carries its chunks' vectors precomputed (WriteRequest.chunk_embeddings),
 // one per chunk the daemon's chunker makes (the bench chunks locally with the
-// same tokenizer, window and chunk.Split). The vectors are not the passages'
+// same tokenizer, window, title prefix and chunk.SplitWithPrefix). The vectors are not the passages'
 // own: S = 4000 passages spread over the corpus are embedded once in-process
 // with the real model (their first chunk; cached in .cache/bench by model id
 // and S), and a chunk with SHA-256 h gets normalize(sample[h % S] + noise),
@@ -143,6 +143,7 @@ func wikiSizes(b *testing.B) []int {
 type wikiPassage struct {
 	page, part  string // "<pageid>-<k>"
 	title, text string
+	prefix      string // the title as the store prepends it to every chunk's embedded text
 	chunks      []chunk.Chunk
 	rows        []int32 // per chunk, its vector's row in wikiBench.vecs
 }
@@ -221,7 +222,8 @@ func loadWikiBench(b *testing.B) *wikiBench {
 			defer wg.Done()
 			for i := range next {
 				p := all[i]
-				p.chunks = chunk.Split([]byte(p.text), "text/plain", "/"+p.page+"/"+p.part, tok, spec.MaxTokens)
+				p.prefix = chunk.Prefix(p.title, "", tok, spec.MaxTokens)
+				p.chunks = chunk.SplitWithPrefix([]byte(p.text), "text/plain", "/"+p.page+"/"+p.part, p.prefix, tok, spec.MaxTokens)
 			}
 		}()
 	}
@@ -245,7 +247,7 @@ func loadWikiBench(b *testing.B) *wikiBench {
 	for _, p := range w.passages {
 		p.rows = make([]int32, len(p.chunks))
 		for j, c := range p.chunks {
-			h := sha256.Sum256([]byte(chunk.EmbedText(c.Heading, []byte(p.text[c.Start:c.End]))))
+			h := sha256.Sum256(chunk.AppendEmbedText(nil, p.prefix, c.Heading, []byte(p.text[c.Start:c.End])))
 			r, ok := rowOf[h]
 			if !ok {
 				r = int32(len(hashes))
@@ -312,7 +314,7 @@ func (w *wikiBench) sampleVectors(b *testing.B) [][]float32 {
 	for i := range texts {
 		p := w.passages[i*len(w.passages)/wikiSample]
 		c := p.chunks[0]
-		texts[i] = chunk.EmbedText(c.Heading, []byte(p.text[c.Start:c.End]))
+		texts[i] = string(chunk.AppendEmbedText(nil, p.prefix, c.Heading, []byte(p.text[c.Start:c.End])))
 	}
 	start := time.Now()
 	out, err := w.openModel(b).Embed(texts, false)

@@ -50,20 +50,25 @@ func invalidSearch(msg, hint string) error {
 	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, msg, hint)
 }
 
+// searchError gives the engine's request errors their API error types.
+func searchError(err error) error {
+	if lerr, ok := searchLimitError(err); ok {
+		return lerr
+	}
+	if errors.Is(err, search.ErrInvalidQuery) {
+		return invalidSearch(err.Error(), "fix the request: see the SearchRequest field docs; 0 means the default for every number")
+	}
+	return err
+}
+
 func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (*ctxdv1.SearchResponse, error) {
-	r, err := s.request(req)
+	r, err := s.b.searchRequest(req)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := s.b.engine.Search(ctx, r)
-	if lerr, ok := searchLimitError(err); ok {
-		return nil, lerr
-	}
-	if errors.Is(err, search.ErrInvalidQuery) {
-		return nil, invalidSearch(err.Error(), "fix the request: see the SearchRequest field docs; 0 means the default for every number")
-	}
 	if err != nil {
-		return nil, err
+		return nil, searchError(err)
 	}
 	out := &ctxdv1.SearchResponse{
 		ModeUsed:   modesToProto[resp.Mode],
@@ -102,8 +107,9 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 	return out, nil
 }
 
-// request converts and checks a SearchRequest.
-func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, error) {
+// searchRequest converts a SearchRequest (for Search, and the chunk search
+// of BuildContext) and gives it the embedding model and tokenizer.
+func (b *backend) searchRequest(req *ctxdv1.SearchRequest) (search.Request, error) {
 	// The engine checks values; this only converts.
 	r := search.Request{
 		Limit:        int(req.GetLimit()),
@@ -145,7 +151,7 @@ func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, erro
 		}
 		r.Weights[leg] = lw.GetWeight()
 	}
-	if w := s.b.ix.Available(); w != nil {
+	if w := b.ix.Available(); w != nil {
 		// The model reads only its window: a pasted page is cut first so that
 		// tokenising it costs no more than the window does.
 		window := w.Spec().MaxTokens * windowBytesPerToken
@@ -157,7 +163,7 @@ func (s *searchService) request(req *ctxdv1.SearchRequest) (search.Request, erro
 			return v[0], nil
 		}
 	}
-	if tok := s.b.ix.Tokenizer(); tok != nil {
+	if tok := b.ix.Tokenizer(); tok != nil {
 		r.CountTokens = tok.Count
 	}
 	return r, nil

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/vfs"
 )
 
 // messageSlack is room for a request's fields beyond its content: a request
@@ -75,11 +76,15 @@ func (ic *interceptors) checkSize(req any) error {
 	return nil
 }
 
-// sizeCheckedStream applies checkSize to every message a stream receives.
+// sizeCheckedStream applies checkSize to every message a stream receives,
+// and gives the handler the context admit made.
 type sizeCheckedStream struct {
 	grpc.ServerStream
-	ic *interceptors
+	ic  *interceptors
+	ctx context.Context
 }
+
+func (s sizeCheckedStream) Context() context.Context { return s.ctx }
 
 func (s sizeCheckedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
@@ -89,19 +94,24 @@ func (s sizeCheckedStream) RecvMsg(m any) error {
 }
 
 // admit decides whether a call may proceed: the token for non-unix peers,
-// then readiness for everything but health and reflection.
-func (ic *interceptors) admit(ctx context.Context, method string) error {
+// then readiness for everything but health and reflection. It returns ctx
+// carrying the caller as the actor of the call's changes: the owner on the
+// unix socket, otherwise the token's name and agent flag.
+func (ic *interceptors) admit(ctx context.Context, method string) (context.Context, error) {
+	actor := vfs.Actor{Name: vfs.OwnerActor}
 	if p, ok := peer.FromContext(ctx); !ok || p.Addr == nil || p.Addr.Network() != "unix" {
 		md, _ := metadata.FromIncomingContext(ctx)
-		if err := ic.auth.authorizeContext(md, method); err != nil {
-			return err
+		g, err := ic.auth.authorizeContext(md, method)
+		if err != nil {
+			return nil, err
 		}
+		actor = g.actor()
 	}
 	if !ic.ready.Load() && strings.HasPrefix(method, "/ctxd.") {
-		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE,
+		return nil, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE,
 			"the daemon is starting or stopping", "Retry in a moment; the health service reports SERVING when ready.")
 	}
-	return nil
+	return vfs.WithActor(ctx, actor), nil
 }
 
 func (ic *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
@@ -112,7 +122,8 @@ func (ic *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServ
 		}
 		ic.logCall(info.FullMethod, start, err)
 	}()
-	if err := ic.admit(ctx, info.FullMethod); err != nil {
+	ctx, err = ic.admit(ctx, info.FullMethod)
+	if err != nil {
 		return nil, err
 	}
 	if err := ic.checkSize(req); err != nil {
@@ -130,10 +141,11 @@ func (ic *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 		}
 		ic.logCall(info.FullMethod, start, err)
 	}()
-	if err := ic.admit(ss.Context(), info.FullMethod); err != nil {
+	ctx, err := ic.admit(ss.Context(), info.FullMethod)
+	if err != nil {
 		return err
 	}
-	return toStatus(ic.log, info.FullMethod, handler(srv, sizeCheckedStream{ss, ic}))
+	return toStatus(ic.log, info.FullMethod, handler(srv, sizeCheckedStream{ss, ic, ctx}))
 }
 
 func (ic *interceptors) panicked(method string, r any) error {

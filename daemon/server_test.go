@@ -21,55 +21,78 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/gen/openapi"
+	"github.com/ctxd/ctxd/vfs"
 )
 
 func TestInterceptors_Admit(t *testing.T) {
-	auth := &authenticator{tokens: map[[32]byte]Scope{}}
+	auth := &authenticator{tokens: map[[32]byte]grant{}}
 	var ready atomic.Bool
 	ic := &interceptors{log: slogDiscard(), auth: auth, ready: &ready}
+	admit := func(ctx context.Context, method string) error { _, err := ic.admit(ctx, method); return err }
 	unixCtx := peer.NewContext(context.Background(), &peer.Peer{Addr: &net.UnixAddr{Name: "/s", Net: "unix"}})
 	tcpCtx := peer.NewContext(context.Background(), &peer.Peer{Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}})
 	read := ctxdv1.VfsService_Read_FullMethodName
 
 	// Not ready: domain calls wait, health does not.
-	_, detail := errorDetail(t, ic.admit(unixCtx, read))
+	_, detail := errorDetail(t, admit(unixCtx, read))
 	if detail.Type != ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE {
 		t.Errorf("not ready: %v", detail)
 	}
-	if err := ic.admit(unixCtx, "/grpc.health.v1.Health/Check"); err != nil {
+	if err := admit(unixCtx, "/grpc.health.v1.Health/Check"); err != nil {
 		t.Errorf("health while starting: %v", err)
 	}
 	ready.Store(true)
-	if err := ic.admit(unixCtx, read); err != nil {
+	if err := admit(unixCtx, read); err != nil {
 		t.Errorf("unix peer needs no token: %v", err)
 	}
-	code, _ := errorDetail(t, ic.admit(tcpCtx, read))
+	code, _ := errorDetail(t, admit(tcpCtx, read))
 	if code != codes.Unauthenticated {
 		t.Errorf("tcp without token: %v", code)
 	}
-	auth.tokens[sha256Sum("tok")] = ScopeRead
+	auth.tokens[sha256Sum("tok")] = grant{name: "tok", scopes: ScopeRead}
 	authed := metadata.NewIncomingContext(tcpCtx, metadata.Pairs("authorization", "Bearer tok"))
-	if err := ic.admit(authed, read); err != nil {
+	if err := admit(authed, read); err != nil {
 		t.Errorf("read token reading: %v", err)
 	}
-	code, _ = errorDetail(t, ic.admit(authed, ctxdv1.VfsService_Write_FullMethodName))
+	code, _ = errorDetail(t, admit(authed, ctxdv1.VfsService_Write_FullMethodName))
 	if code != codes.PermissionDenied {
 		t.Errorf("read token writing: %v", code)
+	}
+
+	// The call's context names the caller as the actor of its changes.
+	auth.tokens[sha256Sum("bot-secret")] = grant{name: "bot", scopes: ScopeRead, agent: true}
+	for _, tt := range []struct {
+		name string
+		ctx  context.Context
+		want vfs.Actor
+	}{
+		{"unix", unixCtx, vfs.Actor{Name: vfs.OwnerActor}},
+		{"token", authed, vfs.Actor{Name: "tok"}},
+		{"agent token", metadata.NewIncomingContext(tcpCtx, metadata.Pairs("authorization", "Bearer bot-secret")), vfs.Actor{Name: "bot", Agent: true}},
+	} {
+		ctx, err := ic.admit(tt.ctx, read)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := vfs.ActorFrom(ctx); got != tt.want {
+			t.Errorf("%s: actor %+v, want %+v", tt.name, got, tt.want)
+		}
 	}
 }
 
 // TestAuthenticator_Scheme accepts the bearer scheme in any case (RFC 9110
 // auth schemes are case-insensitive) and nothing else.
 func TestAuthenticator_Scheme(t *testing.T) {
-	a := &authenticator{tokens: map[[32]byte]Scope{sha256Sum("tok"): ScopeRead}}
+	a := &authenticator{tokens: map[[32]byte]grant{sha256Sum("tok"): {name: "tok", scopes: ScopeRead}}}
 	read := ctxdv1.VfsService_Read_FullMethodName
+	authorize := func(header, method string) error { _, err := a.authorize(header, method); return err }
 	for _, header := range []string{"Bearer tok", "bearer tok", "BEARER tok", "Bearer  tok", " bearer tok "} {
-		if err := a.authorize(header, read); err != nil {
+		if err := authorize(header, read); err != nil {
 			t.Errorf("%q: %v", header, err)
 		}
 	}
 	for _, header := range []string{"", "tok", "Basic tok", "Bearertok", "Bearer ", "Bearer tok2"} {
-		if code, _ := errorDetail(t, a.authorize(header, read)); code != codes.Unauthenticated {
+		if code, _ := errorDetail(t, authorize(header, read)); code != codes.Unauthenticated {
 			t.Errorf("%q: %v, want Unauthenticated", header, code)
 		}
 	}
@@ -77,7 +100,7 @@ func TestAuthenticator_Scheme(t *testing.T) {
 
 // TestAuthenticator_PermissionHint names the scope the method needs.
 func TestAuthenticator_PermissionHint(t *testing.T) {
-	a := &authenticator{tokens: map[[32]byte]Scope{sha256Sum("reader"): ScopeRead, sha256Sum("writer"): ScopeRead | ScopeWrite}}
+	a := &authenticator{tokens: map[[32]byte]grant{sha256Sum("reader"): {name: "reader", scopes: ScopeRead}, sha256Sum("writer"): {name: "writer", scopes: ScopeRead | ScopeWrite}}}
 	tests := []struct {
 		token, method, want string
 	}{
@@ -87,7 +110,8 @@ func TestAuthenticator_PermissionHint(t *testing.T) {
 		{"writer", ctxdv1.AdminService_Doctor_FullMethodName, "admin"},
 	}
 	for _, tt := range tests {
-		code, detail := errorDetail(t, a.authorize("Bearer "+tt.token, tt.method))
+		_, err := a.authorize("Bearer "+tt.token, tt.method)
+		code, detail := errorDetail(t, err)
 		other := map[string]string{"write": "admin", "admin": "write"}[tt.want]
 		if code != codes.PermissionDenied || !strings.Contains(detail.NextActionHint, `"`+tt.want+`"`) || strings.Contains(detail.NextActionHint, other) {
 			t.Errorf("%s calling %s: %v, hint %q; want a hint naming only the %s scope", tt.token, tt.method, code, detail.NextActionHint, tt.want)
@@ -122,6 +146,18 @@ func TestScopes_EveryMethodHasOne(t *testing.T) {
 	for _, m := range []string{ctxdv1.AdminService_Reindex_FullMethodName, ctxdv1.AdminService_Doctor_FullMethodName, ctxdv1.IngestService_Reembed_FullMethodName} {
 		if methodScopes[m] != ScopeAdmin {
 			t.Errorf("%s needs %v, want admin", m, methodScopes[m])
+		}
+	}
+	// Reading context and history changes nothing; reverting and context
+	// init and update change items.
+	for m, want := range map[string]Scope{
+		ctxdv1.ContextService_BuildContext_FullMethodName: ScopeRead, ctxdv1.VfsService_History_FullMethodName: ScopeRead,
+		ctxdv1.VfsService_ReadRevision_FullMethodName: ScopeRead, ctxdv1.VfsService_ListDeleted_FullMethodName: ScopeRead,
+		ctxdv1.VfsService_Log_FullMethodName: ScopeRead, ctxdv1.VfsService_Revert_FullMethodName: ScopeWrite,
+		ctxdv1.ContextService_Init_FullMethodName: ScopeWrite, ctxdv1.ContextService_Update_FullMethodName: ScopeWrite,
+	} {
+		if methodScopes[m] != want {
+			t.Errorf("%s needs %v, want %v", m, methodScopes[m], want)
 		}
 	}
 }

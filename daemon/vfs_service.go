@@ -133,7 +133,7 @@ func (s *vfsService) Write(ctx context.Context, req *ctxdv1.WriteRequest) (*ctxd
 	if err != nil {
 		return nil, err
 	}
-	return &ctxdv1.WriteResponse{Item: ItemToProto(&res.Item), Created: res.Created, Skipped: res.Skipped, Tree: tree}, nil
+	return &ctxdv1.WriteResponse{Item: ItemToProto(&res.Item), Created: res.Created, Skipped: res.Skipped, Tree: tree, Warnings: res.Warnings}, nil
 }
 
 // embeddings checks precomputed chunk embeddings against the loaded model;
@@ -185,7 +185,7 @@ func (s *vfsService) Edit(ctx context.Context, req *ctxdv1.EditRequest) (*ctxdv1
 	if err != nil {
 		return nil, err
 	}
-	return &ctxdv1.EditResponse{Item: ItemToProto(&r.Item), LinesBefore: r.LinesBefore, LinesAfter: r.LinesAfter}, nil
+	return &ctxdv1.EditResponse{Item: ItemToProto(&r.Item), LinesBefore: r.LinesBefore, LinesAfter: r.LinesAfter, Warnings: r.Warnings}, nil
 }
 
 func (s *vfsService) Delete(ctx context.Context, req *ctxdv1.DeleteRequest) (*ctxdv1.DeleteResponse, error) {
@@ -301,4 +301,76 @@ func (s *vfsService) CountLines(ctx context.Context, req *ctxdv1.CountLinesReque
 		return nil, err
 	}
 	return &ctxdv1.CountLinesResponse{Lines: n}, nil
+}
+
+func (s *vfsService) History(ctx context.Context, req *ctxdv1.HistoryRequest) (*ctxdv1.HistoryResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	revs, err := s.b.store.History(ctx, ref, int(req.GetLimit()), req.GetBeforeRev())
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.HistoryResponse{Revisions: RevisionsToProto(revs)}, nil
+}
+
+func (s *vfsService) ReadRevision(ctx context.Context, req *ctxdv1.ReadRevisionRequest) (*ctxdv1.ReadRevisionResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	rev, content, err := s.b.store.ReadRevision(ctx, ref, req.GetRev())
+	if err != nil {
+		return nil, err
+	}
+	resp := &ctxdv1.ReadRevisionResponse{Revision: RevisionToProto(&rev)}
+	switch {
+	case req.GetRaw():
+		resp.Data = content
+	case rev.Item.IsText:
+		resp.Content = string(content)
+	case len(content) > 0:
+		return nil, detailedStatus(&ctxdv1.ErrorDetail{Type: ctxdv1.ErrorType_ERROR_TYPE_NO_TEXT_CONTENT, Ref: rev.Ref,
+			NextActionHint: fmt.Sprintf("set raw to get its bytes (`ctxd read %s --rev %d --raw`)", rev.Ref, rev.Rev)},
+			fmt.Sprintf("Revision %d of %s is binary (%s, %d bytes) and has no text content.", rev.Rev, rev.Ref, rev.Item.MimeType, rev.Size))
+	}
+	return resp, nil
+}
+
+func (s *vfsService) Revert(ctx context.Context, req *ctxdv1.RevertRequest) (*ctxdv1.RevertResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.b.store.Revert(ctx, ref, req.GetRev())
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.RevertResponse{Item: ItemToProto(&res.Item), Created: res.Created, Warnings: res.Warnings}, nil
+}
+
+func (s *vfsService) ListDeleted(ctx context.Context, req *ctxdv1.ListDeletedRequest) (*ctxdv1.ListDeletedResponse, error) {
+	var under vfs.Ref
+	if req.GetRef() != "" {
+		var err error
+		if under, err = vfs.ParseRef(req.GetRef()); err != nil {
+			return nil, err
+		}
+	}
+	revs, err := s.b.store.Deleted(ctx, under, int(req.GetLimit()))
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.ListDeletedResponse{Revisions: RevisionsToProto(revs)}, nil
+}
+
+func (s *vfsService) Log(ctx context.Context, req *ctxdv1.LogRequest) (*ctxdv1.LogResponse, error) {
+	revs, next, err := s.b.store.Log(ctx, vfs.LogQuery{
+		Actor: req.GetActor(), Since: timeFromProto(req.GetSince()), Limit: int(req.GetLimit()), PageToken: req.GetPageToken(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.LogResponse{Revisions: RevisionsToProto(revs), NextPageToken: next}, nil
 }

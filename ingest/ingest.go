@@ -299,12 +299,21 @@ func (in *Ingester) sync(ctx context.Context, src source, existing *vfs.Item, a 
 		OnConflict: a.onConflict,
 	}
 	if existing != nil {
-		// The source is authoritative for content; what people or agents set
-		// on the item (description, tags, importance, a custom title) stays.
+		// The source is authoritative for content, and for what its
+		// frontmatter says; what people or agents set on the item
+		// (description, tags, importance, a custom title) stays.
 		p.OnConflict, p.ExpectedHash = vfs.ConflictOverwrite, existing.ContentHash
-		p.Description, p.Importance = existing.Description, existing.Importance
-		p.Tags = append(slices.Clone(existing.Tags), a.tags...)
-		if derived := existing.Title == defaultTitle(existing) || existing.Title == existing.Origin.Title; f.title == "" || !derived {
+		kept := func(field string) bool { return !slices.Contains(existing.FrontmatterFields, field) }
+		if kept("description") {
+			p.Description = existing.Description
+		}
+		if kept("importance") {
+			p.Importance = existing.Importance
+		}
+		if kept("tags") {
+			p.Tags = append(slices.Clone(existing.Tags), a.tags...)
+		}
+		if derived := existing.Title == defaultTitle(existing) || existing.Title == existing.Origin.Title; kept("title") && (f.title == "" || !derived) {
 			p.Title = existing.Title
 		}
 	}

@@ -25,9 +25,9 @@ type byteChunker struct{}
 
 func (byteChunker) ID() string { return "test/bytes/64" }
 
-func (byteChunker) Chunk(content []byte, mimeType, path string) []vfs.ChunkSpan {
+func (byteChunker) Chunk(content []byte, doc vfs.ChunkDoc) []vfs.ChunkSpan {
 	var out []vfs.ChunkSpan
-	for _, c := range chunk.Split(content, mimeType, path, chunk.ByteCounter{}, 64) {
+	for _, c := range chunk.Split(content, doc.MimeType, doc.Path, chunk.ByteCounter{}, 64) {
 		out = append(out, vfs.ChunkSpan{Start: c.Start, End: c.End, Heading: c.Heading, Tokens: c.Tokens,
 			Hash: sha256.Sum256([]byte(chunk.EmbedText(c.Heading, content[c.Start:c.End])))})
 	}

@@ -97,6 +97,10 @@ func (in *Ingester) collect(ctx context.Context, o RefreshOptions) ([]vfs.Item, 
 
 // refreshItem refreshes one stored item from the source it records.
 func (in *Ingester) refreshItem(ctx context.Context, it *vfs.Item, o RefreshOptions) ItemResult {
+	// History records what this writes as a refresh, by whoever asked.
+	a := vfs.ActorFrom(ctx)
+	a.Op = vfs.OpRefresh
+	ctx = vfs.WithActor(ctx, a)
 	src := source{drive: it.Drive, path: it.Path}
 	switch {
 	case isURL(it.SourceURL):

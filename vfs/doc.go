@@ -17,6 +17,29 @@
 //	content                    id (16 bytes) -> content bytes
 //	text                       id (16 bytes) -> searchable text of a binary item
 //	paths/<drive>              encoded path -> flags (1) | id (16) | size (8) | mime
+//	meta/history_gap           present while history is off (see Options.HistoryOff)
+//	revisions                  id | rev (8) -> revision record; id | 0xff 'p' -> pending
+//	                           count; id | 0xff 'm' | metaID (8) -> refs | metadata (JSON)
+//	revision_log               time (8) | id | rev -> (empty): Log by time
+//	revision_actors            len | actor | time | id | rev -> (empty): Log by actor
+//	deleted                    drive | encoded path | 0xff | id -> rev of the delete
+//	blobs                      SHA-256 | 0 -> kind | zstd frame or a delta; | 1 -> refs (8);
+//	                           | 3 -> deltas based on it (8)
+//	blob_repack                time | SHA-256 -> id | rev: archived whole, to make a delta
+//
+// # History
+//
+// Every putItem/removeItem records a revision in the transaction of the
+// change (history.go). Content still current is not copied: an item's
+// pending revisions read the content bucket. When content is replaced or
+// deleted it is archived once per SHA-256: as the bytes between the common
+// prefix and suffix it shares with the item's previous archived content
+// (chains at most 32 deep), else zstd-compressed whole, which PruneHistory
+// later rewrites as a zstd delta against an older revision of the same item
+// (the dictionary work stays off the write path); PruneHistory also drops
+// revisions past the retention. Metadata snapshots are stored per item and shared by
+// revisions that differ only in content. Open with history on after a run
+// with it off records baseline revisions for items that changed meanwhile.
 //
 // In path keys "/" is stored as 0x00 (NUL cannot occur in a path), so keys
 // sort segment by segment and every directory's subtree is one contiguous key
@@ -40,6 +63,22 @@
 // Binary items are searchable by their title and MIME type plus any text
 // extracted from them (a PDF's text): that searchable text is kept beside
 // the blob and chunked in its place.
+//
+// # Frontmatter and the agent guard
+//
+// A text item (other than YAML) that starts with a YAML frontmatter block
+// ("---" … "---" or "...", at most MaxFrontmatterBytes) has it parsed on every
+// Write, Edit, Copy and re-chunking: loading, agent-modification, tags,
+// importance, title and description become Item fields, except where the
+// caller gave a value. The block stays byte-for-byte in the content but is
+// left out of the chunks; every chunk embeds the item's chosen title and
+// description instead (ChunkDoc). Malformed frontmatter is plain text, and
+// the write says why in its Warnings.
+//
+// A mutation whose context carries an agent Actor may not change an item
+// whose frontmatter lacks agent-modification: true, nor one without
+// frontmatter under a context root (Options.ContextRoots), nor create one
+// there without it: ErrReadOnly, checked in the change's own transaction.
 //
 // UsageRecorder writes the retrieval count and time of the items searches
 // return, in batches off the search path; a signal is dropped rather than

@@ -30,6 +30,10 @@ var (
 	ErrChanged = errors.New("content changed")
 	// ErrDirNotEmpty: a directory has items below it and recursive was not set.
 	ErrDirNotEmpty = errors.New("directory not empty")
+	// ErrReadOnly: an agent tried to change an item that is read-only to
+	// agents (frontmatter without agent-modification: true, or under a
+	// context root; see Options.ContextRoots).
+	ErrReadOnly = errors.New("read-only to agents")
 )
 
 // Error is a classified store error with what an agent needs to recover.

@@ -182,7 +182,7 @@ func checkIndex(t *txn) error {
 			switch {
 			case !wants && (has || queued):
 				return fmt.Errorf("%s: has chunks but nothing to chunk", keyPath(k))
-			case wants && !has && !queued:
+			case wants && !has && !queued && !blankText(t, pv):
 				return fmt.Errorf("%s: item neither chunked nor queued", keyPath(k))
 			}
 			return nil
@@ -215,6 +215,16 @@ func checkIndex(t *txn) error {
 		}
 		return nil
 	})
+}
+
+// blankText reports whether a text item has nothing a chunker would chunk:
+// only whitespace after its frontmatter.
+func blankText(t *txn, pv pathVal) bool {
+	if !pv.text() {
+		return false
+	}
+	it, err := t.item(pv.id)
+	return err == nil && len(bytes.TrimSpace(t.content.Get(pv.id)[it.FrontmatterLen:])) == 0
 }
 
 // snapshot renders every key and value of the file, to assert that a failed

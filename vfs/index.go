@@ -28,11 +28,34 @@ type ChunkSpan struct {
 // Chunker splits text content into chunks. The store calls it inside write
 // transactions: it must be deterministic, fast, and must not use the store.
 type Chunker interface {
-	// ID names the chunking scheme (tokenizer and window); when it changes,
-	// every text item is chunked again.
+	// ID names the chunking scheme (tokenizer, window, embedded text); when
+	// it changes, every text item is chunked again.
 	ID() string
-	// Chunk splits one item's content.
-	Chunk(content []byte, mimeType, path string) []ChunkSpan
+	// Chunk splits one item's content (the body after any frontmatter);
+	// spans are relative to content.
+	Chunk(content []byte, doc ChunkDoc) []ChunkSpan
+}
+
+// ChunkDoc is what a Chunker knows of the item it splits.
+type ChunkDoc struct {
+	MimeType string
+	Path     string
+	// Title and Description are the item context every chunk embeds
+	// before its own text ("" when the item has none; see chunkDoc).
+	Title, Description string
+}
+
+// chunkDoc describes it to the Chunker. The default title (the file name)
+// carries no meaning beyond the path, and a binary item's searchable text
+// starts with its title already, so only a chosen title is embedded;
+// because of that a move, which renames only a default title, never
+// changes what the chunks embed.
+func chunkDoc(it *Item, mimeType string) ChunkDoc {
+	d := ChunkDoc{MimeType: mimeType, Path: it.Path, Description: it.Description}
+	if it.IsText && it.Title != baseName(it.Path) {
+		d.Title = it.Title
+	}
+	return d
 }
 
 // IndexingChange reports what SetIndexing found against the stored state.
@@ -56,6 +79,9 @@ type PendingChunk struct {
 	Hash    [32]byte
 	Heading string
 	Text    []byte // the chunk's bytes of the item content
+	// Title and Description are the item context the Chunker was given
+	// (ChunkDoc), which the embedded text starts with.
+	Title, Description string
 	// Have is set when a vector for Hash already exists and the entry was not
 	// forced: nothing needs computing, SaveEmbeddings just clears the entry.
 	Have bool
@@ -174,7 +200,15 @@ func (t *txn) reindex(id []byte, it *Item, content, chunksFrom []byte) error {
 			return t.putChunks(id, t.chunksOf(chunksFrom))
 		}
 	} else if t.chunker != nil {
-		return t.putChunks(id, t.chunker.Chunk(content, mime, it.Path))
+		// The frontmatter is metadata, not text to search: chunk the body
+		// and shift the spans back onto the content.
+		fm := int(min(it.FrontmatterLen, int64(len(content))))
+		spans := t.chunker.Chunk(content[fm:], chunkDoc(it, mime))
+		for i := range spans {
+			spans[i].Start += fm
+			spans[i].End += fm
+		}
+		return t.putChunks(id, spans)
 	}
 	// No chunker yet (no model installed): remember the item for later.
 	if t.precomputed != nil {
@@ -439,7 +473,17 @@ func (s *Store) ChunkPending(ctx context.Context, limit int) (int, error) {
 			if err != nil {
 				return err
 			}
-			if err := t.reindex(id, &it, t.content.Get(id), nil); err != nil {
+			content := t.content.Get(id)
+			// An item stored before frontmatter was parsed gets its
+			// metadata now, when the new chunker re-chunks it.
+			if it.FrontmatterLen == 0 && opensFrontmatter(content) {
+				if applyFrontmatter(&it, content, editCallerFields(&it)); it.FrontmatterLen > 0 {
+					if err := t.putMeta(id, &it); err != nil {
+						return err
+					}
+				}
+			}
+			if err := t.reindex(id, &it, content, nil); err != nil {
 				return err
 			}
 		}
@@ -515,7 +559,13 @@ func (t *txn) pendingChunk(k, v []byte) (PendingChunk, error) {
 	if ch.End > len(content) || ch.Start > ch.End {
 		return PendingChunk{}, fmt.Errorf("chunk %x span %d-%d outside content of %d bytes", k, ch.Start, ch.End, len(content))
 	}
-	p := PendingChunk{key: bytes.Clone(k), Hash: ch.Hash, Heading: ch.Heading, Text: bytes.Clone(content[ch.Start:ch.End])}
+	it, err := t.item(k[:16])
+	if err != nil {
+		return PendingChunk{}, err
+	}
+	doc := chunkDoc(&it, "")
+	p := PendingChunk{key: bytes.Clone(k), Hash: ch.Hash, Heading: ch.Heading, Text: bytes.Clone(content[ch.Start:ch.End]),
+		Title: doc.Title, Description: doc.Description}
 	p.Have = v[32] == 0 && t.hasVector(ch.Hash[:])
 	return p, nil
 }

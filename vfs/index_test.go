@@ -15,7 +15,7 @@ type paragraphChunker struct{ id string }
 
 func (p paragraphChunker) ID() string { return p.id }
 
-func (p paragraphChunker) Chunk(content []byte, _, _ string) []ChunkSpan {
+func (p paragraphChunker) Chunk(content []byte, _ ChunkDoc) []ChunkSpan {
 	var out []ChunkSpan
 	start := 0
 	for start < len(content) {

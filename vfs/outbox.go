@@ -66,6 +66,8 @@ type IndexDoc struct {
 	Total  int
 	More   bool
 	Chunks []IndexChunk
+	// Description is the item's; it is searched with the title.
+	Description string
 }
 
 // IndexRead asks IndexDocs for chunk records [From, To) of item ItemID; To
@@ -213,6 +215,134 @@ func (s *Store) TrimOutbox(ctx context.Context, seq uint64) error {
 	}
 }
 
+// keyIndexedSeq (in meta) is the outbox sequence through which MarkIndexed
+// has set IndexedAt: 8 bytes big-endian, absent for 0.
+const keyIndexedSeq = "indexed_seq"
+
+// markBatch bounds the outbox entries one MarkIndexed transaction walks.
+const markBatch = 4096
+
+// MarkIndexed sets IndexedAt of the items whose outbox entries up to and
+// including through the lexical index has applied, continuing from where
+// the last call stopped, so that a call lost to an error or a crash is made
+// up by the next. An item with an entry past through changed again and is
+// left alone: the index does not hold its current state yet, and that entry
+// marks it once applied. Items waiting for a chunker and directories have
+// nothing searchable and are skipped. Only metadata is written, so marking
+// appends no outbox entry and never feeds back into the indexes.
+func (s *Store) MarkIndexed(ctx context.Context, through uint64) error {
+	// Entries past through (the backlog not yet applied) are collected in a
+	// read transaction, so that the write lock is held only for those
+	// appended since.
+	var from, seen uint64
+	work := false
+	newer := map[[16]byte]bool{}
+	err := s.view(ctx, func(t *txn) error {
+		from, seen = t.indexedSeq(), t.outbox.Sequence()
+		if from >= through {
+			return nil
+		}
+		// A range of vector-only entries marks nothing: skip the write
+		// (and its fsync) unless the range is long enough to be worth
+		// recording as walked.
+		work = through-from >= markBatch
+		t.walkOutbox(from, through, func(_ uint64, _ [16]byte, vectorsOnly bool) bool {
+			work = work || !vectorsOnly
+			return !work
+		})
+		if work {
+			t.walkOutbox(through, seen, func(_ uint64, id [16]byte, _ bool) bool {
+				newer[id] = true
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil || !work {
+		return err
+	}
+	for done := false; !done; {
+		err := s.update(ctx, func(t *txn) error {
+			from := t.indexedSeq()
+			done = from >= through
+			if done {
+				return nil
+			}
+			upto, n := through, 0
+			var ids [][16]byte
+			t.walkOutbox(from, through, func(seq uint64, id [16]byte, vectorsOnly bool) bool {
+				if n == markBatch {
+					upto = seq - 1
+					return false
+				}
+				n++
+				if !vectorsOnly {
+					ids = append(ids, id)
+				}
+				return true
+			})
+			done = upto == through
+			late := map[[16]byte]bool{}
+			t.walkOutbox(seen, math.MaxUint64, func(_ uint64, id [16]byte, _ bool) bool {
+				late[id] = true
+				return true
+			})
+			for _, id := range ids {
+				if newer[id] || late[id] {
+					continue
+				}
+				if err := t.markIndexed(id[:]); err != nil {
+					return err
+				}
+			}
+			v := make([]byte, 8)
+			binary.BigEndian.PutUint64(v, upto)
+			return t.tx.Bucket([]byte(bucketMeta)).Put([]byte(keyIndexedSeq), v)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markIndexed sets IndexedAt of item id, if it exists and has something
+// searchable. It never precedes UpdatedAt, even if the clock stepped back.
+func (t *txn) markIndexed(id []byte) error {
+	if t.items.Get(id) == nil || t.chunkq.Get(id) != nil {
+		return nil
+	}
+	it, err := t.item(id)
+	if err != nil || it.IsDir {
+		return err
+	}
+	it.IndexedAt = t.now
+	if it.IndexedAt.Before(it.UpdatedAt) {
+		it.IndexedAt = it.UpdatedAt
+	}
+	return t.putMeta(id, &it)
+}
+
+// indexedSeq is the sequence MarkIndexed has walked through.
+func (t *txn) indexedSeq() uint64 {
+	if v := t.tx.Bucket([]byte(bucketMeta)).Get([]byte(keyIndexedSeq)); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+// walkOutbox calls fn with the outbox entries in (after, upto], in order,
+// until fn returns false.
+func (t *txn) walkOutbox(after, upto uint64, fn func(seq uint64, id [16]byte, vectorsOnly bool) bool) {
+	c := t.outbox.Cursor()
+	for k, v := c.Seek(seqKey(after + 1)); k != nil; k, v = c.Next() {
+		seq := binary.BigEndian.Uint64(k)
+		if seq > upto || !fn(seq, [16]byte(v[:16]), v[20] == changedVectors) {
+			return
+		}
+	}
+}
+
 // IndexDocs reads the current state of the items reads name, in order and
 // in one transaction; withVectors adds the current model's vectors. It stops
 // once the chunks read reach maxChunks or their text maxBytes (<= 0: no
@@ -325,6 +455,7 @@ func (t *txn) indexDoc(id []byte, from, to int, withVectors bool, lim *readLimit
 	}
 	d.Exists = true
 	d.Drive, d.Path, d.Title, d.Mime, d.Tags = it.Drive, it.Path, it.Title, it.MimeType, it.Tags
+	d.Description = it.Description
 	d.Total = t.chunkCount(id)
 	if to <= 0 || to > d.Total {
 		to = d.Total

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -221,5 +222,152 @@ func TestStore_Outbox_VectorChangesNameTheirChunks(t *testing.T) {
 		if !c.VectorsOnly || c.VectorsFrom != want[0] || c.VectorsTo != want[1] {
 			t.Errorf("vector change %d = %+v; want chunks [%d, %d)", i, c, want[0], want[1])
 		}
+	}
+}
+
+// indexedAt returns the IndexedAt and UpdatedAt of the item at ref.
+func indexedAt(t *testing.T, s *Store, ref string) (indexed, updated time.Time) {
+	t.Helper()
+	info, err := s.Info(context.Background(), mustRef(t, ref))
+	if err != nil {
+		t.Fatalf("Info(%s): %v", ref, err)
+	}
+	return info.Item.IndexedAt, info.Item.UpdatedAt
+}
+
+func mustMarkIndexed(t *testing.T, s *Store, through uint64) {
+	t.Helper()
+	if err := s.MarkIndexed(context.Background(), through); err != nil {
+		t.Fatalf("MarkIndexed(%d): %v", through, err)
+	}
+}
+
+// TestStore_MarkIndexed marks what an index applied through a sequence:
+// items changed again later, waiting for a chunker or directories stay
+// unmarked, an edit clears the mark until applied again, and marking
+// appends no outbox entry.
+func TestStore_MarkIndexed(t *testing.T) {
+	s := mustOpenStore(t)
+	ctx := context.Background()
+	seq := func() uint64 {
+		n, err := s.OutboxSeq(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// No chunker yet: the item waits for one and has nothing searchable.
+	mustWrite(t, s, "n:/queued.md", "waiting for a chunker")
+	mustMarkIndexed(t, s, seq())
+	if at, _ := indexedAt(t, s, "n:/queued.md"); !at.IsZero() {
+		t.Fatalf("an item waiting for a chunker is marked indexed at %v", at)
+	}
+	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
+	if _, err := s.ChunkPending(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+
+	mustWrite(t, s, "n:/a.md", "alpha\n\nbeta")
+	mustMkdir(t, s, "n:/dir")
+	mustWrite(t, s, "n:/b.md", "bee")
+	through := seq()
+	mustWrite(t, s, "n:/c.md", "sea")
+	if _, err := s.Write(ctx, WriteParams{Ref: mustRef(t, "n:/b.md"), Content: []byte("bee again"), IsText: true, OnConflict: ConflictOverwrite}); err != nil {
+		t.Fatal(err)
+	}
+	before := seq()
+	mustMarkIndexed(t, s, through)
+	if got := seq(); got != before {
+		t.Fatalf("MarkIndexed appended outbox entries: seq %d -> %d", before, got)
+	}
+	for ref, want := range map[string]bool{"n:/queued.md": true, "n:/a.md": true, "n:/b.md": false, "n:/c.md": false} {
+		at, updated := indexedAt(t, s, ref)
+		if at.IsZero() == want {
+			t.Errorf("%s: indexed at %v, want marked %v", ref, at, want)
+		}
+		if want && at.Before(updated) {
+			t.Errorf("%s: indexed at %v before its update at %v", ref, at, updated)
+		}
+	}
+	if at, _ := indexedAt(t, s, "n:/dir"); !at.IsZero() {
+		t.Errorf("directory marked indexed at %v", at)
+	}
+
+	// The rest, then an edit: cleared until its change is applied.
+	mustMarkIndexed(t, s, seq())
+	for _, ref := range []string{"n:/b.md", "n:/c.md"} {
+		if at, _ := indexedAt(t, s, ref); at.IsZero() {
+			t.Errorf("%s not marked once its last change was applied", ref)
+		}
+	}
+	if _, err := s.Edit(ctx, mustRef(t, "n:/a.md"), []Patch{{StartLine: 1, EndLine: 1, Content: "gamma"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := indexedAt(t, s, "n:/a.md"); !at.IsZero() {
+		t.Fatalf("edited item still indexed at %v", at)
+	}
+	mustMarkIndexed(t, s, seq())
+	at, updated := indexedAt(t, s, "n:/a.md")
+	if at.IsZero() || at.Before(updated) {
+		t.Fatalf("after the edit was applied: indexed at %v, updated at %v", at, updated)
+	}
+
+	// Vectors saved change nothing searchable by BM25: no new mark.
+	if embedAll(t, s, "m1") == 0 {
+		t.Fatal("nothing was embedded")
+	}
+	mustMarkIndexed(t, s, seq())
+	mustWrite(t, s, "n:/d.md", "dee")
+	mustMarkIndexed(t, s, seq())
+	if again, _ := indexedAt(t, s, "n:/a.md"); !again.Equal(at) {
+		t.Errorf("vectors-only entries re-marked a.md: %v -> %v", at, again)
+	}
+	if at, _ := indexedAt(t, s, "n:/d.md"); at.IsZero() {
+		t.Error("d.md, written after the vectors, not marked")
+	}
+}
+
+// TestStore_MarkIndexedInBatches walks more entries than one transaction
+// may, and resumes where the last call stopped.
+func TestStore_MarkIndexedInBatches(t *testing.T) {
+	s := mustOpenStore(t)
+	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
+	ctx := context.Background()
+	const n = 64
+	for i := range n {
+		mustWrite(t, s, fmt.Sprintf("src:/d/%d.md", i), fmt.Sprintf("item %d", i))
+	}
+	// Copies append one entry per item in one transaction each.
+	copies := markBatch/n + 1
+	for c := range copies {
+		if _, err := s.Copy(ctx, mustRef(t, "src:/d"), mustRef(t, fmt.Sprintf("dst:/c%d", c)), true, ConflictError); err != nil {
+			t.Fatal(err)
+		}
+	}
+	through, err := s.OutboxSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if through <= markBatch {
+		t.Fatalf("only %d entries; the test needs more than %d", through, markBatch)
+	}
+	mustWrite(t, s, "src:/later.md", "not applied")
+	mustMarkIndexed(t, s, through)
+	unmarked := 0
+	for _, ref := range paths(t, s) {
+		if at, _ := indexedAt(t, s, ref); at.IsZero() {
+			unmarked++
+			if ref != "src:/later.md" {
+				t.Errorf("%s not marked", ref)
+			}
+		}
+	}
+	if unmarked != 1 {
+		t.Fatalf("%d items unmarked, want only the one written after %d", unmarked, through)
+	}
+	var walked uint64
+	if err := s.view(ctx, func(t *txn) error { walked = t.indexedSeq(); return nil }); err != nil || walked != through {
+		t.Fatalf("indexed seq = %d, %v; want %d", walked, err, through)
 	}
 }

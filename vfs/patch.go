@@ -160,6 +160,7 @@ func (s *Store) Edit(ctx context.Context, ref Ref, patches []Patch, expectedHash
 	var res EditResult
 	limit := s.maxContent
 	err := s.update(ctx, func(t *txn) error {
+		t.op = OpEdit
 		res = EditResult{}
 		n, pv, err := t.resolveText(ref)
 		if err != nil {
@@ -184,6 +185,9 @@ func (s *Store) Edit(ctx context.Context, ref Ref, patches []Patch, expectedHash
 		res.LinesBefore = it.LineCount
 		it.Size, it.ContentHash, it.LineCount, it.UpdatedAt = int64(len(out)), HashContent(out), CountLines(out), t.now
 		it.IndexedAt = time.Time{} // the new content needs indexing again
+		if w := applyFrontmatter(&it, out, editCallerFields(&it)); w != "" {
+			res.Warnings = []string{w}
+		}
 		res.Item, res.LinesAfter = it, it.LineCount
 		return t.putItem(&it, out, n.val, nil)
 	})

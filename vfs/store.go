@@ -37,12 +37,25 @@ const batchDelay = time.Millisecond
 type Options struct {
 	MaxContentBytes int64         // 0 means DefaultMaxContentBytes
 	OpenTimeout     time.Duration // bbolt flock timeout; 0 means 1s
+	// ContextRoots are drive:/path refs of the directories holding agents'
+	// context files, which agents may change only where the frontmatter
+	// allows (ErrReadOnly); nil means DefaultContextRoots.
+	ContextRoots []string
+	// History is which revisions PruneHistory keeps; the zero value means
+	// DefaultHistoryKeep and DefaultHistoryMinAge.
+	History Retention
+	// HistoryOff stops recording revisions; existing history stays readable.
+	HistoryOff bool
 }
 
 // Store is the item store. It is safe for concurrent use.
 type Store struct {
 	db         *bolt.DB
 	maxContent int64
+	roots      []Ref // context roots, parsed
+	retention  Retention
+	historyOff bool
+	now        func() time.Time // the clock of transactions and pruning; tests replace it
 	workMu     sync.Mutex
 	work       []chan struct{} // one per Work caller, signalled after every committed update
 
@@ -55,7 +68,7 @@ type Store struct {
 // the schema version. A second opener of the same file fails after
 // opts.OpenTimeout.
 func Open(path string, opts Options) (*Store, error) {
-	if opts.MaxContentBytes < 0 || opts.OpenTimeout < 0 {
+	if opts.MaxContentBytes < 0 || opts.OpenTimeout < 0 || opts.History.Keep < 0 || opts.History.MinAge < 0 {
 		return nil, fmt.Errorf("open %s: negative option", path)
 	}
 	if opts.MaxContentBytes == 0 {
@@ -63,6 +76,10 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.OpenTimeout == 0 {
 		opts.OpenTimeout = time.Second
+	}
+	roots, err := parseContextRoots(opts.ContextRoots)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: opts.OpenTimeout,
@@ -81,6 +98,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db.MaxBatchDelay = batchDelay
+	var gap bool // history was off: record what changed meanwhile
 	err = db.Update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists([]byte(bucketMeta))
 		if err != nil {
@@ -98,7 +116,11 @@ func Open(path string, opts Options) (*Store, error) {
 				return err
 			}
 		}
-		for _, name := range []string{bucketItems, bucketContent, bucketText, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox} {
+		if gap, err = openHistory(meta, opts.HistoryOff); err != nil {
+			return err
+		}
+		for _, name := range []string{bucketItems, bucketContent, bucketText, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox,
+			bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -109,7 +131,15 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return &Store{db: db, maxContent: opts.MaxContentBytes}, nil
+	s := &Store{db: db, maxContent: opts.MaxContentBytes, roots: roots,
+		retention: opts.History.withDefaults(), historyOff: opts.HistoryOff, now: time.Now}
+	if gap {
+		if err := s.closeHistoryGap(); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open %s: record changes made while history was off: %w", path, err)
+		}
+	}
+	return s, nil
 }
 
 // Close writes the freelist and closes the bbolt file.
@@ -131,7 +161,12 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.Batch(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
+	actor := ActorFrom(ctx)
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		t := s.newTxn(tx)
+		t.actor = actor
+		return fn(t)
+	})
 	if err == nil {
 		s.workMu.Lock()
 		for _, w := range s.work {
@@ -175,6 +210,13 @@ type txn struct {
 	chunker  Chunker // nil while no chunker is installed
 	model    string  // embedding model id; "" while unknown
 	now      time.Time
+	actor    Actor  // who makes the change (update only)
+	roots    []Ref  // context roots, for the agent-modification guard
+	op       string // the history operation of the public mutation running (update only)
+
+	// History buckets (see history.go); historyOff skips recording.
+	revs, revLog, revActor, deleted, blobs, repack *bolt.Bucket
+	historyOff                                     bool
 
 	emitted     map[[16]byte]uint64 // outbox entries this transaction appended, by item
 	precomputed *Embeddings         // vectors supplied with a Write, consumed by putChunks
@@ -190,7 +232,7 @@ func (s *Store) newTxn(tx *bolt.Tx) *txn {
 	meta := tx.Bucket([]byte(bucketMeta))
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return &txn{
+	t := &txn{
 		tx:       tx,
 		items:    tx.Bucket([]byte(bucketItems)),
 		content:  tx.Bucket([]byte(bucketContent)),
@@ -206,8 +248,19 @@ func (s *Store) newTxn(tx *bolt.Tx) *txn {
 		outbox:   tx.Bucket([]byte(bucketOutbox)),
 		chunker:  s.chunker,
 		model:    s.model,
-		now:      time.Now().UTC(),
+		now:      s.now().UTC(),
+		roots:    s.roots,
+
+		revs:       tx.Bucket([]byte(bucketRevs)),
+		revLog:     tx.Bucket([]byte(bucketRevLog)),
+		revActor:   tx.Bucket([]byte(bucketRevActor)),
+		deleted:    tx.Bucket([]byte(bucketDeleted)),
+		blobs:      tx.Bucket([]byte(bucketBlobs)),
+		repack:     tx.Bucket([]byte(bucketRepack)),
+		historyOff: s.historyOff,
 	}
+	t.setFillPercent()
+	return t
 }
 
 // pathVal is the value of a paths entry: enough for listings, trees and sizes
@@ -335,6 +388,9 @@ func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 			return err
 		}
 	}
+	if err := t.guardPut(it, old); err != nil {
+		return err
+	}
 	u, err := parseID(it.ID)
 	if err != nil {
 		return err
@@ -344,6 +400,9 @@ func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 		return err
 	}
 	if err := t.emit(u); err != nil {
+		return err
+	}
+	if err := t.recordPut(u, it, content); err != nil { // before the old state is replaced
 		return err
 	}
 	if err := t.putMeta(u, it); err != nil {
@@ -391,7 +450,19 @@ func (t *txn) removeItem(drive string, key []byte) error {
 		return fmt.Errorf("remove %s: path missing", FormatRef(drive, keyPath(key)))
 	}
 	id, size := bytes.Clone(v[1:17]), sizeOf(v)
+	if t.actor.Agent {
+		prev, err := t.item(id)
+		if err != nil {
+			return err
+		}
+		if err := t.guardChange(&prev); err != nil {
+			return err
+		}
+	}
 	if err := t.emit(id); err != nil {
+		return err
+	}
+	if err := t.recordRemove(id); err != nil {
 		return err
 	}
 	if err := b.Delete(key); err != nil {

@@ -15,6 +15,7 @@ import (
 func (s *Store) Delete(ctx context.Context, ref Ref, recursive bool) (int64, error) {
 	var count int64
 	err := s.update(ctx, func(t *txn) error {
+		t.op = OpDelete
 		count = 0
 		n, err := t.lookup(ref)
 		if err != nil {
@@ -36,6 +37,9 @@ func (s *Store) Delete(ctx context.Context, ref Ref, recursive bool) (int64, err
 			r := n.ref()
 			return newError(ErrDirNotEmpty, r, "pass recursive=true to delete it with everything below it",
 				"%s is a directory with %d items below it.", r, below)
+		}
+		if err := t.guardRemove(n.drive, keys); err != nil {
+			return err
 		}
 		// Keys are collected first: deleting under a live cursor skips entries.
 		for _, k := range keys {
@@ -82,6 +86,7 @@ func (s *Store) transfer(ctx context.Context, src, dst Ref, move, recursive bool
 	}
 	var res TransferResult
 	err := s.update(ctx, func(t *txn) error {
+		t.op = verb // OpCopy or OpMove
 		res = TransferResult{}
 		sn, err := t.lookup(src)
 		if err != nil {
@@ -234,8 +239,14 @@ func (t *txn) copyOne(dstDrive string, op transferOp) error {
 		return err
 	}
 	content := bytes.Clone(t.content.Get(pv.id))
+	before, fmLen := chunkDoc(&it, it.MimeType), it.FrontmatterLen
 	it.Drive = dstDrive
 	retitle(&it, op.dstPath)
+	applyFrontmatter(&it, content, editCallerFields(&it)) // its warning was given when the source was written
+	chunksFrom := pv.id
+	if after := chunkDoc(&it, it.MimeType); after.Title != before.Title || after.Description != before.Description || it.FrontmatterLen != fmLen {
+		chunksFrom = nil // the chunks embed other text than the source's
+	}
 	it.CreatedAt, it.UpdatedAt = t.now, t.now
 	it.IndexedAt, it.RetrievalCount, it.LastRetrievedAt = time.Time{}, 0, time.Time{}
 	if op.dstVal != nil {
@@ -252,7 +263,7 @@ func (t *txn) copyOne(dstDrive string, op transferOp) error {
 		}
 		it.ID = id.String()
 	}
-	return t.putItem(&it, content, op.dstVal, pv.id)
+	return t.putItem(&it, content, op.dstVal, chunksFrom)
 }
 
 func (t *txn) moveOne(srcDrive, dstDrive string, op transferOp) error {
@@ -268,6 +279,9 @@ func (t *txn) moveOne(srcDrive, dstDrive string, op transferOp) error {
 	pv := decodePathVal(op.srcVal)
 	it, err := t.item(pv.id)
 	if err != nil {
+		return err
+	}
+	if err := t.guardChange(&it); err != nil { // the source goes away
 		return err
 	}
 	if err := t.driveBucket(srcDrive).Delete(op.srcKey); err != nil {

@@ -30,11 +30,21 @@ type Item struct {
 	Importance      float64  // in [0, 1]
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
-	IndexedAt       time.Time // zero until indexing exists
+	IndexedAt       time.Time // when BM25 search reached this state (Store.MarkIndexed); zero while a change waits
 	RetrievalCount  int64
 	LastRetrievedAt time.Time
 	LineCount       int64  // lines of text content; 0 for binary
 	Origin          Origin `json:",omitzero"` // what ingest knows of the source
+
+	// What the YAML frontmatter at the start of a text item declares (see
+	// ParseFrontmatter); all zero when it has none or it is malformed.
+	Loading           string `json:",omitzero"` // "", LoadingAlways or LoadingContextual
+	AgentModification bool   `json:",omitzero"` // agents may change the item (see ErrReadOnly)
+	FrontmatterLen    int64  `json:",omitzero"` // bytes of the block at the start of the content; left out of chunks
+	// FrontmatterFields names the metadata fields ("title", "description",
+	// "tags", "importance") whose value came from the frontmatter: an edit
+	// of the frontmatter updates those, and keeps values a caller set.
+	FrontmatterFields []string `json:",omitzero"`
 }
 
 // Origin is what ingest recorded about an item's source when it last read or
@@ -64,13 +74,15 @@ const (
 	ConflictSkip
 )
 
-// WriteParams describes one Write.
+// WriteParams describes one Write. Title, Description, Tags and Importance
+// win over the content's frontmatter; empty (zero) ones take its values,
+// else their defaults.
 type WriteParams struct {
 	Ref          Ref // must name a path, not an id
 	Content      []byte
 	IsText       bool   // Content must then be valid UTF-8
 	MimeType     string // empty: detected from path and content
-	Title        string // empty: last path segment
+	Title        string // empty: the frontmatter's, else the last path segment
 	Description  string
 	SourceURL    string
 	Tags         []string
@@ -92,6 +104,9 @@ type WriteResult struct {
 	// Chunks of the new content that need an embedding, and chunks whose
 	// text already has one (unchanged chunks are never embedded again).
 	ChunksToEmbed, ChunksReused int
+	// Warnings are problems that did not fail the write, such as malformed
+	// frontmatter stored as plain text.
+	Warnings []string
 }
 
 // ReadResult is a window of an item's text.
@@ -117,6 +132,7 @@ type EditResult struct {
 	Item        Item
 	LinesBefore int64
 	LinesAfter  int64
+	Warnings    []string // as WriteResult.Warnings
 }
 
 // TransferResult is the outcome of a Copy or Move.

@@ -44,8 +44,9 @@ func (s *Store) pinnedTxn(ctx context.Context) *txn {
 	return nil
 }
 
-// Verify checks the store file's pages and that the derived counters agree
-// with what they count. It reads the whole file; it is for `ctxd doctor`
+// Verify checks the store file's pages, that the derived counters agree
+// with what they count, and history against the items (see verifyHistory).
+// It reads the whole file and decompresses all history; it is for `ctxd doctor`
 // and tests, not for hot paths.
 //
 // The page check runs in a write transaction that is rolled back: bbolt's
@@ -61,7 +62,7 @@ func (s *Store) Verify(ctx context.Context) error {
 		return errors.New("verify: called under a pinned read")
 	}
 	pages := s.checkPages(ctx)
-	derived := s.view(ctx, func(t *txn) error { return t.verifyDerived(ctx) })
+	derived := s.view(ctx, func(t *txn) error { return errors.Join(t.verifyDerived(ctx), t.verifyHistory(ctx)) })
 	if err := ctx.Err(); err != nil {
 		return err
 	}

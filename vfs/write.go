@@ -20,13 +20,17 @@ const maxTagBytes = 128
 
 // Write creates or replaces the item at p.Ref according to p.OnConflict.
 func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
-	it, content, err := s.prepareWrite(p)
+	it, content, warning, err := s.prepareWrite(p)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	var res WriteResult
 	err = s.update(ctx, func(t *txn) error {
+		t.op = OpWrite
 		res = WriteResult{}
+		if warning != "" {
+			res.Warnings = []string{warning}
+		}
 		n, err := t.lookup(Ref{Drive: it.Drive, Path: it.Path})
 		if err != nil {
 			return err
@@ -52,7 +56,7 @@ func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
 			}
 			switch p.OnConflict {
 			case ConflictSkip:
-				res = WriteResult{Item: old, Skipped: true}
+				res = WriteResult{Item: old, Skipped: true} // nothing written: no warnings
 				return nil
 			case ConflictError:
 				return newError(ErrConflict, ref, "pass on_conflict=overwrite to replace it, or choose another path",
@@ -102,67 +106,69 @@ func changedError(ref, expected, actual string) *Error {
 		"%s changed: its content hash is %s, not the expected %s.", ref, actual, expected)
 }
 
-// prepareWrite validates everything that does not depend on stored state.
-func (s *Store) prepareWrite(p WriteParams) (Item, []byte, error) {
+// prepareWrite validates everything that does not depend on stored state and
+// applies the content's frontmatter; warning says why malformed frontmatter
+// was stored as plain text.
+func (s *Store) prepareWrite(p WriteParams) (_ Item, _ []byte, warning string, _ error) {
 	if p.Ref.ID != "" {
-		return Item{}, nil, newError(ErrInvalid, p.Ref.ID, "address the item as drive:/path",
+		return Item{}, nil, "", newError(ErrInvalid, p.Ref.ID, "address the item as drive:/path",
 			"Write needs a drive:/path ref, not the id %s.", quote(p.Ref.ID))
 	}
 	r, err := normRef(p.Ref)
 	if err != nil {
-		return Item{}, nil, err
+		return Item{}, nil, "", err
 	}
 	ref := r.String()
 	if r.Path == "/" {
-		return Item{}, nil, newError(ErrIsDir, ref, "write to a path below the root, e.g. "+FormatRef(r.Drive, "/notes.md"),
+		return Item{}, nil, "", newError(ErrIsDir, ref, "write to a path below the root, e.g. "+FormatRef(r.Drive, "/notes.md"),
 			"%s is the drive root, a directory.", ref)
 	}
 	if p.OnConflict < ConflictError || p.OnConflict > ConflictSkip {
-		return Item{}, nil, newError(ErrInvalid, ref, "use on_conflict error, overwrite or skip", "Unknown on_conflict value %d.", p.OnConflict)
+		return Item{}, nil, "", newError(ErrInvalid, ref, "use on_conflict error, overwrite or skip", "Unknown on_conflict value %d.", p.OnConflict)
 	}
 	if int64(len(p.Content)) > s.maxContent {
-		return Item{}, nil, tooLarge(ref, int64(len(p.Content)), s.maxContent)
+		return Item{}, nil, "", tooLarge(ref, int64(len(p.Content)), s.maxContent)
 	}
 	if p.IsText {
 		// Refused before any stored state is looked at (putItem checks again).
 		if err := checkText(ref, p.Content); err != nil {
-			return Item{}, nil, err
+			return Item{}, nil, "", err
 		}
 	}
 	if p.Text != nil {
 		if p.IsText {
-			return Item{}, nil, newError(ErrInvalid, ref, "send searchable text only with binary content", "%s is text; it is searchable as it is.", ref)
+			return Item{}, nil, "", newError(ErrInvalid, ref, "send searchable text only with binary content", "%s is text; it is searchable as it is.", ref)
 		}
 		if int64(len(p.Text)) > s.maxContent {
-			return Item{}, nil, tooLarge(ref, int64(len(p.Text)), s.maxContent)
+			return Item{}, nil, "", tooLarge(ref, int64(len(p.Text)), s.maxContent)
 		}
 		if !utf8.Valid(p.Text) {
-			return Item{}, nil, newError(ErrInvalid, ref, "re-encode the extracted text as UTF-8",
+			return Item{}, nil, "", newError(ErrInvalid, ref, "re-encode the extracted text as UTF-8",
 				"The searchable text for %s is not valid UTF-8: the first bad byte is at offset %d.", ref, invalidUTF8Offset(p.Text))
 		}
 	}
 	tags, err := cleanTags(ref, p.Tags)
 	if err != nil {
-		return Item{}, nil, err
+		return Item{}, nil, "", err
 	}
 	if math.IsNaN(p.Importance) || p.Importance < 0 || p.Importance > 1 {
-		return Item{}, nil, newError(ErrInvalid, ref, "use a number from 0 to 1", "Importance %v is outside [0, 1].", p.Importance)
+		return Item{}, nil, "", newError(ErrInvalid, ref, "use a number from 0 to 1", "Importance %v is outside [0, 1].", p.Importance)
 	}
 	for _, f := range []struct{ name, v string }{{"title", p.Title}, {"description", p.Description}, {"source URL", p.SourceURL}, {"mime type", p.MimeType}} {
 		if !utf8.ValidString(f.v) {
-			return Item{}, nil, newError(ErrInvalid, ref, "send UTF-8 text", "The %s %s is not valid UTF-8.", f.name, quote(f.v))
+			return Item{}, nil, "", newError(ErrInvalid, ref, "send UTF-8 text", "The %s %s is not valid UTF-8.", f.name, quote(f.v))
 		}
 	}
 	if strings.ContainsFunc(p.Title, isControl) {
-		return Item{}, nil, newError(ErrInvalid, ref, "remove control characters and newlines from the title", "The title %s contains control characters.", quote(p.Title))
+		return Item{}, nil, "", newError(ErrInvalid, ref, "remove control characters and newlines from the title", "The title %s contains control characters.", quote(p.Title))
 	}
 	mt := p.MimeType
 	if mt == "" {
 		mt = detectMime(r.Path, p.Content, p.IsText)
 	} else if _, _, err := mime.ParseMediaType(mt); err != nil {
-		return Item{}, nil, newError(ErrInvalid, ref, `use a MIME type such as "text/markdown" or leave it empty to detect it`, "The mime type %s is malformed.", quote(mt))
+		return Item{}, nil, "", newError(ErrInvalid, ref, `use a MIME type such as "text/markdown" or leave it empty to detect it`, "The mime type %s is malformed.", quote(mt))
 	} else if strings.HasPrefix(mt, DirMimeType) {
-		return Item{}, nil, newError(ErrInvalid, ref, "use make dir to create a directory", "Items cannot have the directory mime type %s.", DirMimeType)
+		return Item{}, nil, "", newError(ErrInvalid, ref, "use make dir to create a directory", "Items cannot have the directory mime type %s.", DirMimeType)
 	}
 	title := p.Title
 	if title == "" {
@@ -185,11 +191,15 @@ func (s *Store) prepareWrite(p WriteParams) (Item, []byte, error) {
 	if p.IsText {
 		it.LineCount = CountLines(p.Content)
 	}
+	// Values the caller gave win over the frontmatter's.
+	warning = applyFrontmatter(&it, p.Content, callerFields{
+		title: p.Title != "", description: p.Description != "", tags: len(tags) > 0, importance: p.Importance != 0,
+	})
 	content := p.Content
 	if content == nil {
 		content = []byte{}
 	}
-	return it, content, nil
+	return it, content, warning, nil
 }
 
 func tooLarge(ref string, size, limit int64) *Error {
@@ -283,6 +293,7 @@ func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
 	}
 	var created bool
 	err = s.update(ctx, func(t *txn) error {
+		t.op = OpMakeDir
 		created = false
 		n, err := t.lookup(r)
 		if err != nil {

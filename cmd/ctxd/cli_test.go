@@ -446,19 +446,22 @@ func TestCLIFlagNames_FlagsExist(t *testing.T) {
 	}
 }
 
-// TestREADME_CommandLine runs the README's command-line examples in order
-// through sh, as a reader would, against a fresh daemon ($ctxd is this test
-// binary): every command succeeds, except that one whose line says
-// "# fails" exits 1. A second run must succeed too, so the examples never
-// collide with what they left behind.
+// TestREADME_CommandLine runs the README's command-line examples (the
+// sections Command line, Agent context and History) in order through sh, as
+// a reader would, against a fresh daemon ($ctxd is this test binary): every
+// command succeeds, except that one whose line says "# fails" exits 1. A
+// second run must succeed too, so the examples never collide with what they
+// left behind.
 func TestREADME_CommandLine(t *testing.T) {
-	block := readmeBlock(t, "Command line", "$ctxd")
+	var stmts []shellStatement
+	for _, section := range []string{"Command line", "Agent context", "History"} {
+		stmts = append(stmts, shellStatements(readmeBlock(t, section, "$ctxd"))...)
+	}
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := startDaemon(t)
-	stmts := shellStatements(block)
 	for run := 1; run <= 2; run++ {
 		for _, st := range stmts {
 			cmd := exec.Command("sh", "-c", st.cmd)

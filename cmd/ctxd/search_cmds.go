@@ -33,12 +33,10 @@ func (c *cli) searchCommand() *cobra.Command {
 			}
 			return nil
 		},
-		PreRunE: func(_ *cobra.Command, args []string) error {
-			m, ok := searchModes[mode]
-			if !ok {
-				return usageError{fmt.Errorf("--mode must be hybrid, bm25 or vector, not %q", mode)}
+		PreRunE: func(_ *cobra.Command, args []string) (err error) {
+			if req.Mode, err = searchModeFlag(mode); err != nil {
+				return err
 			}
-			req.Mode = m
 			for _, q := range args {
 				req.Queries = append(req.Queries, &ctxdv1.SearchQuery{Text: q})
 			}
@@ -71,17 +69,33 @@ func (c *cli) searchCommand() *cobra.Command {
 			}
 		}),
 	}
+	searchFlags(cmd, &mode, &req.Limit, req.Filter)
 	f := cmd.Flags()
-	f.StringVar(&mode, "mode", "hybrid", "hybrid, bm25 or vector")
-	f.Int32Var(&req.Limit, "limit", 10, "maximum results")
 	f.Int32Var(&req.MaxChunksPerItem, "per-item", 0, "at most this many chunks per item (0: 3)")
 	f.Int32Var(&req.TokenBudget, "token-budget", 0, "stop adding results past this many model tokens of snippets (0: none)")
 	f.Int32Var(&req.SnippetLength, "snippet-length", 0, "snippet length in characters (0: 300)")
-	f.StringSliceVar(&req.Filter.Drives, "drive", nil, "only these drives (repeatable)")
-	f.StringSliceVar(&req.Filter.PathPrefixes, "path", nil, `only items under these directories, "drive:/dir" or "/dir" (repeatable)`)
-	f.StringSliceVar(&req.Filter.MimeTypes, "mime", nil, `only these MIME types, "text/*" allowed (repeatable)`)
-	f.StringSliceVar(&req.Filter.Tags, "tag", nil, "only items with all of these tags (repeatable)")
 	return cmd
+}
+
+// searchFlags defines the flags every searching command shares: --mode
+// (parse it with searchModeFlag), --limit and the filters.
+func searchFlags(cmd *cobra.Command, mode *string, limit *int32, filter *ctxdv1.SearchFilter) {
+	f := cmd.Flags()
+	f.StringVar(mode, "mode", "hybrid", "hybrid, bm25 or vector")
+	f.Int32Var(limit, "limit", 10, "maximum results")
+	f.StringSliceVar(&filter.Drives, "drive", nil, "only these drives (repeatable)")
+	f.StringSliceVar(&filter.PathPrefixes, "path", nil, `only items under these directories, "drive:/dir" or "/dir" (repeatable)`)
+	f.StringSliceVar(&filter.MimeTypes, "mime", nil, `only these MIME types, "text/*" allowed (repeatable)`)
+	f.StringSliceVar(&filter.Tags, "tag", nil, "only items with all of these tags (repeatable)")
+}
+
+// searchModeFlag parses --mode.
+func searchModeFlag(mode string) (ctxdv1.SearchMode, error) {
+	m, ok := searchModes[mode]
+	if !ok {
+		return 0, usageError{fmt.Errorf("--mode must be hybrid, bm25 or vector, not %q", mode)}
+	}
+	return m, nil
 }
 
 // maintenanceTimeout is the deadline of reindex and doctor unless --timeout

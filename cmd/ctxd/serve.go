@@ -58,6 +58,10 @@ signal stops at once.`,
 	f.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "text or json (env CTXD_LOG_FORMAT)")
 	f.StringArrayVar(&cfg.AllowedRoots, "allowed-root", cfg.AllowedRoots, "directory that add may read files below; repeat for more (env CTXD_ALLOWED_ROOTS, ':'-separated)")
 	f.BoolVar(&cfg.AllowPrivateNetwork, "allow-private-network", false, "let add fetch URLs on loopback, private and link-local addresses (env CTXD_ALLOW_PRIVATE_NETWORK)")
+	f.StringArrayVar(&cfg.ContextRoots, "context-root", cfg.ContextRoots, "directory ref holding an agent's context files; repeat for more (env CTXD_CONTEXT_ROOTS, ','-separated)")
+	f.BoolVar(&cfg.History, "history", cfg.History, "record a revision of every change to an item; --history=false stops it (env CTXD_HISTORY)")
+	f.IntVar(&cfg.HistoryKeep, "history-keep", cfg.HistoryKeep, "revisions per item always kept (env CTXD_HISTORY_KEEP)")
+	f.DurationVar(&cfg.HistoryMinAge.Duration, "history-min-age", cfg.HistoryMinAge.Duration, "revisions younger than this are always kept (env CTXD_HISTORY_MIN_AGE)")
 	return cmd
 }
 
@@ -80,6 +84,10 @@ func overlayFlags(cmd *cobra.Command, cfg, flags *daemon.Config) {
 	set("log-format", func() { cfg.LogFormat = flags.LogFormat })
 	set("allowed-root", func() { cfg.AllowedRoots = flags.AllowedRoots })
 	set("allow-private-network", func() { cfg.AllowPrivateNetwork = flags.AllowPrivateNetwork })
+	set("context-root", func() { cfg.ContextRoots = flags.ContextRoots })
+	set("history", func() { cfg.History = flags.History })
+	set("history-keep", func() { cfg.HistoryKeep = flags.HistoryKeep })
+	set("history-min-age", func() { cfg.HistoryMinAge = flags.HistoryMinAge })
 	if s, err := cmd.Flags().GetString("socket"); err == nil && cmd.Flags().Changed("socket") {
 		cfg.Socket = s
 	}

@@ -53,6 +53,8 @@ func (c *cli) addVFSCommands(root *cobra.Command) {
 		c.editCommand(), c.rmCommand(), c.cpCommand(), c.mvCommand(), c.infoCommand(),
 		c.existsCommand(), c.mkdirCommand(), c.duCommand(), c.wcCommand(), c.statusCommand(),
 		c.reembedCommand(), c.modelCommand(), c.searchCommand(), c.reindexCommand(), c.doctorCommand(),
+		c.historyCommand(), c.revertCommand(), c.deletedCommand(), c.logCommand(),
+		c.initCommand(), c.contextCommand(),
 	)
 }
 
@@ -120,22 +122,40 @@ func (c *cli) lsCommand() *cobra.Command {
 
 func (c *cli) readCommand() *cobra.Command {
 	req := &ctxdv1.ReadRequest{}
+	var rev int64
+	show := func(content string, data []byte) {
+		if req.Raw {
+			c.stdout.Write(data)
+			return
+		}
+		io.WriteString(c.stdout, content)
+	}
+	readCurrent := run(c, func(ctx context.Context, cl *clients) (*ctxdv1.ReadResponse, error) {
+		return cl.vfs.Read(ctx, req)
+	}, func(r *ctxdv1.ReadResponse) { show(r.Content, r.Data) })
+	readRevision := run(c, func(ctx context.Context, cl *clients) (*ctxdv1.ReadRevisionResponse, error) {
+		return cl.vfs.ReadRevision(ctx, &ctxdv1.ReadRevisionRequest{Ref: req.Ref, Rev: rev, Raw: req.Raw})
+	}, func(r *ctxdv1.ReadRevisionResponse) { show(r.Content, r.Data) })
 	cmd := &cobra.Command{
-		Use: "read REF", Short: "Print an item's text (or raw bytes with --raw)", Args: exactArgs(1),
-		PreRun: func(_ *cobra.Command, args []string) { req.Ref = args[0] },
-		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.ReadResponse, error) {
-			return cl.vfs.Read(ctx, req)
-		}, func(r *ctxdv1.ReadResponse) {
-			if req.Raw {
-				c.stdout.Write(r.Data)
-				return
+		Use: "read REF", Short: "Print an item's text (or raw bytes with --raw), or an earlier revision with --rev", Args: exactArgs(1),
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			req.Ref = args[0]
+			if cmd.Flags().Changed("rev") && (cmd.Flags().Changed("offset") || cmd.Flags().Changed("limit")) {
+				return usageError{fmt.Errorf("--rev prints a whole revision; --offset and --limit apply to the current content only")}
 			}
-			io.WriteString(c.stdout, r.Content)
-		}),
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("rev") {
+				return readRevision(cmd, args)
+			}
+			return readCurrent(cmd, args)
+		},
 	}
 	cmd.Flags().Int64Var(&req.LineOffset, "offset", 0, "lines to skip")
 	cmd.Flags().Int64Var(&req.LineLimit, "limit", 0, "lines to print (default all)")
 	cmd.Flags().BoolVar(&req.Raw, "raw", false, "print the raw bytes (works for binary items)")
+	cmd.Flags().Int64Var(&rev, "rev", 0, "print this revision (see ctxd history REF), deleted items too")
 	return cmd
 }
 
@@ -191,6 +211,7 @@ without NUL bytes; use --binary to store any bytes as a blob.
 			case r.Skipped:
 				verb = "skipped (exists)"
 			}
+			c.printWarnings(r.Warnings)
 			fmt.Fprintf(c.stdout, "%s %s (%d bytes)\n", verb, r.Item.Ref, r.Item.SizeBytes)
 			fmt.Fprint(c.stdout, ensureNewline(r.GetTree().GetRendered()))
 		}),
@@ -246,6 +267,7 @@ Several patches:       ctxd edit REF --patches patches.json   ("-" for stdin)
 		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.EditResponse, error) {
 			return cl.vfs.Edit(ctx, req)
 		}, func(r *ctxdv1.EditResponse) {
+			c.printWarnings(r.Warnings)
 			fmt.Fprintf(c.stdout, "edited %s: %d -> %d lines\n", r.Item.Ref, r.LinesBefore, r.LinesAfter)
 		}),
 	}
@@ -369,6 +391,10 @@ func (c *cli) infoCommand() *cobra.Command {
 			}
 			if it.SourceUrl != "" {
 				row("source", it.SourceUrl)
+			}
+			if it.Loading != "" || it.AgentModification {
+				row("loading", it.Loading)
+				row("agent-modification", it.AgentModification)
 			}
 			row("created", it.CreatedAt.AsTime().Local().Format(time.RFC3339))
 			row("updated", it.UpdatedAt.AsTime().Local().Format(time.RFC3339))

@@ -37,8 +37,9 @@ type Chunk struct {
 	// Debian" (markdown H1–H4) or "spec.containers[0]" (JSON key path);
 	// "" if none. It may be truncated (see the package comment).
 	Heading string
-	// Tokens is the token count of EmbedText(Heading, text) plus 2 for
-	// [CLS]/[SEP]; always <= the maxTokens given to Split.
+	// Tokens is the token count of the embedded text (EmbedText(Heading,
+	// text), or with SplitWithPrefix AppendEmbedText(nil, prefix, Heading,
+	// text)) plus 2 for [CLS]/[SEP]; always <= the maxTokens given.
 	Tokens int
 }
 
@@ -69,23 +70,28 @@ const maxJSONDepth = 32
 // ellipsis marks a truncated heading.
 const ellipsis = "…"
 
-// EmbedText is the exact text that gets embedded for a chunk: the heading
-// breadcrumb, a blank line, then the chunk text (just the text when heading
-// is "").
+// EmbedText is the exact text that gets embedded for a chunk Split made:
+// the heading breadcrumb, a blank line, then the chunk text (just the text
+// when heading is "").
 func EmbedText(heading string, text []byte) string {
 	return embedText(heading, string(text))
 }
 
-// AppendEmbedText appends EmbedText(heading, text) to dst, for a caller
-// that hashes every chunk of an item and needs no string of each.
-func AppendEmbedText(dst []byte, heading string, text []byte) []byte {
+// AppendEmbedText appends the exact text embedded for a chunk
+// SplitWithPrefix made to dst: the prefix, the heading breadcrumb and the
+// chunk text, separated by blank lines (empty parts left out). With prefix
+// "" it is EmbedText(heading, text).
+func AppendEmbedText(dst []byte, prefix, heading string, text []byte) []byte {
+	if prefix != "" {
+		dst = append(append(dst, prefix...), headingSep...)
+	}
 	if heading != "" {
 		dst = append(append(dst, heading...), headingSep...)
 	}
 	return append(dst, text...)
 }
 
-// headingSep separates the heading from the text in EmbedText.
+// headingSep separates the prefix, the heading and the text in the embedded text.
 const headingSep = "\n\n"
 
 func embedText(heading, text string) string {
@@ -93,6 +99,24 @@ func embedText(heading, text string) string {
 		return text
 	}
 	return heading + headingSep + text
+}
+
+// Prefix returns the item context every chunk of an item embeds before its
+// heading: the title and the description, on lines of their own (either may
+// be ""), cut like a heading to at most HeadingPercent of the window, so
+// that the chunk text keeps at least half of it. It is deterministic: the
+// embedding side recomputes it from the same title and description.
+func Prefix(title, description string, c Counter, maxTokens int) string {
+	s := newSplitter("", c, maxTokens, "")
+	// Far more bytes than can fit: a long description costs nothing more.
+	bound := s.maxHead*maxBytesPerToken + utf8.UTFMax
+	title = title[:runeStart(title, min(len(title), bound))]
+	description = description[:runeStart(description, min(len(description), bound))]
+	full := strings.TrimSpace(title + "\n" + description)
+	if full == "" {
+		return ""
+	}
+	return strings.Clone(s.truncateHeading(full, []string{full}, "").h)
 }
 
 // Split chunks content deterministically by structure, chosen from mimeType
@@ -105,6 +129,14 @@ func embedText(heading, text string) string {
 // Split panics if maxTokens < MinWindow or c is nil (programming errors: the
 // window is a property of the model).
 func Split(content []byte, mimeType, path string, c Counter, maxTokens int) []Chunk {
+	return SplitWithPrefix(content, mimeType, path, "", c, maxTokens)
+}
+
+// SplitWithPrefix is Split for chunks whose embedded text starts with
+// prefix, the result of Prefix (a longer prefix is cut the same way): every
+// chunk's budget leaves room for it, and Tokens counts it (see
+// AppendEmbedText).
+func SplitWithPrefix(content []byte, mimeType, path, prefix string, c Counter, maxTokens int) []Chunk {
 	if maxTokens < MinWindow {
 		panic(fmt.Sprintf("chunk: maxTokens %d below MinWindow %d", maxTokens, MinWindow))
 	}
@@ -114,7 +146,7 @@ func Split(content []byte, mimeType, path string, c Counter, maxTokens int) []Ch
 	// The splitter reads content in place, without the copy a string
 	// conversion makes (60 MB for a 60 MB item): it never writes to it, and
 	// nothing it returns aliases it (headings are copied as they are cached).
-	s := newSplitter(unsafe.String(unsafe.SliceData(content), len(content)), c, maxTokens)
+	s := newSplitter(unsafe.String(unsafe.SliceData(content), len(content)), c, maxTokens, prefix)
 	a, b := s.trim(0, len(s.src))
 	if a >= b {
 		return nil
@@ -177,7 +209,9 @@ type splitter struct {
 	maxHead  int // most tokens a heading may have
 	maxBytes int // most bytes a chunk may have
 	heads    map[string]headEntry
-	depth    int // re-split depth (see emit)
+	depth    int    // re-split depth (see emit)
+	prefix   string // embedded before every chunk's heading (see Prefix)
+	pTok     int    // tokens of prefix
 	out      []Chunk
 }
 
@@ -187,8 +221,8 @@ type headEntry struct {
 	tok int
 }
 
-func newSplitter(src string, c Counter, maxTokens int) *splitter {
-	return &splitter{
+func newSplitter(src string, c Counter, maxTokens int, prefix string) *splitter {
+	s := &splitter{
 		src:      src,
 		c:        c,
 		max:      maxTokens,
@@ -197,6 +231,19 @@ func newSplitter(src string, c Counter, maxTokens int) *splitter {
 		maxBytes: maxTokens * maxBytesPerToken,
 		heads:    make(map[string]headEntry),
 	}
+	if prefix != "" {
+		e := s.truncateHeading(prefix, []string{prefix}, "")
+		s.prefix, s.pTok = strings.Clone(e.h), e.tok
+	}
+	return s
+}
+
+// embedText is the text embedded for a chunk: prefix, heading and text.
+func (s *splitter) embedText(heading, text string) string {
+	if s.prefix == "" {
+		return embedText(heading, text)
+	}
+	return s.prefix + headingSep + embedText(heading, text)
 }
 
 // budget is the room for chunk text under one heading.
@@ -214,7 +261,7 @@ func (s *splitter) budget(parts []string, sep string) budget {
 }
 
 func (s *splitter) budgetFor(h string, tok int) budget {
-	bd := budget{heading: h, hTok: tok, window: s.max - 2 - tok, target: s.target - 2 - tok}
+	bd := budget{heading: h, hTok: tok, window: s.max - 2 - s.pTok - tok, target: s.target - 2 - s.pTok - tok}
 	bd.target = max(1, min(bd.target, bd.window))
 	return bd
 }
@@ -425,7 +472,7 @@ func (s *splitter) emit(a, b int, bd budget) {
 		return
 	}
 	text := s.src[a:b]
-	tok := s.c.Count(embedText(bd.heading, text)) + 2
+	tok := s.c.Count(s.embedText(bd.heading, text)) + 2
 	if tok <= s.max {
 		s.out = append(s.out, Chunk{Start: a, End: b, Heading: bd.heading, Tokens: tok})
 		return
@@ -434,7 +481,7 @@ func (s *splitter) emit(a, b int, bd budget) {
 		// One rune that does not fit beside the heading: drop the heading.
 		// (A WordPiece rune is at most a few tokens, far below the room
 		// MinWindow and HeadingPercent leave, so this is for odd Counters.)
-		s.out = append(s.out, Chunk{Start: a, End: b, Tokens: s.c.Count(text) + 2})
+		s.out = append(s.out, Chunk{Start: a, End: b, Tokens: s.c.Count(s.embedText("", text)) + 2})
 		return
 	}
 	s.depth++
@@ -447,7 +494,7 @@ func (s *splitter) emit(a, b int, bd budget) {
 		return
 	}
 	nb := bd
-	nb.window = max(1, min(bd.window, tok-2-bd.hTok)/2)
+	nb.window = max(1, min(bd.window, tok-2-s.pTok-bd.hTok)/2)
 	nb.target = nb.window
 	s.pack(s.textUnits(nil, a, b, nb, -1), nb)
 }

@@ -23,9 +23,63 @@ func TestEmbedText(t *testing.T) {
 		if got := EmbedText(tt.heading, []byte(tt.text)); got != tt.want {
 			t.Errorf("EmbedText(%q, %q) = %q, want %q", tt.heading, tt.text, got, tt.want)
 		}
-		if got := AppendEmbedText([]byte("x"), tt.heading, []byte(tt.text)); string(got) != "x"+tt.want {
-			t.Errorf("AppendEmbedText(x, %q, %q) = %q, want x%q", tt.heading, tt.text, got, tt.want)
+		if got := AppendEmbedText([]byte("x"), "", tt.heading, []byte(tt.text)); string(got) != "x"+tt.want {
+			t.Errorf("AppendEmbedText(x, \"\", %q, %q) = %q, want x%q", tt.heading, tt.text, got, tt.want)
 		}
+		if got := AppendEmbedText(nil, "Title", tt.heading, []byte(tt.text)); string(got) != "Title\n\n"+tt.want {
+			t.Errorf("AppendEmbedText(nil, Title, %q, %q) = %q, want Title + blank line + %q", tt.heading, tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestPrefix(t *testing.T) {
+	long := words(200)
+	tests := []struct {
+		name, title, desc, want string
+	}{
+		{"none", "", "", ""},
+		{"title", "Invoicing", "", "Invoicing"},
+		{"description", "", "How invoices are sent", "How invoices are sent"},
+		{"both", "Invoicing", "How invoices are sent", "Invoicing\nHow invoices are sent"},
+		// (64-2)*25% = 15 tokens; like a heading, the cut backs off to the
+		// last whitespace before the ellipsis.
+		{"cut to the heading budget", "Title", long, "Title\n" + words(12) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Prefix(tt.title, tt.desc, wordCounter{}, 64)
+			if got != tt.want {
+				t.Errorf("Prefix(%q, %q) = %q, want %q", tt.title, clip(tt.desc), got, tt.want)
+			}
+			if n := (wordCounter{}).Count(got); n > (64-2)*HeadingPercent/100 {
+				t.Errorf("Prefix has %d tokens, over the heading budget", n)
+			}
+		})
+	}
+}
+
+func TestSplitWithPrefix(t *testing.T) {
+	const window = 64
+	prefix := Prefix("Invoicing", words(30), wordCounter{}, window)
+	pTok := (wordCounter{}).Count(prefix)
+	// 50 words fit the window alone but not beside a 15-token prefix.
+	body := "# Invoices\n\n" + words(50) + "\n\n" + words(50) + "\n"
+	plain := Split([]byte(body), "text/markdown", "/a.md", wordCounter{}, window)
+	withPrefix := SplitWithPrefix([]byte(body), "text/markdown", "/a.md", prefix, wordCounter{}, window)
+	checkChunks(t, []byte(body), plain, wordCounter{}, window)
+	checkChunksPrefix(t, []byte(body), withPrefix, wordCounter{}, window, prefix)
+	if len(withPrefix) <= len(plain) {
+		t.Errorf("with a %d-token prefix: %d chunks, want more than the %d without", pTok, len(withPrefix), len(plain))
+	}
+	for i, ch := range withPrefix {
+		if ch.Tokens <= pTok {
+			t.Errorf("chunk %d: %d tokens do not include the %d-token prefix", i, ch.Tokens, pTok)
+		}
+	}
+	// An over-long prefix is cut the same way as Prefix cuts it.
+	again := SplitWithPrefix([]byte(body), "text/markdown", "/a.md", "Invoicing\n"+words(30), wordCounter{}, window)
+	if !reflect.DeepEqual(again, withPrefix) {
+		t.Errorf("SplitWithPrefix with the uncut prefix = %+v, want %+v", again, withPrefix)
 	}
 }
 

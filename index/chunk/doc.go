@@ -8,8 +8,8 @@
 //
 // # Guarantees
 //
-//   - Every chunk's Tokens, the token count of EmbedText(Heading, text) plus
-//     2 for [CLS]/[SEP], is at most maxTokens and equals a fresh count: Split
+//   - Every chunk's Tokens, the token count of EmbedText(Heading, text)
+//     (with a prefix, AppendEmbedText's) plus 2 for [CLS]/[SEP], is at most maxTokens and equals a fresh count: Split
 //     counts every chunk it emits afresh, and re-splits one that does not fit
 //     (see Counting). A chunk the model cannot see whole is a bug.
 //   - Spans map exactly back to the content, are in order, do not overlap,
@@ -72,7 +72,8 @@
 // Front matter (YAML "---" … "---"/"...", or TOML "+++" … "+++", at the very
 // start) is one block of the preamble (the section before the first
 // heading, breadcrumb ""), so its "#" comments and "---" lines are not
-// headings. A section holding only its heading, directly followed by a
+// headings. (The store chunks an item's body after the frontmatter it
+// parsed, so only malformed frontmatter, kept as text, reaches Split.) A section holding only its heading, directly followed by a
 // subsection ("# A" then "## B"), is joined to that subsection, so a bare
 // heading never becomes a chunk of its own.
 //
@@ -108,6 +109,14 @@
 // "…" ("… > Linux > Debian", "….containers[0].env"); if its last part alone
 // is still too long, that part is cut at a rune boundary (at whitespace when
 // there is some in its second half) and "…" appended.
+//
+// # Prefix
+//
+// SplitWithPrefix chunks an item whose every chunk embeds a prefix before
+// its heading: the item's title and description (Prefix joins them and cuts
+// them like a heading, to at most HeadingPercent of the window), so each
+// chunk carries what the whole item is about. Budgets leave room for it,
+// Tokens counts it, and AppendEmbedText builds the exact embedded text.
 //
 // # Counting
 //

@@ -138,6 +138,13 @@ func readCorpusSample(tb testing.TB, every int) []corpusDoc {
 // of EmbedText.
 func checkChunks(tb testing.TB, content []byte, chunks []Chunk, c Counter, maxTokens int) {
 	tb.Helper()
+	checkChunksPrefix(tb, content, chunks, c, maxTokens, "")
+}
+
+// checkChunksPrefix is checkChunks for SplitWithPrefix: Tokens count the
+// prefix too.
+func checkChunksPrefix(tb testing.TB, content []byte, chunks []Chunk, c Counter, maxTokens int, prefix string) {
+	tb.Helper()
 	validUTF8 := utf8.Valid(content)
 	isGap := func(b []byte) bool { return isBlank(string(b)) }
 	prev := 0
@@ -163,7 +170,7 @@ func checkChunks(tb testing.TB, content []byte, chunks []Chunk, c Counter, maxTo
 		if ch.Tokens > maxTokens {
 			tb.Fatalf("chunk %d [%d,%d) heading %q: %d tokens > window %d", i, ch.Start, ch.End, ch.Heading, ch.Tokens, maxTokens)
 		}
-		if got := c.Count(EmbedText(ch.Heading, text)) + 2; got != ch.Tokens {
+		if got := c.Count(string(AppendEmbedText(nil, prefix, ch.Heading, text))) + 2; got != ch.Tokens {
 			tb.Fatalf("chunk %d: Tokens %d, fresh count %d", i, ch.Tokens, got)
 		}
 		prev = ch.End

@@ -50,7 +50,7 @@ func (s *splitter) markdown() {
 		if have {
 			common := commonPrefix(gParts, sec.parts)
 			_, hTok := s.heading(common, crumbSep)
-			if s.fits(gA, b, gTok+tok+hTok+2, s.target) {
+			if s.fits(gA, b, gTok+tok+hTok+s.pTok+2, s.target) {
 				gParts, gB, gTok = common, b, gTok+tok
 				continue
 			}

@@ -54,6 +54,7 @@ type Indexer struct {
 	mu      sync.Mutex
 	spec    embed.Spec
 	tok     *tokenize.Tokenizer
+	chunker *modelChunker // the model's chunker, set with tok; it builds the embedded text
 	worker  *embed.Worker // nil while embedding is unavailable
 	reason  string        // why embedding is unavailable
 	rate    float64       // chunks/s, smoothed
@@ -124,7 +125,8 @@ func (ix *Indexer) load(ctx context.Context) {
 			ix.setReason(err.Error())
 			return
 		}
-		change, err := ix.store.SetIndexing(ctx, &modelChunker{id: id, tok: tok, maxTokens: spec.MaxTokens}, spec.ID)
+		chunker := &modelChunker{id: id, tok: tok, maxTokens: spec.MaxTokens}
+		change, err := ix.store.SetIndexing(ctx, chunker, spec.ID)
 		if err != nil {
 			ix.setReason(fmt.Sprintf("install chunker: %v", err))
 			return
@@ -136,7 +138,7 @@ func (ix *Indexer) load(ctx context.Context) {
 			ix.log.Info("chunking changed; chunking items again", "items", change.Rechunk)
 		}
 		ix.mu.Lock()
-		ix.spec, ix.tok = spec, tok
+		ix.spec, ix.tok, ix.chunker = spec, tok, chunker
 		ix.mu.Unlock()
 		// The store's vectors serve searches with a query vector even
 		// before (or without) ONNX Runtime.
@@ -154,7 +156,7 @@ func (ix *Indexer) load(ctx context.Context) {
 }
 
 // fallbackChunkerID names chunking without a model tokenizer.
-const fallbackChunkerID = "chunk/v1/bytes/256"
+const fallbackChunkerID = "chunk/v2/bytes/256"
 
 // useFallbackChunker chunks by an estimated token count while no model is
 // installed, so that BM25 search works without one. Installing a model later
@@ -240,11 +242,14 @@ func (ix *Indexer) EmbedNow(ctx context.Context, w *embed.Worker, items []string
 // embed computes the vectors pending needs at priority prio and saves them.
 func (ix *Indexer) embed(ctx context.Context, w *embed.Worker, pending []vfs.PendingChunk, prio embed.Priority) error {
 	start := time.Now()
+	ix.mu.Lock()
+	c := ix.chunker
+	ix.mu.Unlock()
 	var texts []string
 	var at []int
 	for i, p := range pending {
 		if !p.Have {
-			texts, at = append(texts, chunk.EmbedText(p.Heading, p.Text)), append(at, i)
+			texts, at = append(texts, string(c.embedText(nil, p.Title, p.Description, p.Heading, p.Text))), append(at, i)
 		}
 	}
 	vecs := make([][]float32, len(pending))
@@ -342,9 +347,11 @@ func (ix *Indexer) closeWorker() {
 	}
 }
 
-// chunkerID names the chunking scheme: the tokenizer's vocabulary and the
-// model window. Changing either re-chunks every item; switching between
-// models that share both (fp32 and int8 builds) only re-embeds.
+// chunkerID names the chunking scheme: its version (v2: the item's title
+// and description are embedded with every chunk; frontmatter is not chunked),
+// the tokenizer's vocabulary and the model window. Changing any re-chunks
+// every item; switching between models that share them (fp32 and int8
+// builds) only re-embeds.
 func chunkerID(dir string, spec embed.Spec) (string, error) {
 	for _, name := range []string{"tokenizer.json", "vocab.txt"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
@@ -355,13 +362,14 @@ func chunkerID(dir string, spec embed.Spec) (string, error) {
 			return "", fmt.Errorf("read %s: %w", name, err)
 		}
 		sum := sha256.Sum256(b)
-		return fmt.Sprintf("chunk/v1/%s/%d", hex.EncodeToString(sum[:6]), spec.MaxTokens), nil
+		return fmt.Sprintf("chunk/v2/%s/%d", hex.EncodeToString(sum[:6]), spec.MaxTokens), nil
 	}
 	return "", fmt.Errorf("model %s has neither tokenizer.json nor vocab.txt", dir)
 }
 
 // modelChunker adapts index/chunk to the store: chunks bounded by the
-// model's window, each hashed by the exact text the model will embed.
+// model's window, each hashed by the exact text the model will embed, which
+// starts with the item's title and description (chunk.Prefix).
 type modelChunker struct {
 	id        string
 	tok       chunk.Counter
@@ -370,16 +378,23 @@ type modelChunker struct {
 
 func (c *modelChunker) ID() string { return c.id }
 
-func (c *modelChunker) Chunk(content []byte, mimeType, path string) []vfs.ChunkSpan {
-	chunks := chunk.Split(content, mimeType, path, c.tok, c.maxTokens)
+func (c *modelChunker) Chunk(content []byte, doc vfs.ChunkDoc) []vfs.ChunkSpan {
+	prefix := chunk.Prefix(doc.Title, doc.Description, c.tok, c.maxTokens)
+	chunks := chunk.SplitWithPrefix(content, doc.MimeType, doc.Path, prefix, c.tok, c.maxTokens)
 	out := make([]vfs.ChunkSpan, len(chunks))
 	var buf []byte
 	for i, ch := range chunks {
-		buf = chunk.AppendEmbedText(buf[:0], ch.Heading, content[ch.Start:ch.End])
+		buf = chunk.AppendEmbedText(buf[:0], prefix, ch.Heading, content[ch.Start:ch.End])
 		out[i] = vfs.ChunkSpan{
 			Start: ch.Start, End: ch.End, Heading: ch.Heading, Tokens: ch.Tokens,
 			Hash: sha256.Sum256(buf),
 		}
 	}
 	return out
+}
+
+// embedText appends to dst the text embedded for a chunk of an item with
+// title and description: what Chunk hashed for it.
+func (c *modelChunker) embedText(dst []byte, title, description, heading string, text []byte) []byte {
+	return chunk.AppendEmbedText(dst, chunk.Prefix(title, description, c.tok, c.maxTokens), heading, text)
 }

@@ -38,8 +38,9 @@
 //
 // The mapping sets ScoringModel to "bm25" explicitly; Bleve's default is
 // tf-idf. SearchBM25 is a disjunction of match queries over text (boost
-// TextBoost = 1), heading (HeadingBoost = 2) and title (TitleBoost = 1.5):
-// any query word may match. SearchSubstring is a disjunction, over
+// TextBoost = 1), heading (HeadingBoost = 2) and title (TitleBoost = 1.5;
+// the item's title and description, up to MaxTitleBytes): any query word
+// may match. SearchSubstring is a disjunction, over
 // text_tri and heading_tri (boost 2), of the conjunction of all the
 // query's trigrams. Filters are the non-scoring Filter clause of a Bleve
 // boolean query: they are evaluated for every candidate before the top k

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -68,14 +69,34 @@ var (
 
 // Doc is one chunk as indexed by both lexical legs.
 type Doc struct {
-	ID      string   // chunk id (opaque string from the caller)
-	Text    string   // chunk text
-	Heading string   // heading breadcrumb, boosted
-	Title   string   // item title, boosted
-	Drive   string   // drive name, keyword
-	Path    string   // item path, e.g. "/notes/a/b.md"; every ancestor dir is indexed
-	Mime    string   // mime type, keyword
-	Tags    []string // item tags, keywords
+	ID          string   // chunk id (opaque string from the caller)
+	Text        string   // chunk text
+	Heading     string   // heading breadcrumb, boosted
+	Title       string   // item title, boosted
+	Description string   // item description, indexed in the title field (boosted like it; see MaxTitleBytes)
+	Drive       string   // drive name, keyword
+	Path        string   // item path, e.g. "/notes/a/b.md"; every ancestor dir is indexed
+	Mime        string   // mime type, keyword
+	Tags        []string // item tags, keywords
+}
+
+// MaxTitleBytes bounds the title field of one document: the item's title
+// and description repeat in every chunk of the item, so a long description
+// would multiply the index. Text past it is not searched.
+const MaxTitleBytes = 1 << 10
+
+// titleField is what the title field indexes: the title and the
+// description, cut to MaxTitleBytes at a rune boundary.
+func titleField(title, description string) string {
+	s := strings.TrimSpace(title + "\n" + description)
+	if len(s) <= MaxTitleBytes {
+		return s
+	}
+	cut := MaxTitleBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 // Filter restricts a search. Values are OR-ed within a field and the
@@ -251,7 +272,7 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 		bd := bleveDoc{
 			Text:    d.Text,
 			Heading: d.Heading,
-			Title:   d.Title,
+			Title:   titleField(d.Title, d.Description),
 			Drive:   d.Drive,
 			Dirs:    pathTerms(d.Drive, d.Path),
 			Mime:    d.Mime,

@@ -152,6 +152,34 @@ func TestIndex_SearchBM25_HeadingBoost(t *testing.T) {
 	}
 }
 
+func TestIndex_SearchBM25_DescriptionWithTitle(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{
+		{ID: "described", Text: "payment terms", Title: "Billing", Description: "how invoices are sent"},
+		{ID: "other", Text: "payment terms", Title: "notes.md"},
+	}, nil, 1)
+	hits := mustBM25(t, x, "invoices", Filter{}, 10)
+	if got := ids(hits); !slices.Equal(got, []string{"described"}) {
+		t.Fatalf("hits = %v, want [described]: the description is searched", got)
+	}
+	if _, ok := hits[0].Locations["title"]; !ok {
+		t.Fatalf("Locations = %v, want the match in the title field", hits[0].Locations)
+	}
+	// The title itself is still searched.
+	if got := ids(mustBM25(t, x, "billing", Filter{}, 10)); !slices.Equal(got, []string{"described"}) {
+		t.Fatalf("title hits = %v, want [described]", got)
+	}
+	// A description is searched up to MaxTitleBytes, as every chunk repeats it.
+	long := "ledger " + strings.Repeat("é", MaxTitleBytes) + " zanzibar"
+	mustApply(t, x, []Doc{{ID: "long", Text: "payment terms", Title: "Long", Description: long}}, nil, 2)
+	if got := ids(mustBM25(t, x, "ledger", Filter{}, 10)); !slices.Equal(got, []string{"long"}) {
+		t.Errorf("hits for the description's start = %v, want [long]", got)
+	}
+	if got := ids(mustBM25(t, x, "zanzibar", Filter{}, 10)); len(got) != 0 {
+		t.Errorf("hits for a word past MaxTitleBytes = %v, want none", got)
+	}
+}
+
 func TestIndex_Apply_UpdatesAndDeletesVisibleToBothLegs(t *testing.T) {
 	x := mustOpen(t, t.TempDir())
 	mustApply(t, x, []Doc{

@@ -76,6 +76,7 @@ type Engine struct {
 
 	// Owned by the run goroutine.
 	lexSeq, vecSeq, snapSeq, trimmed uint64
+	marked                           uint64 // lexSeq the store's IndexedAt reflects (Store.MarkIndexed)
 	snapAt                           time.Time
 	lastBatch                        int // entries the last pass applied
 	rebuildLex, rebuildVec           bool
@@ -294,6 +295,11 @@ func (e *Engine) pass(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// Applying marks as it goes; this catches up after a rebuild, a start
+	// or a failed mark.
+	if err := e.markIndexed(ctx); err != nil {
+		return false, err
+	}
 	if err := e.maybeSnapshot(more); err != nil {
 		e.log.Error("vector snapshot failed", "err", err)
 	}
@@ -376,7 +382,7 @@ func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
 		// An item larger than one batch comes in steps; only the last
 		// step records the pass as applied.
 		step := len(docs) > 0 && docs[len(docs)-1].More
-		if err := e.applyDocs(docs, byID, last, !step); err != nil {
+		if err := e.applyDocs(ctx, docs, byID, last, !step); err != nil {
 			return false, err
 		}
 		if !step {
@@ -410,7 +416,7 @@ func (ch *itemChange) read(id string) vfs.IndexRead {
 // applyDocs applies docs to the indexes that need them. With final set they
 // complete the pass and last is recorded as applied; else they are one step
 // of a large item, which a restart applies again.
-func (e *Engine) applyDocs(docs []vfs.IndexDoc, byID map[string]*itemChange, last uint64, final bool) error {
+func (e *Engine) applyDocs(ctx context.Context, docs []vfs.IndexDoc, byID map[string]*itemChange, last uint64, final bool) error {
 	if last > e.lexSeq {
 		var up []lexical.Doc
 		var del []string
@@ -434,6 +440,11 @@ func (e *Engine) applyDocs(docs []vfs.IndexDoc, byID map[string]*itemChange, las
 			return err
 		}
 		e.lexSeq = seq
+		// Before the state shows the sequence applied, so that whoever
+		// waits for it finds the items marked.
+		if err := e.markIndexed(ctx); err != nil {
+			return err
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -448,6 +459,19 @@ func (e *Engine) applyDocs(docs []vfs.IndexDoc, byID map[string]*itemChange, las
 		}
 	}
 	e.refreshState()
+	return nil
+}
+
+// markIndexed sets IndexedAt of the items the lexical index now holds in
+// their current state (Item.IndexedAt: their chunks are searchable).
+func (e *Engine) markIndexed(ctx context.Context) error {
+	if e.marked >= e.lexSeq {
+		return nil
+	}
+	if err := e.store.MarkIndexed(ctx, e.lexSeq); err != nil {
+		return fmt.Errorf("mark items indexed: %w", err)
+	}
+	e.marked = e.lexSeq
 	return nil
 }
 
@@ -466,8 +490,8 @@ func (e *Engine) refreshState() {
 // ChunkID names chunk i of an item, as results and the lexical index show it.
 func ChunkID(itemID string, i int) string { return itemID + "#" + strconv.Itoa(i) }
 
-// parseChunkID splits a ChunkID.
-func parseChunkID(id string) (itemID string, i int, ok bool) {
+// ParseChunkID splits a ChunkID into its item id and chunk index.
+func ParseChunkID(id string) (itemID string, i int, ok bool) {
 	itemID, n, ok := strings.Cut(id, "#")
 	if !ok {
 		return "", 0, false
@@ -479,7 +503,7 @@ func parseChunkID(id string) (itemID string, i int, ok bool) {
 func appendLexDocs(up []lexical.Doc, d vfs.IndexDoc) []lexical.Doc {
 	for i, c := range d.Chunks {
 		up = append(up, lexical.Doc{
-			ID: ChunkID(d.ItemID, d.From+i), Text: c.Text, Heading: c.Heading, Title: d.Title,
+			ID: ChunkID(d.ItemID, d.From+i), Text: c.Text, Heading: c.Heading, Title: d.Title, Description: d.Description,
 			Drive: d.Drive, Path: d.Path, Mime: d.Mime, Tags: d.Tags,
 		})
 	}
@@ -612,6 +636,10 @@ func (e *Engine) rebuild(ctx context.Context, lex, vec bool) (RebuildResult, err
 			return res, err
 		}
 		e.lexSeq, e.rebuildLex = seq, false
+		// Before the state shows the sequence (pass retries a failure).
+		if err := e.markIndexed(ctx); err != nil && ctx.Err() == nil {
+			e.log.Error("marking items indexed failed", "err", err)
+		}
 	}
 	if nv != nil {
 		res.VectorChunks = int64(nv.idx.Len())
@@ -675,9 +703,10 @@ func (e *Engine) maybeSnapshot(busy bool) error {
 // maybeTrim drops outbox entries both indexes have made durable, once
 // enough have accumulated (or, when not busy, any). A snapshot on disk bounds
 // trimming even before its model is known, so that loading it never finds
-// entries missing.
+// entries missing; so does marking, which needs the entries it has not
+// walked.
 func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
-	upto := e.lexSeq
+	upto := min(e.lexSeq, e.marked)
 	if e.vec != nil || e.haveSnap {
 		upto = min(upto, e.snapSeq)
 	}

@@ -20,7 +20,7 @@ type paragraphChunker struct{}
 
 func (paragraphChunker) ID() string { return "paragraphs" }
 
-func (paragraphChunker) Chunk(content []byte, _, _ string) []vfs.ChunkSpan {
+func (paragraphChunker) Chunk(content []byte, _ vfs.ChunkDoc) []vfs.ChunkSpan {
 	var out []vfs.ChunkSpan
 	start := 0
 	for start < len(content) {

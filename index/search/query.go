@@ -416,7 +416,7 @@ func (e *Engine) present(ctx context.Context, req Request, all []*candidate, wor
 		var refs []vfs.ChunkRef
 		for ; start < len(all) && len(window) < 2*limit; start++ {
 			c := all[start]
-			item, idx, ok := parseChunkID(c.id)
+			item, idx, ok := ParseChunkID(c.id)
 			if !ok || perItemSeen[item] >= perItem {
 				continue
 			}

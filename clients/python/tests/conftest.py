@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import pytest
 
@@ -32,6 +35,7 @@ class Daemon:
         self.proc = proc
         self.socket = socket
         self.log = log
+        self.tcp = ""  # loopback TCP address, when served
 
     def log_text(self) -> str:
         try:
@@ -62,8 +66,12 @@ def _wait_ready(d: Daemon) -> None:
     pytest.fail(f"ctxd not ready after {READY_TIMEOUT}s (last error: {last}):\n{d.log_text()}")
 
 
-@pytest.fixture(scope="session")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+@contextlib.contextmanager
+def _run_daemon(
+    tmp_path_factory: pytest.TempPathFactory, extra_args: Sequence[str] = (), config: str = ""
+) -> Iterator[Daemon]:
+    """Runs the real daemon on a fresh store and socket; ``config`` is the
+    text of its config.toml."""
     binary = ctxd_bin()
     if not binary.is_file():
         pytest.fail(f"ctxd binary not found at {binary}; build it (make build) or set CTXD_BIN")
@@ -76,11 +84,13 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     # would need a fixed port and a token file).
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTXD_")}
     env["XDG_CONFIG_HOME"] = str(data_dir / "config")
+    config_file = data_dir / "config.toml"
+    config_file.write_text(config)
     with open(log, "wb") as logf:
         proc = subprocess.Popen(
-            [str(binary), "serve", "--data-dir", str(data_dir / "store"),
+            [str(binary), "serve", "--config", str(config_file), "--data-dir", str(data_dir / "store"),
              "--socket", socket, "--http=", "--model-dir=",
-             "--allowed-root", str(tmp_path_factory.getbasetemp())],
+             "--allowed-root", str(tmp_path_factory.getbasetemp()), *extra_args],
             stdout=logf,
             stderr=subprocess.STDOUT,
             env=env,
@@ -103,6 +113,38 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     # Reached only when the tests ran: the daemon must stop cleanly on SIGTERM.
     if rc != 0:
         pytest.fail(f"ctxd did not exit 0 after SIGTERM (got {rc}):\n{d.log_text()}")
+
+
+@pytest.fixture(scope="session")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    with _run_daemon(tmp_path_factory) as d:
+        yield d
+
+
+#: The agent token of :func:`agent_daemon` (a test secret, not a real one).
+AGENT_TOKEN = "agent-test-token-not-a-secret"
+
+
+@pytest.fixture(scope="module")
+def agent_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """A daemon that also serves gRPC on loopback TCP, where the token
+    AGENT_TOKEN is an agent's (``agent = true``, read and write); its
+    address is ``d.tcp``."""
+    sha = hashlib.sha256(AGENT_TOKEN.encode()).hexdigest()
+    config = f"""
+[[tokens]]
+name = "harness"
+sha256 = "{sha}"
+scopes = ["read", "write"]
+agent = true
+"""
+    token_file = tmp_path_factory.mktemp("ctxd-token") / "token"
+    with _run_daemon(tmp_path_factory, ["--grpc-tcp", "127.0.0.1:0", "--token-file", str(token_file)], config) as d:
+        m = re.search(r"grpc_tcp=(127\.0\.0\.1:\d+)", d.log_text())
+        if m is None:
+            pytest.fail(f"no grpc_tcp address in the daemon log:\n{d.log_text()}")
+        d.tcp = m.group(1)
+        yield d
 
 
 @pytest.fixture

@@ -16,17 +16,32 @@ import {
   createClient as createConnectClient,
 } from "@connectrpc/connect";
 import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescService, MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 
 import { AdminService } from "./gen/ctxd/v1/admin_pb.js";
+import {
+  type BuildContextRequestSchema,
+  type BuildContextResponse,
+  ContextService,
+  type InitResponse,
+  type UpdateResponse,
+} from "./gen/ctxd/v1/context_pb.js";
 import { IngestService } from "./gen/ctxd/v1/ingest_pb.js";
 import { SearchService } from "./gen/ctxd/v1/search_pb.js";
-import { VfsService } from "./gen/ctxd/v1/vfs_pb.js";
+import {
+  type LogResponse,
+  type ReadRevisionResponse,
+  type RevertResponse,
+  type Revision,
+  VfsService,
+} from "./gen/ctxd/v1/vfs_pb.js";
 import { toCtxdError } from "./errors.js";
 
 export { CtxdError, codeName, toCtxdError } from "./errors.js";
 export { Code, ConnectError } from "@connectrpc/connect";
 export * from "./gen/ctxd/v1/admin_pb.js";
+export * from "./gen/ctxd/v1/context_pb.js";
 export * from "./gen/ctxd/v1/errors_pb.js";
 export * from "./gen/ctxd/v1/ingest_pb.js";
 export * from "./gen/ctxd/v1/search_pb.js";
@@ -64,10 +79,59 @@ export interface CtxdClient {
   ingest: Client<typeof IngestService>;
   /** Daemon status. */
   admin: Client<typeof AdminService>;
+  /** Persistent agent context: init, update, buildContext. */
+  context: Client<typeof ContextService>;
   /** The underlying gRPC transport, for createClient() of other services. */
   transport: Transport;
   /** Closes the HTTP/2 connection; the clients must not be used afterwards. */
   close(): void;
+
+  /**
+   * The context for one task within a token budget (default 4000): every
+   * `loading: always` file, the `loading: contextual` files the task matches,
+   * then search chunks (mode, limit and filter apply to these). `markdown`
+   * is ready for a prompt; `omitted` says what did not fit and why.
+   */
+  buildContext(task: string, options?: BuildContextOptions): Promise<BuildContextResponse>;
+  /**
+   * Replaces a context file's body, keeping its frontmatter byte for byte.
+   * An agent token may update only files with `agent-modification: true`
+   * (CtxdError type "READ_ONLY" otherwise).
+   */
+  updateContext(ref: string, body: string, options?: { expectedContentHash?: string }): Promise<UpdateResponse>;
+  /**
+   * Creates soul.md, beliefs.md, goals.md and capabilities.md under root
+   * (default: the daemon's first context root, "self:/") where absent.
+   */
+  initContext(root?: string): Promise<InitResponse>;
+  /** An item's revisions, newest first; a deleted item's last ref works too. */
+  history(ref: string, options?: { limit?: number; beforeRev?: bigint | number }): Promise<Revision[]>;
+  /** One revision and its content (`data` with raw). */
+  readRevision(ref: string, rev: bigint | number, options?: { raw?: boolean }): Promise<ReadRevisionResponse>;
+  /** Makes revision rev current again; restores a deleted item at its ref. */
+  revert(ref: string, rev: bigint | number): Promise<RevertResponse>;
+  /**
+   * Deleted items below a directory (all when empty), each as its deletion
+   * revision: revert(r.ref, r.rev - 1n) restores one.
+   */
+  deleted(ref?: string, options?: { limit?: number }): Promise<Revision[]>;
+  /** Revisions across the store, newest first: who changed what, and when. */
+  log(options?: LogOptions): Promise<LogResponse>;
+}
+
+/** Options of buildContext: the BuildContextRequest fields besides the task. */
+export type BuildContextOptions = Omit<MessageInitShape<typeof BuildContextRequestSchema>, "task" | "$typeName">;
+
+/** Options of log. */
+export interface LogOptions {
+  /** Only this actor's revisions: a token name, or "owner". */
+  actor?: string;
+  /** Only revisions made at or after this time. */
+  since?: Date;
+  /** Revisions per page (default 50, at most 1000). */
+  limit?: number;
+  /** next_page_token of the previous page. */
+  pageToken?: string;
 }
 
 /**
@@ -166,12 +230,30 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
     interceptors,
     defaultTimeoutMs: options.timeoutMs,
   });
+  const vfs = withCtxdErrors(createConnectClient(VfsService, transport));
+  const context = withCtxdErrors(createConnectClient(ContextService, transport));
   return {
-    vfs: withCtxdErrors(createConnectClient(VfsService, transport)),
+    vfs,
     search: withCtxdErrors(createConnectClient(SearchService, transport)),
     ingest: withCtxdErrors(createConnectClient(IngestService, transport)),
     admin: withCtxdErrors(createConnectClient(AdminService, transport)),
+    context,
     transport,
     close: () => sessionManager.abort(),
+    buildContext: (task, options = {}) => context.buildContext({ ...options, task }),
+    updateContext: (ref, body, options = {}) => context.update({ ref, body, ...options }),
+    initContext: (root = "") => context.init({ root }),
+    history: async (ref, options = {}) =>
+      (await vfs.history({ ref, limit: options.limit, beforeRev: BigInt(options.beforeRev ?? 0) })).revisions,
+    readRevision: (ref, rev, options = {}) => vfs.readRevision({ ref, rev: BigInt(rev), raw: options.raw }),
+    revert: (ref, rev) => vfs.revert({ ref, rev: BigInt(rev) }),
+    deleted: async (ref = "", options = {}) => (await vfs.listDeleted({ ref, limit: options.limit })).revisions,
+    log: (options = {}) =>
+      vfs.log({
+        actor: options.actor,
+        since: options.since && timestampFromDate(options.since),
+        limit: options.limit,
+        pageToken: options.pageToken,
+      }),
   };
 }

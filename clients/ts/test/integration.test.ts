@@ -1,128 +1,40 @@
 // Integration test: the TypeScript client against the real ctxd daemon.
-//
-// The binary is $CTXD_BIN (relative paths resolve against the repo root) or
-// .tmp/bin/ctxd in the repo root; `make test-ts` builds it.
 import { strict as assert } from "node:assert";
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 
 import {
   Code,
   ErrorType,
   IngestAction,
   SearchMode,
-  CtxdError,
   type CtxdClient,
   type TreeNode,
   createClient,
 } from "../src/index.js";
-
-// dist/test/integration.test.js -> the package dir is two levels up, the repo four.
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, "../../../..");
-const ctxdBin = path.resolve(repoRoot, process.env.CTXD_BIN || ".tmp/bin/ctxd");
-const READY_TIMEOUT_MS = 20_000;
+import { type Daemon, rejection, startDaemon } from "./daemon.js";
 
 function refs(node: TreeNode | undefined): string[] {
   if (!node) return [];
   return [node.ref, ...node.children.flatMap(refs)];
 }
 
-async function rejection(p: Promise<unknown>): Promise<CtxdError> {
-  const e = await p.then(
-    () => assert.fail("expected the call to fail"),
-    (err: unknown) => err,
-  );
-  assert.ok(e instanceof CtxdError, `expected a CtxdError, got ${String(e)}`);
-  return e;
-}
-
 describe("ctxd daemon", () => {
-  let proc: ChildProcess;
-  let exited: Promise<number | string | null>;
+  let d: Daemon;
   let workDir: string;
-  let socketPath: string;
-  let logPath: string;
   let c: CtxdClient;
-  const log = () => (fs.existsSync(logPath) ? fs.readFileSync(logPath, "utf8") : "");
 
   before(async () => {
-    assert.ok(fs.existsSync(ctxdBin), `ctxd binary not found at ${ctxdBin}; run make build or set CTXD_BIN`);
-    // Short: unix socket paths are limited to ~107 bytes.
-    workDir = fs.mkdtempSync(path.join("/tmp", "ctxd-ts-"));
-    socketPath = path.join(workDir, "s.sock");
-    logPath = path.join(workDir, "daemon.log");
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) {
-      if (!k.startsWith("CTXD_")) env[k] = v;
-    }
-    // Hermetic: no user config, no HTTP gateway (fixed port, token file).
-    env.XDG_CONFIG_HOME = path.join(workDir, "config");
-    const out = fs.openSync(logPath, "w");
-    proc = spawn(
-      ctxdBin,
-      [
-        "serve",
-        "--data-dir",
-        path.join(workDir, "data"),
-        "--socket",
-        socketPath,
-        "--http=",
-        "--model-dir=",
-        "--allowed-root",
-        workDir,
-      ],
-      { stdio: ["ignore", out, out], env },
-    );
-    fs.closeSync(out);
-    exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve(code ?? signal)));
-
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    let last: unknown;
-    for (;;) {
-      if (proc.exitCode !== null || proc.signalCode !== null) {
-        assert.fail(`ctxd exited (${proc.exitCode ?? proc.signalCode}) before serving:\n${log()}`);
-      }
-      if (fs.existsSync(socketPath)) {
-        const probe = createClient({ socketPath, timeoutMs: 2000 });
-        try {
-          await probe.vfs.listDrives({});
-          break;
-        } catch (e) {
-          if (!(e instanceof CtxdError) || e.type !== "UNAVAILABLE") throw e;
-          last = e;
-        } finally {
-          probe.close();
-        }
-      }
-      if (Date.now() > deadline) {
-        assert.fail(`ctxd not ready after ${READY_TIMEOUT_MS} ms (last error: ${String(last)}):\n${log()}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    c = createClient({ socketPath, timeoutMs: 10_000 });
+    d = await startDaemon();
+    workDir = d.workDir;
+    c = createClient({ socketPath: d.socketPath, timeoutMs: 10_000 });
   });
 
   after(async () => {
     c?.close();
-    let status: number | string | null = "not started";
-    if (proc) {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        proc.kill("SIGTERM");
-        const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
-        status = await exited;
-        clearTimeout(timer);
-      } else {
-        status = proc.exitCode ?? proc.signalCode;
-      }
-    }
-    const text = log();
-    fs.rmSync(workDir, { recursive: true, force: true });
-    assert.equal(status, 0, `ctxd did not exit 0 after SIGTERM:\n${text}`);
+    await d?.stop();
   });
 
   it("write, read, tree, delete, then NOT_FOUND with a hint", async () => {

@@ -76,6 +76,12 @@ const (
 	// The call's deadline passed before it finished; the daemon stopped working
 	// on it (gRPC DEADLINE_EXCEEDED, HTTP 504).
 	ErrorType_ERROR_TYPE_DEADLINE_EXCEEDED ErrorType = 20
+	// The caller is an agent (a token with agent = true) and the item is
+	// read-only to agents: its frontmatter says agent-modification: false, or
+	// it is a context file (declares loading) or lies under a context root
+	// without agent-modification: true. The
+	// owner may change it (gRPC PERMISSION_DENIED, HTTP 403).
+	ErrorType_ERROR_TYPE_READ_ONLY ErrorType = 21
 )
 
 // Enum value maps for ErrorType.
@@ -102,6 +108,7 @@ var (
 		18: "ERROR_TYPE_SOURCE_UNREADABLE",
 		19: "ERROR_TYPE_CANCELLED",
 		20: "ERROR_TYPE_DEADLINE_EXCEEDED",
+		21: "ERROR_TYPE_READ_ONLY",
 	}
 	ErrorType_value = map[string]int32{
 		"ERROR_TYPE_UNSPECIFIED":         0,
@@ -125,6 +132,7 @@ var (
 		"ERROR_TYPE_SOURCE_UNREADABLE":   18,
 		"ERROR_TYPE_CANCELLED":           19,
 		"ERROR_TYPE_DEADLINE_EXCEEDED":   20,
+		"ERROR_TYPE_READ_ONLY":           21,
 	}
 )
 
@@ -240,7 +248,7 @@ const file_ctxd_v1_errors_proto_rawDesc = "" +
 	"\x10next_action_hint\x18\x02 \x01(\tR\x0enextActionHint\x12\x10\n" +
 	"\x03ref\x18\x03 \x01(\tR\x03ref\x12\x1f\n" +
 	"\vnearby_refs\x18\x04 \x03(\tR\n" +
-	"nearbyRefs*\x8e\x05\n" +
+	"nearbyRefs*\xa8\x05\n" +
 	"\tErrorType\x12\x1a\n" +
 	"\x16ERROR_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14ERROR_TYPE_NOT_FOUND\x10\x01\x12\x1c\n" +
@@ -263,7 +271,8 @@ const file_ctxd_v1_errors_proto_rawDesc = "" +
 	"\x19ERROR_TYPE_SOURCE_REFUSED\x10\x11\x12 \n" +
 	"\x1cERROR_TYPE_SOURCE_UNREADABLE\x10\x12\x12\x18\n" +
 	"\x14ERROR_TYPE_CANCELLED\x10\x13\x12 \n" +
-	"\x1cERROR_TYPE_DEADLINE_EXCEEDED\x10\x14B0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x1cERROR_TYPE_DEADLINE_EXCEEDED\x10\x14\x12\x18\n" +
+	"\x14ERROR_TYPE_READ_ONLY\x10\x15B0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_errors_proto_rawDescOnce sync.Once

@@ -115,7 +115,8 @@ type Item struct {
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=created_at,json=createdAt" json:"created_at,omitempty"`
 	// When the content or metadata last changed.
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=updated_at,json=updatedAt" json:"updated_at,omitempty"`
-	// When the item's chunks were last indexed; unset until indexing exists.
+	// When the item's chunks became searchable (the lexical index applied
+	// the change); unset while a change waits to be indexed.
 	IndexedAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=indexed_at,json=indexedAt" json:"indexed_at,omitempty"`
 	// How many times search returned this item.
 	RetrievalCount int64 `protobuf:"varint,18,opt,name=retrieval_count,json=retrievalCount" json:"retrieval_count,omitempty"`
@@ -124,9 +125,18 @@ type Item struct {
 	// Number of lines in the text content (0 for binary and empty content).
 	LineCount int64 `protobuf:"varint,20,opt,name=line_count,json=lineCount" json:"line_count,omitempty"`
 	// What ingest last found of the source; unset for items written directly.
-	Origin        *ItemOrigin `protobuf:"bytes,21,opt,name=origin" json:"origin,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Origin *ItemOrigin `protobuf:"bytes,21,opt,name=origin" json:"origin,omitempty"`
+	// The frontmatter's `loading`: "always" (in every assembled context),
+	// "contextual" (when the task matches it), or empty (not a context file).
+	Loading string `protobuf:"bytes,22,opt,name=loading" json:"loading,omitempty"`
+	// The frontmatter's `agent-modification`: true when a token with
+	// `agent = true` may change the item. False by default, so a context
+	// file (one with `loading`), or any file under a context root, is
+	// read-only to agents unless it says true; elsewhere only an explicit
+	// false protects an item.
+	AgentModification bool `protobuf:"varint,23,opt,name=agent_modification,json=agentModification" json:"agent_modification,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Item) Reset() {
@@ -304,6 +314,20 @@ func (x *Item) GetOrigin() *ItemOrigin {
 		return x.Origin
 	}
 	return nil
+}
+
+func (x *Item) GetLoading() string {
+	if x != nil {
+		return x.Loading
+	}
+	return ""
+}
+
+func (x *Item) GetAgentModification() bool {
+	if x != nil {
+		return x.AgentModification
+	}
+	return false
 }
 
 // ItemOrigin is what ingest recorded of an item's source, so that refresh can
@@ -631,7 +655,7 @@ var File_ctxd_v1_types_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_types_proto_rawDesc = "" +
 	"\n" +
-	"\x13ctxd/v1/types.proto\x12\actxd.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xda\x05\n" +
+	"\x13ctxd/v1/types.proto\x12\actxd.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa3\x06\n" +
 	"\x04Item\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x10\n" +
 	"\x03ref\x18\x02 \x01(\tR\x03ref\x12\x14\n" +
@@ -662,7 +686,9 @@ const file_ctxd_v1_types_proto_rawDesc = "" +
 	"\x11last_retrieved_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\x0flastRetrievedAt\x12\x1d\n" +
 	"\n" +
 	"line_count\x18\x14 \x01(\x03R\tlineCount\x12+\n" +
-	"\x06origin\x18\x15 \x01(\v2\x13.ctxd.v1.ItemOriginR\x06origin\"\x93\x02\n" +
+	"\x06origin\x18\x15 \x01(\v2\x13.ctxd.v1.ItemOriginR\x06origin\x12\x18\n" +
+	"\aloading\x18\x16 \x01(\tR\aloading\x12-\n" +
+	"\x12agent_modification\x18\x17 \x01(\bR\x11agentModification\"\x93\x02\n" +
 	"\n" +
 	"ItemOrigin\x12;\n" +
 	"\vmodified_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\n" +

@@ -9,6 +9,7 @@ package ctxdv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -802,7 +803,10 @@ type WriteResponse struct {
 	// True when on_conflict SKIP left an existing item untouched.
 	Skipped bool `protobuf:"varint,3,opt,name=skipped" json:"skipped,omitempty"`
 	// The parent directory after the write, one level deep.
-	Tree          *TreeResponse `protobuf:"bytes,4,opt,name=tree" json:"tree,omitempty"`
+	Tree *TreeResponse `protobuf:"bytes,4,opt,name=tree" json:"tree,omitempty"`
+	// Problems found in the content's frontmatter, which is then stored as
+	// plain text (the write itself succeeds); empty when none.
+	Warnings      []string `protobuf:"bytes,5,rep,name=warnings" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -861,6 +865,13 @@ func (x *WriteResponse) GetSkipped() bool {
 func (x *WriteResponse) GetTree() *TreeResponse {
 	if x != nil {
 		return x.Tree
+	}
+	return nil
+}
+
+func (x *WriteResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
 	}
 	return nil
 }
@@ -1004,7 +1015,10 @@ type EditResponse struct {
 	// Lines before the edit.
 	LinesBefore int64 `protobuf:"varint,2,opt,name=lines_before,json=linesBefore" json:"lines_before,omitempty"`
 	// Lines after the edit.
-	LinesAfter    int64 `protobuf:"varint,3,opt,name=lines_after,json=linesAfter" json:"lines_after,omitempty"`
+	LinesAfter int64 `protobuf:"varint,3,opt,name=lines_after,json=linesAfter" json:"lines_after,omitempty"`
+	// Problems found in the edited content's frontmatter, which is then stored
+	// as plain text (the edit itself succeeds); empty when none.
+	Warnings      []string `protobuf:"bytes,4,rep,name=warnings" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1058,6 +1072,13 @@ func (x *EditResponse) GetLinesAfter() int64 {
 		return x.LinesAfter
 	}
 	return 0
+}
+
+func (x *EditResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
 }
 
 // DeleteRequest selects what to delete.
@@ -1925,11 +1946,739 @@ func (x *CountLinesResponse) GetLines() int64 {
 	return 0
 }
 
+// Revision is one recorded change of an item.
+type Revision struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item's id (stable across moves).
+	ItemId string `protobuf:"bytes,1,opt,name=item_id,json=itemId" json:"item_id,omitempty"`
+	// The item's ref as drive:/path after the change (for a delete: where it
+	// was).
+	Ref string `protobuf:"bytes,2,opt,name=ref" json:"ref,omitempty"`
+	// Revision number, per item, 1-based and increasing.
+	Rev int64 `protobuf:"varint,3,opt,name=rev" json:"rev,omitempty"`
+	// When the change was made.
+	Time *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=time" json:"time,omitempty"`
+	// Who made it: the token's name, or "owner" for the unix socket and the
+	// owner token; empty for a "baseline" revision.
+	Actor string `protobuf:"bytes,5,opt,name=actor" json:"actor,omitempty"`
+	// The operation: "write", "edit", "delete", "move", "copy", "make_dir",
+	// "revert", "context_update" or "refresh"; "baseline" is the state an item
+	// had when history started recording it (written before the store kept
+	// history, or changed while history was off).
+	Op string `protobuf:"bytes,6,opt,name=op" json:"op,omitempty"`
+	// Lowercase hex SHA-256 of the content after the change (for a delete,
+	// of the content deleted).
+	ContentHash string `protobuf:"bytes,7,opt,name=content_hash,json=contentHash" json:"content_hash,omitempty"`
+	// Content size in bytes after the change (for a delete, of the content
+	// deleted).
+	SizeBytes int64 `protobuf:"varint,8,opt,name=size_bytes,json=sizeBytes" json:"size_bytes,omitempty"`
+	// True when this revision deleted the item.
+	Deleted bool `protobuf:"varint,9,opt,name=deleted" json:"deleted,omitempty"`
+	// The item's metadata after the change (before it, for a delete);
+	// retrieval counts and indexed_at are not kept, updated_at is the
+	// revision's time.
+	Item          *Item `protobuf:"bytes,10,opt,name=item" json:"item,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Revision) Reset() {
+	*x = Revision{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Revision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Revision) ProtoMessage() {}
+
+func (x *Revision) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Revision.ProtoReflect.Descriptor instead.
+func (*Revision) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *Revision) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *Revision) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *Revision) GetRev() int64 {
+	if x != nil {
+		return x.Rev
+	}
+	return 0
+}
+
+func (x *Revision) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
+func (x *Revision) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *Revision) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *Revision) GetContentHash() string {
+	if x != nil {
+		return x.ContentHash
+	}
+	return ""
+}
+
+func (x *Revision) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *Revision) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
+func (x *Revision) GetItem() *Item {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+// HistoryRequest names an item and a page of its revisions.
+type HistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Item ref or id; a deleted item's last ref works too.
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// Maximum revisions to return; 0 means the default (50); at most 1000.
+	Limit int32 `protobuf:"varint,2,opt,name=limit" json:"limit,omitempty"`
+	// Only revisions older than this one; 0 means from the newest. Pass the
+	// last returned rev to page.
+	BeforeRev     int64 `protobuf:"varint,3,opt,name=before_rev,json=beforeRev" json:"before_rev,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryRequest) Reset() {
+	*x = HistoryRequest{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryRequest) ProtoMessage() {}
+
+func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
+func (*HistoryRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *HistoryRequest) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *HistoryRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *HistoryRequest) GetBeforeRev() int64 {
+	if x != nil {
+		return x.BeforeRev
+	}
+	return 0
+}
+
+// HistoryResponse holds one page of revisions.
+type HistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Revisions, newest first.
+	Revisions     []*Revision `protobuf:"bytes,1,rep,name=revisions" json:"revisions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryResponse) Reset() {
+	*x = HistoryResponse{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryResponse) ProtoMessage() {}
+
+func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
+func (*HistoryResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *HistoryResponse) GetRevisions() []*Revision {
+	if x != nil {
+		return x.Revisions
+	}
+	return nil
+}
+
+// ReadRevisionRequest names one revision.
+type ReadRevisionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Item ref or id; a deleted item's last ref works too.
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// Revision number (Revision.rev). A revision the retention pruned
+	// (history_keep, history_min_age) is NOT_FOUND.
+	Rev int64 `protobuf:"varint,2,opt,name=rev" json:"rev,omitempty"`
+	// Return the raw bytes in data instead of text; works for binary items too.
+	Raw           bool `protobuf:"varint,3,opt,name=raw" json:"raw,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadRevisionRequest) Reset() {
+	*x = ReadRevisionRequest{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadRevisionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadRevisionRequest) ProtoMessage() {}
+
+func (x *ReadRevisionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadRevisionRequest.ProtoReflect.Descriptor instead.
+func (*ReadRevisionRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ReadRevisionRequest) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *ReadRevisionRequest) GetRev() int64 {
+	if x != nil {
+		return x.Rev
+	}
+	return 0
+}
+
+func (x *ReadRevisionRequest) GetRaw() bool {
+	if x != nil {
+		return x.Raw
+	}
+	return false
+}
+
+// ReadRevisionResponse holds the revision and its content.
+type ReadRevisionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The revision.
+	Revision *Revision `protobuf:"bytes,1,opt,name=revision" json:"revision,omitempty"`
+	// The content as text (when not raw and the item is text).
+	Content string `protobuf:"bytes,2,opt,name=content" json:"content,omitempty"`
+	// The content as bytes (when raw).
+	Data          []byte `protobuf:"bytes,3,opt,name=data" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadRevisionResponse) Reset() {
+	*x = ReadRevisionResponse{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadRevisionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadRevisionResponse) ProtoMessage() {}
+
+func (x *ReadRevisionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadRevisionResponse.ProtoReflect.Descriptor instead.
+func (*ReadRevisionResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ReadRevisionResponse) GetRevision() *Revision {
+	if x != nil {
+		return x.Revision
+	}
+	return nil
+}
+
+func (x *ReadRevisionResponse) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *ReadRevisionResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// RevertRequest names the revision to go back to.
+type RevertRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Item ref or id; a deleted item's last ref restores it there.
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// Revision whose content and metadata become current again.
+	Rev           int64 `protobuf:"varint,2,opt,name=rev" json:"rev,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevertRequest) Reset() {
+	*x = RevertRequest{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevertRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevertRequest) ProtoMessage() {}
+
+func (x *RevertRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevertRequest.ProtoReflect.Descriptor instead.
+func (*RevertRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *RevertRequest) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *RevertRequest) GetRev() int64 {
+	if x != nil {
+		return x.Rev
+	}
+	return 0
+}
+
+// RevertResponse describes the item after the revert.
+type RevertResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item after the revert.
+	Item *Item `protobuf:"bytes,1,opt,name=item" json:"item,omitempty"`
+	// True when the revert restored a deleted item.
+	Created bool `protobuf:"varint,2,opt,name=created" json:"created,omitempty"`
+	// Problems found in the restored content's frontmatter; empty when none.
+	Warnings      []string `protobuf:"bytes,3,rep,name=warnings" json:"warnings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevertResponse) Reset() {
+	*x = RevertResponse{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevertResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevertResponse) ProtoMessage() {}
+
+func (x *RevertResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevertResponse.ProtoReflect.Descriptor instead.
+func (*RevertResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *RevertResponse) GetItem() *Item {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *RevertResponse) GetCreated() bool {
+	if x != nil {
+		return x.Created
+	}
+	return false
+}
+
+func (x *RevertResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+// ListDeletedRequest selects where to look for deleted items.
+type ListDeletedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Directory ref ("drive:/dir", "drive:" for a drive root); empty means the
+	// whole store.
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// Maximum entries to return; 0 means the default (50); at most 1000.
+	Limit         int32 `protobuf:"varint,2,opt,name=limit" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDeletedRequest) Reset() {
+	*x = ListDeletedRequest{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDeletedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDeletedRequest) ProtoMessage() {}
+
+func (x *ListDeletedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDeletedRequest.ProtoReflect.Descriptor instead.
+func (*ListDeletedRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ListDeletedRequest) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *ListDeletedRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// ListDeletedResponse lists deleted items.
+type ListDeletedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The deletion revision of each deleted item, in path order. Revert with
+	// its rev (or an earlier one) restores the item at its ref, with its id;
+	// History with its item_id lists its revisions.
+	Revisions     []*Revision `protobuf:"bytes,1,rep,name=revisions" json:"revisions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDeletedResponse) Reset() {
+	*x = ListDeletedResponse{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDeletedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDeletedResponse) ProtoMessage() {}
+
+func (x *ListDeletedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDeletedResponse.ProtoReflect.Descriptor instead.
+func (*ListDeletedResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ListDeletedResponse) GetRevisions() []*Revision {
+	if x != nil {
+		return x.Revisions
+	}
+	return nil
+}
+
+// LogRequest selects revisions across the store.
+type LogRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only revisions made by this actor (a token name, or "owner"); empty
+	// means every actor.
+	Actor string `protobuf:"bytes,1,opt,name=actor" json:"actor,omitempty"`
+	// Only revisions made at or after this time; unset means no lower bound.
+	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since" json:"since,omitempty"`
+	// Maximum revisions to return; 0 means the default (50); at most 1000.
+	Limit int32 `protobuf:"varint,3,opt,name=limit" json:"limit,omitempty"`
+	// The next_page_token of a previous response, to continue after it.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogRequest) Reset() {
+	*x = LogRequest{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogRequest) ProtoMessage() {}
+
+func (x *LogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
+func (*LogRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *LogRequest) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *LogRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *LogRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *LogRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// LogResponse holds one page of revisions.
+type LogResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Revisions, newest first.
+	Revisions []*Revision `protobuf:"bytes,1,rep,name=revisions" json:"revisions,omitempty"`
+	// Set when more revisions follow; pass it back as page_token.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogResponse) Reset() {
+	*x = LogResponse{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogResponse) ProtoMessage() {}
+
+func (x *LogResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
+func (*LogResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *LogResponse) GetRevisions() []*Revision {
+	if x != nil {
+		return x.Revisions
+	}
+	return nil
+}
+
+func (x *LogResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_ctxd_v1_vfs_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\n" +
-	"\x11ctxd/v1/vfs.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\"\x13\n" +
+	"\x11ctxd/v1/vfs.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x13\n" +
 	"\x11ListDrivesRequest\"@\n" +
 	"\x12ListDrivesResponse\x12*\n" +
 	"\x06drives\x18\x01 \x03(\v2\x12.ctxd.v1.DriveInfoR\x06drives\"`\n" +
@@ -1990,12 +2739,13 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\x15expected_content_hash\x18\v \x01(\tR\x13expectedContentHash\x12=\n" +
 	"\x10chunk_embeddings\x18\f \x03(\v2\x12.ctxd.v1.EmbeddingR\x0fchunkEmbeddings\x12'\n" +
 	"\x0fembedding_model\x18\r \x01(\tR\x0eembeddingModelB\x06\n" +
-	"\x04body\"\x91\x01\n" +
+	"\x04body\"\xad\x01\n" +
 	"\rWriteResponse\x12!\n" +
 	"\x04item\x18\x01 \x01(\v2\r.ctxd.v1.ItemR\x04item\x12\x18\n" +
 	"\acreated\x18\x02 \x01(\bR\acreated\x12\x18\n" +
 	"\askipped\x18\x03 \x01(\bR\askipped\x12)\n" +
-	"\x04tree\x18\x04 \x01(\v2\x15.ctxd.v1.TreeResponseR\x04tree\"[\n" +
+	"\x04tree\x18\x04 \x01(\v2\x15.ctxd.v1.TreeResponseR\x04tree\x12\x1a\n" +
+	"\bwarnings\x18\x05 \x03(\tR\bwarnings\"[\n" +
 	"\x05Patch\x12\x1d\n" +
 	"\n" +
 	"start_line\x18\x01 \x01(\x03R\tstartLine\x12\x19\n" +
@@ -2004,12 +2754,13 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\vEditRequest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12(\n" +
 	"\apatches\x18\x02 \x03(\v2\x0e.ctxd.v1.PatchR\apatches\x122\n" +
-	"\x15expected_content_hash\x18\x03 \x01(\tR\x13expectedContentHash\"u\n" +
+	"\x15expected_content_hash\x18\x03 \x01(\tR\x13expectedContentHash\"\x91\x01\n" +
 	"\fEditResponse\x12!\n" +
 	"\x04item\x18\x01 \x01(\v2\r.ctxd.v1.ItemR\x04item\x12!\n" +
 	"\flines_before\x18\x02 \x01(\x03R\vlinesBefore\x12\x1f\n" +
 	"\vlines_after\x18\x03 \x01(\x03R\n" +
-	"linesAfter\"?\n" +
+	"linesAfter\x12\x1a\n" +
+	"\bwarnings\x18\x04 \x03(\tR\bwarnings\"?\n" +
 	"\rDeleteRequest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x1c\n" +
 	"\trecursive\x18\x02 \x01(\bR\trecursive\"5\n" +
@@ -2063,7 +2814,57 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\x11CountLinesRequest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\"*\n" +
 	"\x12CountLinesResponse\x12\x14\n" +
-	"\x05lines\x18\x01 \x01(\x03R\x05lines2\xb7\x06\n" +
+	"\x05lines\x18\x01 \x01(\x03R\x05lines\"\x9c\x02\n" +
+	"\bRevision\x12\x17\n" +
+	"\aitem_id\x18\x01 \x01(\tR\x06itemId\x12\x10\n" +
+	"\x03ref\x18\x02 \x01(\tR\x03ref\x12\x10\n" +
+	"\x03rev\x18\x03 \x01(\x03R\x03rev\x12.\n" +
+	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x14\n" +
+	"\x05actor\x18\x05 \x01(\tR\x05actor\x12\x0e\n" +
+	"\x02op\x18\x06 \x01(\tR\x02op\x12!\n" +
+	"\fcontent_hash\x18\a \x01(\tR\vcontentHash\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\b \x01(\x03R\tsizeBytes\x12\x18\n" +
+	"\adeleted\x18\t \x01(\bR\adeleted\x12!\n" +
+	"\x04item\x18\n" +
+	" \x01(\v2\r.ctxd.v1.ItemR\x04item\"W\n" +
+	"\x0eHistoryRequest\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x1d\n" +
+	"\n" +
+	"before_rev\x18\x03 \x01(\x03R\tbeforeRev\"B\n" +
+	"\x0fHistoryResponse\x12/\n" +
+	"\trevisions\x18\x01 \x03(\v2\x11.ctxd.v1.RevisionR\trevisions\"K\n" +
+	"\x13ReadRevisionRequest\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x10\n" +
+	"\x03rev\x18\x02 \x01(\x03R\x03rev\x12\x10\n" +
+	"\x03raw\x18\x03 \x01(\bR\x03raw\"s\n" +
+	"\x14ReadRevisionResponse\x12-\n" +
+	"\brevision\x18\x01 \x01(\v2\x11.ctxd.v1.RevisionR\brevision\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\"3\n" +
+	"\rRevertRequest\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x10\n" +
+	"\x03rev\x18\x02 \x01(\x03R\x03rev\"i\n" +
+	"\x0eRevertResponse\x12!\n" +
+	"\x04item\x18\x01 \x01(\v2\r.ctxd.v1.ItemR\x04item\x12\x18\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\x12\x1a\n" +
+	"\bwarnings\x18\x03 \x03(\tR\bwarnings\"<\n" +
+	"\x12ListDeletedRequest\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"F\n" +
+	"\x13ListDeletedResponse\x12/\n" +
+	"\trevisions\x18\x01 \x03(\v2\x11.ctxd.v1.RevisionR\trevisions\"\x89\x01\n" +
+	"\n" +
+	"LogRequest\x12\x14\n" +
+	"\x05actor\x18\x01 \x01(\tR\x05actor\x120\n" +
+	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"f\n" +
+	"\vLogResponse\x12/\n" +
+	"\trevisions\x18\x01 \x03(\v2\x11.ctxd.v1.RevisionR\trevisions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xf9\b\n" +
 	"\n" +
 	"VfsService\x12E\n" +
 	"\n" +
@@ -2081,7 +2882,12 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\aMakeDir\x12\x17.ctxd.v1.MakeDirRequest\x1a\x18.ctxd.v1.MakeDirResponse\x12<\n" +
 	"\aDirSize\x12\x17.ctxd.v1.DirSizeRequest\x1a\x18.ctxd.v1.DirSizeResponse\x12E\n" +
 	"\n" +
-	"CountLines\x12\x1a.ctxd.v1.CountLinesRequest\x1a\x1b.ctxd.v1.CountLinesResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"CountLines\x12\x1a.ctxd.v1.CountLinesRequest\x1a\x1b.ctxd.v1.CountLinesResponse\x12<\n" +
+	"\aHistory\x12\x17.ctxd.v1.HistoryRequest\x1a\x18.ctxd.v1.HistoryResponse\x12K\n" +
+	"\fReadRevision\x12\x1c.ctxd.v1.ReadRevisionRequest\x1a\x1d.ctxd.v1.ReadRevisionResponse\x129\n" +
+	"\x06Revert\x12\x16.ctxd.v1.RevertRequest\x1a\x17.ctxd.v1.RevertResponse\x12H\n" +
+	"\vListDeleted\x12\x1b.ctxd.v1.ListDeletedRequest\x1a\x1c.ctxd.v1.ListDeletedResponse\x120\n" +
+	"\x03Log\x12\x13.ctxd.v1.LogRequest\x1a\x14.ctxd.v1.LogResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_vfs_proto_rawDescOnce sync.Once
@@ -2095,92 +2901,122 @@ func file_ctxd_v1_vfs_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_vfs_proto_rawDescData
 }
 
-var file_ctxd_v1_vfs_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_ctxd_v1_vfs_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_ctxd_v1_vfs_proto_goTypes = []any{
-	(*ListDrivesRequest)(nil),  // 0: ctxd.v1.ListDrivesRequest
-	(*ListDrivesResponse)(nil), // 1: ctxd.v1.ListDrivesResponse
-	(*TreeRequest)(nil),        // 2: ctxd.v1.TreeRequest
-	(*TreeResponse)(nil),       // 3: ctxd.v1.TreeResponse
-	(*ListRequest)(nil),        // 4: ctxd.v1.ListRequest
-	(*ListEntry)(nil),          // 5: ctxd.v1.ListEntry
-	(*ListResponse)(nil),       // 6: ctxd.v1.ListResponse
-	(*ReadRequest)(nil),        // 7: ctxd.v1.ReadRequest
-	(*ReadResponse)(nil),       // 8: ctxd.v1.ReadResponse
-	(*WriteRequest)(nil),       // 9: ctxd.v1.WriteRequest
-	(*WriteResponse)(nil),      // 10: ctxd.v1.WriteResponse
-	(*Patch)(nil),              // 11: ctxd.v1.Patch
-	(*EditRequest)(nil),        // 12: ctxd.v1.EditRequest
-	(*EditResponse)(nil),       // 13: ctxd.v1.EditResponse
-	(*DeleteRequest)(nil),      // 14: ctxd.v1.DeleteRequest
-	(*DeleteResponse)(nil),     // 15: ctxd.v1.DeleteResponse
-	(*CopyRequest)(nil),        // 16: ctxd.v1.CopyRequest
-	(*CopyResponse)(nil),       // 17: ctxd.v1.CopyResponse
-	(*MoveRequest)(nil),        // 18: ctxd.v1.MoveRequest
-	(*MoveResponse)(nil),       // 19: ctxd.v1.MoveResponse
-	(*InfoRequest)(nil),        // 20: ctxd.v1.InfoRequest
-	(*InfoResponse)(nil),       // 21: ctxd.v1.InfoResponse
-	(*ExistsRequest)(nil),      // 22: ctxd.v1.ExistsRequest
-	(*ExistsResponse)(nil),     // 23: ctxd.v1.ExistsResponse
-	(*MakeDirRequest)(nil),     // 24: ctxd.v1.MakeDirRequest
-	(*MakeDirResponse)(nil),    // 25: ctxd.v1.MakeDirResponse
-	(*DirSizeRequest)(nil),     // 26: ctxd.v1.DirSizeRequest
-	(*DirSizeResponse)(nil),    // 27: ctxd.v1.DirSizeResponse
-	(*CountLinesRequest)(nil),  // 28: ctxd.v1.CountLinesRequest
-	(*CountLinesResponse)(nil), // 29: ctxd.v1.CountLinesResponse
-	(*DriveInfo)(nil),          // 30: ctxd.v1.DriveInfo
-	(*TreeNode)(nil),           // 31: ctxd.v1.TreeNode
-	(*Item)(nil),               // 32: ctxd.v1.Item
-	(OnConflict)(0),            // 33: ctxd.v1.OnConflict
-	(*Embedding)(nil),          // 34: ctxd.v1.Embedding
+	(*ListDrivesRequest)(nil),     // 0: ctxd.v1.ListDrivesRequest
+	(*ListDrivesResponse)(nil),    // 1: ctxd.v1.ListDrivesResponse
+	(*TreeRequest)(nil),           // 2: ctxd.v1.TreeRequest
+	(*TreeResponse)(nil),          // 3: ctxd.v1.TreeResponse
+	(*ListRequest)(nil),           // 4: ctxd.v1.ListRequest
+	(*ListEntry)(nil),             // 5: ctxd.v1.ListEntry
+	(*ListResponse)(nil),          // 6: ctxd.v1.ListResponse
+	(*ReadRequest)(nil),           // 7: ctxd.v1.ReadRequest
+	(*ReadResponse)(nil),          // 8: ctxd.v1.ReadResponse
+	(*WriteRequest)(nil),          // 9: ctxd.v1.WriteRequest
+	(*WriteResponse)(nil),         // 10: ctxd.v1.WriteResponse
+	(*Patch)(nil),                 // 11: ctxd.v1.Patch
+	(*EditRequest)(nil),           // 12: ctxd.v1.EditRequest
+	(*EditResponse)(nil),          // 13: ctxd.v1.EditResponse
+	(*DeleteRequest)(nil),         // 14: ctxd.v1.DeleteRequest
+	(*DeleteResponse)(nil),        // 15: ctxd.v1.DeleteResponse
+	(*CopyRequest)(nil),           // 16: ctxd.v1.CopyRequest
+	(*CopyResponse)(nil),          // 17: ctxd.v1.CopyResponse
+	(*MoveRequest)(nil),           // 18: ctxd.v1.MoveRequest
+	(*MoveResponse)(nil),          // 19: ctxd.v1.MoveResponse
+	(*InfoRequest)(nil),           // 20: ctxd.v1.InfoRequest
+	(*InfoResponse)(nil),          // 21: ctxd.v1.InfoResponse
+	(*ExistsRequest)(nil),         // 22: ctxd.v1.ExistsRequest
+	(*ExistsResponse)(nil),        // 23: ctxd.v1.ExistsResponse
+	(*MakeDirRequest)(nil),        // 24: ctxd.v1.MakeDirRequest
+	(*MakeDirResponse)(nil),       // 25: ctxd.v1.MakeDirResponse
+	(*DirSizeRequest)(nil),        // 26: ctxd.v1.DirSizeRequest
+	(*DirSizeResponse)(nil),       // 27: ctxd.v1.DirSizeResponse
+	(*CountLinesRequest)(nil),     // 28: ctxd.v1.CountLinesRequest
+	(*CountLinesResponse)(nil),    // 29: ctxd.v1.CountLinesResponse
+	(*Revision)(nil),              // 30: ctxd.v1.Revision
+	(*HistoryRequest)(nil),        // 31: ctxd.v1.HistoryRequest
+	(*HistoryResponse)(nil),       // 32: ctxd.v1.HistoryResponse
+	(*ReadRevisionRequest)(nil),   // 33: ctxd.v1.ReadRevisionRequest
+	(*ReadRevisionResponse)(nil),  // 34: ctxd.v1.ReadRevisionResponse
+	(*RevertRequest)(nil),         // 35: ctxd.v1.RevertRequest
+	(*RevertResponse)(nil),        // 36: ctxd.v1.RevertResponse
+	(*ListDeletedRequest)(nil),    // 37: ctxd.v1.ListDeletedRequest
+	(*ListDeletedResponse)(nil),   // 38: ctxd.v1.ListDeletedResponse
+	(*LogRequest)(nil),            // 39: ctxd.v1.LogRequest
+	(*LogResponse)(nil),           // 40: ctxd.v1.LogResponse
+	(*DriveInfo)(nil),             // 41: ctxd.v1.DriveInfo
+	(*TreeNode)(nil),              // 42: ctxd.v1.TreeNode
+	(*Item)(nil),                  // 43: ctxd.v1.Item
+	(OnConflict)(0),               // 44: ctxd.v1.OnConflict
+	(*Embedding)(nil),             // 45: ctxd.v1.Embedding
+	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
 }
 var file_ctxd_v1_vfs_proto_depIdxs = []int32{
-	30, // 0: ctxd.v1.ListDrivesResponse.drives:type_name -> ctxd.v1.DriveInfo
-	31, // 1: ctxd.v1.TreeResponse.root:type_name -> ctxd.v1.TreeNode
-	32, // 2: ctxd.v1.ListEntry.item:type_name -> ctxd.v1.Item
+	41, // 0: ctxd.v1.ListDrivesResponse.drives:type_name -> ctxd.v1.DriveInfo
+	42, // 1: ctxd.v1.TreeResponse.root:type_name -> ctxd.v1.TreeNode
+	43, // 2: ctxd.v1.ListEntry.item:type_name -> ctxd.v1.Item
 	5,  // 3: ctxd.v1.ListResponse.entries:type_name -> ctxd.v1.ListEntry
-	32, // 4: ctxd.v1.ReadResponse.item:type_name -> ctxd.v1.Item
-	33, // 5: ctxd.v1.WriteRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	34, // 6: ctxd.v1.WriteRequest.chunk_embeddings:type_name -> ctxd.v1.Embedding
-	32, // 7: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
+	43, // 4: ctxd.v1.ReadResponse.item:type_name -> ctxd.v1.Item
+	44, // 5: ctxd.v1.WriteRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	45, // 6: ctxd.v1.WriteRequest.chunk_embeddings:type_name -> ctxd.v1.Embedding
+	43, // 7: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
 	3,  // 8: ctxd.v1.WriteResponse.tree:type_name -> ctxd.v1.TreeResponse
 	11, // 9: ctxd.v1.EditRequest.patches:type_name -> ctxd.v1.Patch
-	32, // 10: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
-	33, // 11: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	33, // 12: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	32, // 13: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
-	0,  // 14: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
-	2,  // 15: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
-	4,  // 16: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
-	7,  // 17: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
-	9,  // 18: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
-	12, // 19: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
-	14, // 20: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
-	16, // 21: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
-	18, // 22: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
-	20, // 23: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
-	22, // 24: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
-	24, // 25: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
-	26, // 26: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
-	28, // 27: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
-	1,  // 28: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
-	3,  // 29: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
-	6,  // 30: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
-	8,  // 31: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
-	10, // 32: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
-	13, // 33: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
-	15, // 34: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
-	17, // 35: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
-	19, // 36: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
-	21, // 37: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
-	23, // 38: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
-	25, // 39: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
-	27, // 40: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
-	29, // 41: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
-	28, // [28:42] is the sub-list for method output_type
-	14, // [14:28] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	43, // 10: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
+	44, // 11: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	44, // 12: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	43, // 13: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
+	46, // 14: ctxd.v1.Revision.time:type_name -> google.protobuf.Timestamp
+	43, // 15: ctxd.v1.Revision.item:type_name -> ctxd.v1.Item
+	30, // 16: ctxd.v1.HistoryResponse.revisions:type_name -> ctxd.v1.Revision
+	30, // 17: ctxd.v1.ReadRevisionResponse.revision:type_name -> ctxd.v1.Revision
+	43, // 18: ctxd.v1.RevertResponse.item:type_name -> ctxd.v1.Item
+	30, // 19: ctxd.v1.ListDeletedResponse.revisions:type_name -> ctxd.v1.Revision
+	46, // 20: ctxd.v1.LogRequest.since:type_name -> google.protobuf.Timestamp
+	30, // 21: ctxd.v1.LogResponse.revisions:type_name -> ctxd.v1.Revision
+	0,  // 22: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
+	2,  // 23: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
+	4,  // 24: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
+	7,  // 25: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
+	9,  // 26: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
+	12, // 27: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
+	14, // 28: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
+	16, // 29: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
+	18, // 30: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
+	20, // 31: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
+	22, // 32: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
+	24, // 33: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
+	26, // 34: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
+	28, // 35: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
+	31, // 36: ctxd.v1.VfsService.History:input_type -> ctxd.v1.HistoryRequest
+	33, // 37: ctxd.v1.VfsService.ReadRevision:input_type -> ctxd.v1.ReadRevisionRequest
+	35, // 38: ctxd.v1.VfsService.Revert:input_type -> ctxd.v1.RevertRequest
+	37, // 39: ctxd.v1.VfsService.ListDeleted:input_type -> ctxd.v1.ListDeletedRequest
+	39, // 40: ctxd.v1.VfsService.Log:input_type -> ctxd.v1.LogRequest
+	1,  // 41: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
+	3,  // 42: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
+	6,  // 43: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
+	8,  // 44: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
+	10, // 45: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
+	13, // 46: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
+	15, // 47: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
+	17, // 48: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
+	19, // 49: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
+	21, // 50: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
+	23, // 51: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
+	25, // 52: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
+	27, // 53: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
+	29, // 54: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
+	32, // 55: ctxd.v1.VfsService.History:output_type -> ctxd.v1.HistoryResponse
+	34, // 56: ctxd.v1.VfsService.ReadRevision:output_type -> ctxd.v1.ReadRevisionResponse
+	36, // 57: ctxd.v1.VfsService.Revert:output_type -> ctxd.v1.RevertResponse
+	38, // 58: ctxd.v1.VfsService.ListDeleted:output_type -> ctxd.v1.ListDeletedResponse
+	40, // 59: ctxd.v1.VfsService.Log:output_type -> ctxd.v1.LogResponse
+	41, // [41:60] is the sub-list for method output_type
+	22, // [22:41] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_vfs_proto_init() }
@@ -2199,7 +3035,7 @@ func file_ctxd_v1_vfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_vfs_proto_rawDesc), len(file_ctxd_v1_vfs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,20 +19,25 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	VfsService_ListDrives_FullMethodName = "/ctxd.v1.VfsService/ListDrives"
-	VfsService_Tree_FullMethodName       = "/ctxd.v1.VfsService/Tree"
-	VfsService_List_FullMethodName       = "/ctxd.v1.VfsService/List"
-	VfsService_Read_FullMethodName       = "/ctxd.v1.VfsService/Read"
-	VfsService_Write_FullMethodName      = "/ctxd.v1.VfsService/Write"
-	VfsService_Edit_FullMethodName       = "/ctxd.v1.VfsService/Edit"
-	VfsService_Delete_FullMethodName     = "/ctxd.v1.VfsService/Delete"
-	VfsService_Copy_FullMethodName       = "/ctxd.v1.VfsService/Copy"
-	VfsService_Move_FullMethodName       = "/ctxd.v1.VfsService/Move"
-	VfsService_Info_FullMethodName       = "/ctxd.v1.VfsService/Info"
-	VfsService_Exists_FullMethodName     = "/ctxd.v1.VfsService/Exists"
-	VfsService_MakeDir_FullMethodName    = "/ctxd.v1.VfsService/MakeDir"
-	VfsService_DirSize_FullMethodName    = "/ctxd.v1.VfsService/DirSize"
-	VfsService_CountLines_FullMethodName = "/ctxd.v1.VfsService/CountLines"
+	VfsService_ListDrives_FullMethodName   = "/ctxd.v1.VfsService/ListDrives"
+	VfsService_Tree_FullMethodName         = "/ctxd.v1.VfsService/Tree"
+	VfsService_List_FullMethodName         = "/ctxd.v1.VfsService/List"
+	VfsService_Read_FullMethodName         = "/ctxd.v1.VfsService/Read"
+	VfsService_Write_FullMethodName        = "/ctxd.v1.VfsService/Write"
+	VfsService_Edit_FullMethodName         = "/ctxd.v1.VfsService/Edit"
+	VfsService_Delete_FullMethodName       = "/ctxd.v1.VfsService/Delete"
+	VfsService_Copy_FullMethodName         = "/ctxd.v1.VfsService/Copy"
+	VfsService_Move_FullMethodName         = "/ctxd.v1.VfsService/Move"
+	VfsService_Info_FullMethodName         = "/ctxd.v1.VfsService/Info"
+	VfsService_Exists_FullMethodName       = "/ctxd.v1.VfsService/Exists"
+	VfsService_MakeDir_FullMethodName      = "/ctxd.v1.VfsService/MakeDir"
+	VfsService_DirSize_FullMethodName      = "/ctxd.v1.VfsService/DirSize"
+	VfsService_CountLines_FullMethodName   = "/ctxd.v1.VfsService/CountLines"
+	VfsService_History_FullMethodName      = "/ctxd.v1.VfsService/History"
+	VfsService_ReadRevision_FullMethodName = "/ctxd.v1.VfsService/ReadRevision"
+	VfsService_Revert_FullMethodName       = "/ctxd.v1.VfsService/Revert"
+	VfsService_ListDeleted_FullMethodName  = "/ctxd.v1.VfsService/ListDeleted"
+	VfsService_Log_FullMethodName          = "/ctxd.v1.VfsService/Log"
 )
 
 // VfsServiceClient is the client API for VfsService service.
@@ -73,6 +78,22 @@ type VfsServiceClient interface {
 	DirSize(ctx context.Context, in *DirSizeRequest, opts ...grpc.CallOption) (*DirSizeResponse, error)
 	// CountLines counts the lines of a text item.
 	CountLines(ctx context.Context, in *CountLinesRequest, opts ...grpc.CallOption) (*CountLinesResponse, error)
+	// History lists an item's revisions, newest first; works for a deleted
+	// ref too. Every change (write, edit, delete, move, copy, context update,
+	// refresh, revert) records one, with its actor.
+	History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error)
+	// ReadRevision returns the content and metadata of one revision.
+	ReadRevision(ctx context.Context, in *ReadRevisionRequest, opts ...grpc.CallOption) (*ReadRevisionResponse, error)
+	// Revert writes an earlier revision's content and metadata back as a new
+	// revision; for a deleted item it restores the item, with its id, at the
+	// ref it was deleted from.
+	Revert(ctx context.Context, in *RevertRequest, opts ...grpc.CallOption) (*RevertResponse, error)
+	// ListDeleted lists deleted items that were not restored (their deletion
+	// revisions), in path order; Revert restores one.
+	ListDeleted(ctx context.Context, in *ListDeletedRequest, opts ...grpc.CallOption) (*ListDeletedResponse, error)
+	// Log lists revisions across the store, newest first: what an actor
+	// changed, and when.
+	Log(ctx context.Context, in *LogRequest, opts ...grpc.CallOption) (*LogResponse, error)
 }
 
 type vfsServiceClient struct {
@@ -223,6 +244,56 @@ func (c *vfsServiceClient) CountLines(ctx context.Context, in *CountLinesRequest
 	return out, nil
 }
 
+func (c *vfsServiceClient) History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HistoryResponse)
+	err := c.cc.Invoke(ctx, VfsService_History_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *vfsServiceClient) ReadRevision(ctx context.Context, in *ReadRevisionRequest, opts ...grpc.CallOption) (*ReadRevisionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadRevisionResponse)
+	err := c.cc.Invoke(ctx, VfsService_ReadRevision_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *vfsServiceClient) Revert(ctx context.Context, in *RevertRequest, opts ...grpc.CallOption) (*RevertResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevertResponse)
+	err := c.cc.Invoke(ctx, VfsService_Revert_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *vfsServiceClient) ListDeleted(ctx context.Context, in *ListDeletedRequest, opts ...grpc.CallOption) (*ListDeletedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDeletedResponse)
+	err := c.cc.Invoke(ctx, VfsService_ListDeleted_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *vfsServiceClient) Log(ctx context.Context, in *LogRequest, opts ...grpc.CallOption) (*LogResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogResponse)
+	err := c.cc.Invoke(ctx, VfsService_Log_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // VfsServiceServer is the server API for VfsService service.
 // All implementations must embed UnimplementedVfsServiceServer
 // for forward compatibility.
@@ -261,6 +332,22 @@ type VfsServiceServer interface {
 	DirSize(context.Context, *DirSizeRequest) (*DirSizeResponse, error)
 	// CountLines counts the lines of a text item.
 	CountLines(context.Context, *CountLinesRequest) (*CountLinesResponse, error)
+	// History lists an item's revisions, newest first; works for a deleted
+	// ref too. Every change (write, edit, delete, move, copy, context update,
+	// refresh, revert) records one, with its actor.
+	History(context.Context, *HistoryRequest) (*HistoryResponse, error)
+	// ReadRevision returns the content and metadata of one revision.
+	ReadRevision(context.Context, *ReadRevisionRequest) (*ReadRevisionResponse, error)
+	// Revert writes an earlier revision's content and metadata back as a new
+	// revision; for a deleted item it restores the item, with its id, at the
+	// ref it was deleted from.
+	Revert(context.Context, *RevertRequest) (*RevertResponse, error)
+	// ListDeleted lists deleted items that were not restored (their deletion
+	// revisions), in path order; Revert restores one.
+	ListDeleted(context.Context, *ListDeletedRequest) (*ListDeletedResponse, error)
+	// Log lists revisions across the store, newest first: what an actor
+	// changed, and when.
+	Log(context.Context, *LogRequest) (*LogResponse, error)
 	mustEmbedUnimplementedVfsServiceServer()
 }
 
@@ -312,6 +399,21 @@ func (UnimplementedVfsServiceServer) DirSize(context.Context, *DirSizeRequest) (
 }
 func (UnimplementedVfsServiceServer) CountLines(context.Context, *CountLinesRequest) (*CountLinesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CountLines not implemented")
+}
+func (UnimplementedVfsServiceServer) History(context.Context, *HistoryRequest) (*HistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method History not implemented")
+}
+func (UnimplementedVfsServiceServer) ReadRevision(context.Context, *ReadRevisionRequest) (*ReadRevisionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadRevision not implemented")
+}
+func (UnimplementedVfsServiceServer) Revert(context.Context, *RevertRequest) (*RevertResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Revert not implemented")
+}
+func (UnimplementedVfsServiceServer) ListDeleted(context.Context, *ListDeletedRequest) (*ListDeletedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDeleted not implemented")
+}
+func (UnimplementedVfsServiceServer) Log(context.Context, *LogRequest) (*LogResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Log not implemented")
 }
 func (UnimplementedVfsServiceServer) mustEmbedUnimplementedVfsServiceServer() {}
 func (UnimplementedVfsServiceServer) testEmbeddedByValue()                    {}
@@ -586,6 +688,96 @@ func _VfsService_CountLines_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _VfsService_History_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VfsServiceServer).History(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VfsService_History_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VfsServiceServer).History(ctx, req.(*HistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _VfsService_ReadRevision_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadRevisionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VfsServiceServer).ReadRevision(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VfsService_ReadRevision_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VfsServiceServer).ReadRevision(ctx, req.(*ReadRevisionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _VfsService_Revert_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevertRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VfsServiceServer).Revert(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VfsService_Revert_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VfsServiceServer).Revert(ctx, req.(*RevertRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _VfsService_ListDeleted_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDeletedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VfsServiceServer).ListDeleted(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VfsService_ListDeleted_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VfsServiceServer).ListDeleted(ctx, req.(*ListDeletedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _VfsService_Log_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VfsServiceServer).Log(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VfsService_Log_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VfsServiceServer).Log(ctx, req.(*LogRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // VfsService_ServiceDesc is the grpc.ServiceDesc for VfsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -648,6 +840,26 @@ var VfsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CountLines",
 			Handler:    _VfsService_CountLines_Handler,
+		},
+		{
+			MethodName: "History",
+			Handler:    _VfsService_History_Handler,
+		},
+		{
+			MethodName: "ReadRevision",
+			Handler:    _VfsService_ReadRevision_Handler,
+		},
+		{
+			MethodName: "Revert",
+			Handler:    _VfsService_Revert_Handler,
+		},
+		{
+			MethodName: "ListDeleted",
+			Handler:    _VfsService_ListDeleted_Handler,
+		},
+		{
+			MethodName: "Log",
+			Handler:    _VfsService_Log_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 from typing import (
     Any,
@@ -23,6 +24,8 @@ from ctxd.errors import from_rpc_error
 from ctxd.v1 import (
     admin_pb2,
     admin_pb2_grpc,
+    context_pb2,
+    context_pb2_grpc,
     ingest_pb2,
     ingest_pb2_grpc,
     search_pb2,
@@ -118,7 +121,7 @@ class Client:
     plain value where that is all the response holds (``exists`` -> bool,
     ``wc`` -> int, ``list_drives`` -> list). Failures raise
     :class:`ctxd.CtxdError` subclasses. The raw stubs are ``vfs``,
-    ``search_stub``, ``ingest`` and ``admin``.
+    ``search_stub``, ``ingest``, ``admin`` and ``context``.
 
     Use it as a context manager, or call :meth:`close`.
     """
@@ -155,6 +158,7 @@ class Client:
         self.search_stub = search_pb2_grpc.SearchServiceStub(channel)
         self.ingest = ingest_pb2_grpc.IngestServiceStub(channel)
         self.admin = admin_pb2_grpc.AdminServiceStub(channel)
+        self.context = context_pb2_grpc.ContextServiceStub(channel)
 
     # ---- lifecycle ----
 
@@ -332,6 +336,107 @@ class Client:
     def wc(self, ref: str) -> int:
         """The number of lines in a text item."""
         return self._call(self.vfs.CountLines, vfs_pb2.CountLinesRequest(ref=ref)).lines
+
+    # ---- VfsService: history ----
+
+    def history(self, ref: str, *, limit: int = 0, before_rev: int = 0) -> List[vfs_pb2.Revision]:
+        """An item's revisions, newest first (a deleted item's last ref works
+        too). ``limit`` 0 means 50 (at most 1000); pass the last ``rev`` as ``before_rev``
+        for older ones."""
+        return list(
+            self._call(
+                self.vfs.History, vfs_pb2.HistoryRequest(ref=ref, limit=limit, before_rev=before_rev)
+            ).revisions
+        )
+
+    def read_revision(self, ref: str, rev: int, *, raw: bool = False) -> vfs_pb2.ReadRevisionResponse:
+        """One revision: ``.revision`` and its ``.content`` (``.data`` with ``raw=True``)."""
+        return self._call(self.vfs.ReadRevision, vfs_pb2.ReadRevisionRequest(ref=ref, rev=rev, raw=raw))
+
+    def revert(self, ref: str, rev: int) -> vfs_pb2.RevertResponse:
+        """Makes revision ``rev`` current again as a new revision; restores a
+        deleted item at its ref (``.created`` is then true)."""
+        return self._call(self.vfs.Revert, vfs_pb2.RevertRequest(ref=ref, rev=rev))
+
+    def deleted(self, ref: str = "", *, limit: int = 0) -> List[vfs_pb2.Revision]:
+        """Deleted items below directory ``ref`` (all when empty), newest
+        first, each as its deletion revision: ``revert(r.ref, r.rev - 1)``
+        restores one."""
+        return list(self._call(self.vfs.ListDeleted, vfs_pb2.ListDeletedRequest(ref=ref, limit=limit)).revisions)
+
+    def log(
+        self,
+        *,
+        actor: str = "",
+        since: Union[datetime.datetime, datetime.timedelta, None] = None,
+        limit: int = 0,
+        page_token: str = "",
+    ) -> vfs_pb2.LogResponse:
+        """Revisions across the store, newest first: ``actor`` (a token name
+        or "owner") filters, ``since`` is a time or a timedelta back from now.
+        Pass ``next_page_token`` back as ``page_token`` for the next page."""
+        req = vfs_pb2.LogRequest(actor=actor, limit=limit, page_token=page_token)
+        if isinstance(since, datetime.timedelta):
+            since = datetime.datetime.now(datetime.timezone.utc) - since
+        if since is not None:
+            if since.tzinfo is None:
+                raise ValueError("since must be timezone-aware (e.g. datetime.now(timezone.utc))")
+            req.since.FromDatetime(since)
+        return self._call(self.vfs.Log, req)
+
+    # ---- ContextService ----
+
+    def init_context(self, root: str = "") -> context_pb2.InitResponse:
+        """Creates soul.md, beliefs.md, goals.md and capabilities.md under
+        ``root`` (default: the daemon's first context root, "self:/") where
+        absent; ``.created`` and ``.existing`` list the refs."""
+        return self._call(self.context.Init, context_pb2.InitRequest(root=root))
+
+    def update_context(
+        self, ref: str, body: str, *, expected_content_hash: str = ""
+    ) -> context_pb2.UpdateResponse:
+        """Replaces a context file's body, keeping its frontmatter byte for
+        byte. An agent token may update only files that say
+        ``agent-modification: true`` (:class:`ctxd.ReadOnlyError` otherwise)."""
+        return self._call(
+            self.context.Update,
+            context_pb2.UpdateRequest(ref=ref, body=body, expected_content_hash=expected_content_hash),
+        )
+
+    def build_context(
+        self,
+        task: str,
+        *,
+        budget: int = 0,
+        roots: Iterable[str] = (),
+        mode: SearchModeLike = None,
+        limit: int = 0,
+        drives: Iterable[str] = (),
+        path_prefixes: Iterable[str] = (),
+        mime_types: Iterable[str] = (),
+        tags: Iterable[str] = (),
+    ) -> context_pb2.BuildContextResponse:
+        """The context for one task within ``budget`` model tokens (0: 4000):
+        the ``always`` files, the ``contextual`` files the task matches, then
+        search chunks (``mode``, ``limit`` and the filters apply to these).
+        ``.markdown`` is ready for a prompt, ``.sections`` are the parts and
+        ``.omitted`` says what did not fit and why."""
+        return self._call(
+            self.context.BuildContext,
+            context_pb2.BuildContextRequest(
+                task=task,
+                budget=budget,
+                roots=list(roots),
+                mode=_search_mode(mode),
+                limit=limit,
+                filter=search_pb2.SearchFilter(
+                    drives=list(drives),
+                    path_prefixes=list(path_prefixes),
+                    mime_types=list(mime_types),
+                    tags=list(tags),
+                ),
+            ),
+        )
 
     # ---- AdminService ----
 

@@ -30,6 +30,7 @@ __all__ = [
     "DirectoryNotEmptyError",
     "UnauthenticatedError",
     "PermissionDeniedError",
+    "ReadOnlyError",
     "UnavailableError",
     "UnimplementedError",
     "InternalError",
@@ -169,6 +170,14 @@ class PermissionDeniedError(CtxdError):
     error_type = "PERMISSION_DENIED"
 
 
+class ReadOnlyError(CtxdError):
+    """An agent token tried to change an item that is read-only to agents
+    (``agent-modification: false``, or under a context root without it);
+    the owner may change it (gRPC PERMISSION_DENIED)."""
+
+    error_type = "READ_ONLY"
+
+
 class UnavailableError(CtxdError):
     """The daemon is not reachable, starting or stopping; retry shortly."""
 
@@ -203,6 +212,7 @@ _BY_TYPE: Dict[str, Type[CtxdError]] = {
         DirectoryNotEmptyError,
         UnauthenticatedError,
         PermissionDeniedError,
+        ReadOnlyError,
         UnavailableError,
         UnimplementedError,
         InternalError,

@@ -30,6 +30,7 @@ class ErrorType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_TYPE_SOURCE_UNREADABLE: _ClassVar[ErrorType]
     ERROR_TYPE_CANCELLED: _ClassVar[ErrorType]
     ERROR_TYPE_DEADLINE_EXCEEDED: _ClassVar[ErrorType]
+    ERROR_TYPE_READ_ONLY: _ClassVar[ErrorType]
 ERROR_TYPE_UNSPECIFIED: ErrorType
 ERROR_TYPE_NOT_FOUND: ErrorType
 ERROR_TYPE_PATH_CONFLICT: ErrorType
@@ -51,6 +52,7 @@ ERROR_TYPE_SOURCE_REFUSED: ErrorType
 ERROR_TYPE_SOURCE_UNREADABLE: ErrorType
 ERROR_TYPE_CANCELLED: ErrorType
 ERROR_TYPE_DEADLINE_EXCEEDED: ErrorType
+ERROR_TYPE_READ_ONLY: ErrorType
 
 class ErrorDetail(_message.Message):
     __slots__ = ("type", "next_action_hint", "ref", "nearby_refs")

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x63txd/v1/types.proto\x12\x07\x63txd.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8d\x04\n\x04Item\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0b\n\x03ref\x18\x02 \x01(\t\x12\r\n\x05\x64rive\x18\x03 \x01(\t\x12\x0c\n\x04path\x18\x04 \x01(\t\x12\r\n\x05title\x18\x05 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x06 \x01(\t\x12\x11\n\tmime_type\x18\x07 \x01(\t\x12\x0f\n\x07is_text\x18\x08 \x01(\x08\x12\x0e\n\x06is_dir\x18\t \x01(\x08\x12\x12\n\nsize_bytes\x18\n \x01(\x03\x12\x14\n\x0c\x63ontent_hash\x18\x0b \x01(\t\x12\x12\n\nsource_url\x18\x0c \x01(\t\x12\x0c\n\x04tags\x18\r \x03(\t\x12\x12\n\nimportance\x18\x0e \x01(\x01\x12.\n\ncreated_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x10 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nindexed_at\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0fretrieval_count\x18\x12 \x01(\x03\x12\x35\n\x11last_retrieved_at\x18\x13 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nline_count\x18\x14 \x01(\x03\x12#\n\x06origin\x18\x15 \x01(\x0b\x32\x13.ctxd.v1.ItemOrigin\"\xca\x01\n\nItemOrigin\x12/\n\x0bmodified_at\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nsize_bytes\x18\x02 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x15\n\rlast_modified\x18\x04 \x01(\t\x12.\n\nchecked_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bttl_seconds\x18\x06 \x01(\x03\x12\r\n\x05title\x18\x07 \x01(\t\"\x1b\n\tEmbedding\x12\x0e\n\x06values\x18\x01 \x03(\x02\"\xb4\x01\n\x08TreeNode\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03ref\x18\x02 \x01(\t\x12\x0e\n\x06is_dir\x18\x03 \x01(\x08\x12\x12\n\nsize_bytes\x18\x04 \x01(\x03\x12\x11\n\tmime_type\x18\x05 \x01(\t\x12#\n\x08\x63hildren\x18\x06 \x03(\x0b\x32\x11.ctxd.v1.TreeNode\x12\x18\n\x10omitted_children\x18\x07 \x01(\x05\x12\x17\n\x0f\x64\x65pth_truncated\x18\x08 \x01(\x08\"A\n\tDriveInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nitem_count\x18\x02 \x01(\x03\x12\x12\n\nsize_bytes\x18\x03 \x01(\x03*q\n\nOnConflict\x12\x1b\n\x17ON_CONFLICT_UNSPECIFIED\x10\x00\x12\x15\n\x11ON_CONFLICT_ERROR\x10\x01\x12\x19\n\x15ON_CONFLICT_OVERWRITE\x10\x02\x12\x14\n\x10ON_CONFLICT_SKIP\x10\x03\x42\x30Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x63txd/v1/types.proto\x12\x07\x63txd.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xba\x04\n\x04Item\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0b\n\x03ref\x18\x02 \x01(\t\x12\r\n\x05\x64rive\x18\x03 \x01(\t\x12\x0c\n\x04path\x18\x04 \x01(\t\x12\r\n\x05title\x18\x05 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x06 \x01(\t\x12\x11\n\tmime_type\x18\x07 \x01(\t\x12\x0f\n\x07is_text\x18\x08 \x01(\x08\x12\x0e\n\x06is_dir\x18\t \x01(\x08\x12\x12\n\nsize_bytes\x18\n \x01(\x03\x12\x14\n\x0c\x63ontent_hash\x18\x0b \x01(\t\x12\x12\n\nsource_url\x18\x0c \x01(\t\x12\x0c\n\x04tags\x18\r \x03(\t\x12\x12\n\nimportance\x18\x0e \x01(\x01\x12.\n\ncreated_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x10 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nindexed_at\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0fretrieval_count\x18\x12 \x01(\x03\x12\x35\n\x11last_retrieved_at\x18\x13 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nline_count\x18\x14 \x01(\x03\x12#\n\x06origin\x18\x15 \x01(\x0b\x32\x13.ctxd.v1.ItemOrigin\x12\x0f\n\x07loading\x18\x16 \x01(\t\x12\x1a\n\x12\x61gent_modification\x18\x17 \x01(\x08\"\xca\x01\n\nItemOrigin\x12/\n\x0bmodified_at\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nsize_bytes\x18\x02 \x01(\x03\x12\x0c\n\x04\x65tag\x18\x03 \x01(\t\x12\x15\n\rlast_modified\x18\x04 \x01(\t\x12.\n\nchecked_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bttl_seconds\x18\x06 \x01(\x03\x12\r\n\x05title\x18\x07 \x01(\t\"\x1b\n\tEmbedding\x12\x0e\n\x06values\x18\x01 \x03(\x02\"\xb4\x01\n\x08TreeNode\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03ref\x18\x02 \x01(\t\x12\x0e\n\x06is_dir\x18\x03 \x01(\x08\x12\x12\n\nsize_bytes\x18\x04 \x01(\x03\x12\x11\n\tmime_type\x18\x05 \x01(\t\x12#\n\x08\x63hildren\x18\x06 \x03(\x0b\x32\x11.ctxd.v1.TreeNode\x12\x18\n\x10omitted_children\x18\x07 \x01(\x05\x12\x17\n\x0f\x64\x65pth_truncated\x18\x08 \x01(\x08\"A\n\tDriveInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nitem_count\x18\x02 \x01(\x03\x12\x12\n\nsize_bytes\x18\x03 \x01(\x03*q\n\nOnConflict\x12\x1b\n\x17ON_CONFLICT_UNSPECIFIED\x10\x00\x12\x15\n\x11ON_CONFLICT_ERROR\x10\x01\x12\x19\n\x15ON_CONFLICT_OVERWRITE\x10\x02\x12\x14\n\x10ON_CONFLICT_SKIP\x10\x03\x42\x30Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,16 +33,16 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ctxd.v1.types_pb2', _global
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\222\003\004\010\002 \003'
-  _globals['_ONCONFLICT']._serialized_start=1077
-  _globals['_ONCONFLICT']._serialized_end=1190
+  _globals['_ONCONFLICT']._serialized_start=1122
+  _globals['_ONCONFLICT']._serialized_end=1235
   _globals['_ITEM']._serialized_start=66
-  _globals['_ITEM']._serialized_end=591
-  _globals['_ITEMORIGIN']._serialized_start=594
-  _globals['_ITEMORIGIN']._serialized_end=796
-  _globals['_EMBEDDING']._serialized_start=798
-  _globals['_EMBEDDING']._serialized_end=825
-  _globals['_TREENODE']._serialized_start=828
-  _globals['_TREENODE']._serialized_end=1008
-  _globals['_DRIVEINFO']._serialized_start=1010
-  _globals['_DRIVEINFO']._serialized_end=1075
+  _globals['_ITEM']._serialized_end=636
+  _globals['_ITEMORIGIN']._serialized_start=639
+  _globals['_ITEMORIGIN']._serialized_end=841
+  _globals['_EMBEDDING']._serialized_start=843
+  _globals['_EMBEDDING']._serialized_end=870
+  _globals['_TREENODE']._serialized_start=873
+  _globals['_TREENODE']._serialized_end=1053
+  _globals['_DRIVEINFO']._serialized_start=1055
+  _globals['_DRIVEINFO']._serialized_end=1120
 # @@protoc_insertion_point(module_scope)

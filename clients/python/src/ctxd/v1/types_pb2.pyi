@@ -22,7 +22,7 @@ ON_CONFLICT_OVERWRITE: OnConflict
 ON_CONFLICT_SKIP: OnConflict
 
 class Item(_message.Message):
-    __slots__ = ("id", "ref", "drive", "path", "title", "description", "mime_type", "is_text", "is_dir", "size_bytes", "content_hash", "source_url", "tags", "importance", "created_at", "updated_at", "indexed_at", "retrieval_count", "last_retrieved_at", "line_count", "origin")
+    __slots__ = ("id", "ref", "drive", "path", "title", "description", "mime_type", "is_text", "is_dir", "size_bytes", "content_hash", "source_url", "tags", "importance", "created_at", "updated_at", "indexed_at", "retrieval_count", "last_retrieved_at", "line_count", "origin", "loading", "agent_modification")
     ID_FIELD_NUMBER: _ClassVar[int]
     REF_FIELD_NUMBER: _ClassVar[int]
     DRIVE_FIELD_NUMBER: _ClassVar[int]
@@ -44,6 +44,8 @@ class Item(_message.Message):
     LAST_RETRIEVED_AT_FIELD_NUMBER: _ClassVar[int]
     LINE_COUNT_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    LOADING_FIELD_NUMBER: _ClassVar[int]
+    AGENT_MODIFICATION_FIELD_NUMBER: _ClassVar[int]
     id: str
     ref: str
     drive: str
@@ -65,7 +67,9 @@ class Item(_message.Message):
     last_retrieved_at: _timestamp_pb2.Timestamp
     line_count: int
     origin: ItemOrigin
-    def __init__(self, id: _Optional[str] = ..., ref: _Optional[str] = ..., drive: _Optional[str] = ..., path: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., mime_type: _Optional[str] = ..., is_text: _Optional[bool] = ..., is_dir: _Optional[bool] = ..., size_bytes: _Optional[int] = ..., content_hash: _Optional[str] = ..., source_url: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retrieval_count: _Optional[int] = ..., last_retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., line_count: _Optional[int] = ..., origin: _Optional[_Union[ItemOrigin, _Mapping]] = ...) -> None: ...
+    loading: str
+    agent_modification: bool
+    def __init__(self, id: _Optional[str] = ..., ref: _Optional[str] = ..., drive: _Optional[str] = ..., path: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., mime_type: _Optional[str] = ..., is_text: _Optional[bool] = ..., is_dir: _Optional[bool] = ..., size_bytes: _Optional[int] = ..., content_hash: _Optional[str] = ..., source_url: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., retrieval_count: _Optional[int] = ..., last_retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., line_count: _Optional[int] = ..., origin: _Optional[_Union[ItemOrigin, _Mapping]] = ..., loading: _Optional[str] = ..., agent_modification: _Optional[bool] = ...) -> None: ...
 
 class ItemOrigin(_message.Message):
     __slots__ = ("modified_at", "size_bytes", "etag", "last_modified", "checked_at", "ttl_seconds", "title")

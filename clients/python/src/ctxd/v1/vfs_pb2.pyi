@@ -1,4 +1,7 @@
+import datetime
+
 from ctxd.v1 import types_pb2 as _types_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -128,16 +131,18 @@ class WriteRequest(_message.Message):
     def __init__(self, ref: _Optional[str] = ..., content: _Optional[str] = ..., data: _Optional[bytes] = ..., mime_type: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., source_url: _Optional[str] = ..., on_conflict: _Optional[_Union[_types_pb2.OnConflict, str]] = ..., expected_content_hash: _Optional[str] = ..., chunk_embeddings: _Optional[_Iterable[_Union[_types_pb2.Embedding, _Mapping]]] = ..., embedding_model: _Optional[str] = ...) -> None: ...
 
 class WriteResponse(_message.Message):
-    __slots__ = ("item", "created", "skipped", "tree")
+    __slots__ = ("item", "created", "skipped", "tree", "warnings")
     ITEM_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
     SKIPPED_FIELD_NUMBER: _ClassVar[int]
     TREE_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     item: _types_pb2.Item
     created: bool
     skipped: bool
     tree: TreeResponse
-    def __init__(self, item: _Optional[_Union[_types_pb2.Item, _Mapping]] = ..., created: _Optional[bool] = ..., skipped: _Optional[bool] = ..., tree: _Optional[_Union[TreeResponse, _Mapping]] = ...) -> None: ...
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, item: _Optional[_Union[_types_pb2.Item, _Mapping]] = ..., created: _Optional[bool] = ..., skipped: _Optional[bool] = ..., tree: _Optional[_Union[TreeResponse, _Mapping]] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Patch(_message.Message):
     __slots__ = ("start_line", "end_line", "content")
@@ -160,14 +165,16 @@ class EditRequest(_message.Message):
     def __init__(self, ref: _Optional[str] = ..., patches: _Optional[_Iterable[_Union[Patch, _Mapping]]] = ..., expected_content_hash: _Optional[str] = ...) -> None: ...
 
 class EditResponse(_message.Message):
-    __slots__ = ("item", "lines_before", "lines_after")
+    __slots__ = ("item", "lines_before", "lines_after", "warnings")
     ITEM_FIELD_NUMBER: _ClassVar[int]
     LINES_BEFORE_FIELD_NUMBER: _ClassVar[int]
     LINES_AFTER_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
     item: _types_pb2.Item
     lines_before: int
     lines_after: int
-    def __init__(self, item: _Optional[_Union[_types_pb2.Item, _Mapping]] = ..., lines_before: _Optional[int] = ..., lines_after: _Optional[int] = ...) -> None: ...
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, item: _Optional[_Union[_types_pb2.Item, _Mapping]] = ..., lines_before: _Optional[int] = ..., lines_after: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DeleteRequest(_message.Message):
     __slots__ = ("ref", "recursive")
@@ -292,3 +299,115 @@ class CountLinesResponse(_message.Message):
     LINES_FIELD_NUMBER: _ClassVar[int]
     lines: int
     def __init__(self, lines: _Optional[int] = ...) -> None: ...
+
+class Revision(_message.Message):
+    __slots__ = ("item_id", "ref", "rev", "time", "actor", "op", "content_hash", "size_bytes", "deleted", "item")
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    REF_FIELD_NUMBER: _ClassVar[int]
+    REV_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    OP_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    SIZE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    ITEM_FIELD_NUMBER: _ClassVar[int]
+    item_id: str
+    ref: str
+    rev: int
+    time: _timestamp_pb2.Timestamp
+    actor: str
+    op: str
+    content_hash: str
+    size_bytes: int
+    deleted: bool
+    item: _types_pb2.Item
+    def __init__(self, item_id: _Optional[str] = ..., ref: _Optional[str] = ..., rev: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., actor: _Optional[str] = ..., op: _Optional[str] = ..., content_hash: _Optional[str] = ..., size_bytes: _Optional[int] = ..., deleted: _Optional[bool] = ..., item: _Optional[_Union[_types_pb2.Item, _Mapping]] = ...) -> None: ...
+
+class HistoryRequest(_message.Message):
+    __slots__ = ("ref", "limit", "before_rev")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_REV_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    limit: int
+    before_rev: int
+    def __init__(self, ref: _Optional[str] = ..., limit: _Optional[int] = ..., before_rev: _Optional[int] = ...) -> None: ...
+
+class HistoryResponse(_message.Message):
+    __slots__ = ("revisions",)
+    REVISIONS_FIELD_NUMBER: _ClassVar[int]
+    revisions: _containers.RepeatedCompositeFieldContainer[Revision]
+    def __init__(self, revisions: _Optional[_Iterable[_Union[Revision, _Mapping]]] = ...) -> None: ...
+
+class ReadRevisionRequest(_message.Message):
+    __slots__ = ("ref", "rev", "raw")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    REV_FIELD_NUMBER: _ClassVar[int]
+    RAW_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    rev: int
+    raw: bool
+    def __init__(self, ref: _Optional[str] = ..., rev: _Optional[int] = ..., raw: _Optional[bool] = ...) -> None: ...
+
+class ReadRevisionResponse(_message.Message):
+    __slots__ = ("revision", "content", "data")
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    revision: Revision
+    content: str
+    data: bytes
+    def __init__(self, revision: _Optional[_Union[Revision, _Mapping]] = ..., content: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class RevertRequest(_message.Message):
+    __slots__ = ("ref", "rev")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    REV_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    rev: int
+    def __init__(self, ref: _Optional[str] = ..., rev: _Optional[int] = ...) -> None: ...
+
+class RevertResponse(_message.Message):
+    __slots__ = ("item", "created", "warnings")
+    ITEM_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    item: _types_pb2.Item
+    created: bool
+    warnings: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, item: _Optional[_Union[_types_pb2.Item, _Mapping]] = ..., created: _Optional[bool] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListDeletedRequest(_message.Message):
+    __slots__ = ("ref", "limit")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    limit: int
+    def __init__(self, ref: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ListDeletedResponse(_message.Message):
+    __slots__ = ("revisions",)
+    REVISIONS_FIELD_NUMBER: _ClassVar[int]
+    revisions: _containers.RepeatedCompositeFieldContainer[Revision]
+    def __init__(self, revisions: _Optional[_Iterable[_Union[Revision, _Mapping]]] = ...) -> None: ...
+
+class LogRequest(_message.Message):
+    __slots__ = ("actor", "since", "limit", "page_token")
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    actor: str
+    since: _timestamp_pb2.Timestamp
+    limit: int
+    page_token: str
+    def __init__(self, actor: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class LogResponse(_message.Message):
+    __slots__ = ("revisions", "next_page_token")
+    REVISIONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    revisions: _containers.RepeatedCompositeFieldContainer[Revision]
+    next_page_token: str
+    def __init__(self, revisions: _Optional[_Iterable[_Union[Revision, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

@@ -109,6 +109,31 @@ class VfsServiceStub:
                 request_serializer=ctxd_dot_v1_dot_vfs__pb2.CountLinesRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_vfs__pb2.CountLinesResponse.FromString,
                 _registered_method=True)
+        self.History = channel.unary_unary(
+                '/ctxd.v1.VfsService/History',
+                request_serializer=ctxd_dot_v1_dot_vfs__pb2.HistoryRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_vfs__pb2.HistoryResponse.FromString,
+                _registered_method=True)
+        self.ReadRevision = channel.unary_unary(
+                '/ctxd.v1.VfsService/ReadRevision',
+                request_serializer=ctxd_dot_v1_dot_vfs__pb2.ReadRevisionRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_vfs__pb2.ReadRevisionResponse.FromString,
+                _registered_method=True)
+        self.Revert = channel.unary_unary(
+                '/ctxd.v1.VfsService/Revert',
+                request_serializer=ctxd_dot_v1_dot_vfs__pb2.RevertRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_vfs__pb2.RevertResponse.FromString,
+                _registered_method=True)
+        self.ListDeleted = channel.unary_unary(
+                '/ctxd.v1.VfsService/ListDeleted',
+                request_serializer=ctxd_dot_v1_dot_vfs__pb2.ListDeletedRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_vfs__pb2.ListDeletedResponse.FromString,
+                _registered_method=True)
+        self.Log = channel.unary_unary(
+                '/ctxd.v1.VfsService/Log',
+                request_serializer=ctxd_dot_v1_dot_vfs__pb2.LogRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_vfs__pb2.LogResponse.FromString,
+                _registered_method=True)
 
 
 class VfsServiceServicer:
@@ -217,6 +242,47 @@ class VfsServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def History(self, request, context):
+        """History lists an item's revisions, newest first; works for a deleted
+        ref too. Every change (write, edit, delete, move, copy, context update,
+        refresh, revert) records one, with its actor.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReadRevision(self, request, context):
+        """ReadRevision returns the content and metadata of one revision.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Revert(self, request, context):
+        """Revert writes an earlier revision's content and metadata back as a new
+        revision; for a deleted item it restores the item, with its id, at the
+        ref it was deleted from.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListDeleted(self, request, context):
+        """ListDeleted lists deleted items that were not restored (their deletion
+        revisions), in path order; Revert restores one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Log(self, request, context):
+        """Log lists revisions across the store, newest first: what an actor
+        changed, and when.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_VfsServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -289,6 +355,31 @@ def add_VfsServiceServicer_to_server(servicer, server):
                     servicer.CountLines,
                     request_deserializer=ctxd_dot_v1_dot_vfs__pb2.CountLinesRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_vfs__pb2.CountLinesResponse.SerializeToString,
+            ),
+            'History': grpc.unary_unary_rpc_method_handler(
+                    servicer.History,
+                    request_deserializer=ctxd_dot_v1_dot_vfs__pb2.HistoryRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_vfs__pb2.HistoryResponse.SerializeToString,
+            ),
+            'ReadRevision': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReadRevision,
+                    request_deserializer=ctxd_dot_v1_dot_vfs__pb2.ReadRevisionRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_vfs__pb2.ReadRevisionResponse.SerializeToString,
+            ),
+            'Revert': grpc.unary_unary_rpc_method_handler(
+                    servicer.Revert,
+                    request_deserializer=ctxd_dot_v1_dot_vfs__pb2.RevertRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_vfs__pb2.RevertResponse.SerializeToString,
+            ),
+            'ListDeleted': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListDeleted,
+                    request_deserializer=ctxd_dot_v1_dot_vfs__pb2.ListDeletedRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_vfs__pb2.ListDeletedResponse.SerializeToString,
+            ),
+            'Log': grpc.unary_unary_rpc_method_handler(
+                    servicer.Log,
+                    request_deserializer=ctxd_dot_v1_dot_vfs__pb2.LogRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_vfs__pb2.LogResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -674,6 +765,141 @@ class VfsService:
             '/ctxd.v1.VfsService/CountLines',
             ctxd_dot_v1_dot_vfs__pb2.CountLinesRequest.SerializeToString,
             ctxd_dot_v1_dot_vfs__pb2.CountLinesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def History(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.VfsService/History',
+            ctxd_dot_v1_dot_vfs__pb2.HistoryRequest.SerializeToString,
+            ctxd_dot_v1_dot_vfs__pb2.HistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadRevision(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.VfsService/ReadRevision',
+            ctxd_dot_v1_dot_vfs__pb2.ReadRevisionRequest.SerializeToString,
+            ctxd_dot_v1_dot_vfs__pb2.ReadRevisionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Revert(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.VfsService/Revert',
+            ctxd_dot_v1_dot_vfs__pb2.RevertRequest.SerializeToString,
+            ctxd_dot_v1_dot_vfs__pb2.RevertResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListDeleted(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.VfsService/ListDeleted',
+            ctxd_dot_v1_dot_vfs__pb2.ListDeletedRequest.SerializeToString,
+            ctxd_dot_v1_dot_vfs__pb2.ListDeletedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Log(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.VfsService/Log',
+            ctxd_dot_v1_dot_vfs__pb2.LogRequest.SerializeToString,
+            ctxd_dot_v1_dot_vfs__pb2.LogResponse.FromString,
             options,
             channel_credentials,
             insecure,

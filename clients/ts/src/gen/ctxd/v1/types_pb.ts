@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/types.proto.
  */
 export const file_ctxd_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL3R5cGVzLnByb3RvEgdjdHhkLnYxIo0ECgRJdGVtEgoKAmlkGAEgASgJEgsKA3JlZhgCIAEoCRINCgVkcml2ZRgDIAEoCRIMCgRwYXRoGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhEKCW1pbWVfdHlwZRgHIAEoCRIPCgdpc190ZXh0GAggASgIEg4KBmlzX2RpchgJIAEoCBISCgpzaXplX2J5dGVzGAogASgDEhQKDGNvbnRlbnRfaGFzaBgLIAEoCRISCgpzb3VyY2VfdXJsGAwgASgJEgwKBHRhZ3MYDSADKAkSEgoKaW1wb3J0YW5jZRgOIAEoARIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgppbmRleGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9yZXRyaWV2YWxfY291bnQYEiABKAMSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxpbmVfY291bnQYFCABKAMSIwoGb3JpZ2luGBUgASgLMhMuY3R4ZC52MS5JdGVtT3JpZ2luIsoBCgpJdGVtT3JpZ2luEi8KC21vZGlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzaXplX2J5dGVzGAIgASgDEgwKBGV0YWcYAyABKAkSFQoNbGFzdF9tb2RpZmllZBgEIAEoCRIuCgpjaGVja2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgt0dGxfc2Vjb25kcxgGIAEoAxINCgV0aXRsZRgHIAEoCSIbCglFbWJlZGRpbmcSDgoGdmFsdWVzGAEgAygCIrQBCghUcmVlTm9kZRIMCgRuYW1lGAEgASgJEgsKA3JlZhgCIAEoCRIOCgZpc19kaXIYAyABKAgSEgoKc2l6ZV9ieXRlcxgEIAEoAxIRCgltaW1lX3R5cGUYBSABKAkSIwoIY2hpbGRyZW4YBiADKAsyES5jdHhkLnYxLlRyZWVOb2RlEhgKEG9taXR0ZWRfY2hpbGRyZW4YByABKAUSFwoPZGVwdGhfdHJ1bmNhdGVkGAggASgIIkEKCURyaXZlSW5mbxIMCgRuYW1lGAEgASgJEhIKCml0ZW1fY291bnQYAiABKAMSEgoKc2l6ZV9ieXRlcxgDIAEoAypxCgpPbkNvbmZsaWN0EhsKF09OX0NPTkZMSUNUX1VOU1BFQ0lGSUVEEAASFQoRT05fQ09ORkxJQ1RfRVJST1IQARIZChVPTl9DT05GTElDVF9PVkVSV1JJVEUQAhIUChBPTl9DT05GTElDVF9TS0lQEANCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL3R5cGVzLnByb3RvEgdjdHhkLnYxIroECgRJdGVtEgoKAmlkGAEgASgJEgsKA3JlZhgCIAEoCRINCgVkcml2ZRgDIAEoCRIMCgRwYXRoGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhEKCW1pbWVfdHlwZRgHIAEoCRIPCgdpc190ZXh0GAggASgIEg4KBmlzX2RpchgJIAEoCBISCgpzaXplX2J5dGVzGAogASgDEhQKDGNvbnRlbnRfaGFzaBgLIAEoCRISCgpzb3VyY2VfdXJsGAwgASgJEgwKBHRhZ3MYDSADKAkSEgoKaW1wb3J0YW5jZRgOIAEoARIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgppbmRleGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9yZXRyaWV2YWxfY291bnQYEiABKAMSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxpbmVfY291bnQYFCABKAMSIwoGb3JpZ2luGBUgASgLMhMuY3R4ZC52MS5JdGVtT3JpZ2luEg8KB2xvYWRpbmcYFiABKAkSGgoSYWdlbnRfbW9kaWZpY2F0aW9uGBcgASgIIsoBCgpJdGVtT3JpZ2luEi8KC21vZGlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpzaXplX2J5dGVzGAIgASgDEgwKBGV0YWcYAyABKAkSFQoNbGFzdF9tb2RpZmllZBgEIAEoCRIuCgpjaGVja2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgt0dGxfc2Vjb25kcxgGIAEoAxINCgV0aXRsZRgHIAEoCSIbCglFbWJlZGRpbmcSDgoGdmFsdWVzGAEgAygCIrQBCghUcmVlTm9kZRIMCgRuYW1lGAEgASgJEgsKA3JlZhgCIAEoCRIOCgZpc19kaXIYAyABKAgSEgoKc2l6ZV9ieXRlcxgEIAEoAxIRCgltaW1lX3R5cGUYBSABKAkSIwoIY2hpbGRyZW4YBiADKAsyES5jdHhkLnYxLlRyZWVOb2RlEhgKEG9taXR0ZWRfY2hpbGRyZW4YByABKAUSFwoPZGVwdGhfdHJ1bmNhdGVkGAggASgIIkEKCURyaXZlSW5mbxIMCgRuYW1lGAEgASgJEhIKCml0ZW1fY291bnQYAiABKAMSEgoKc2l6ZV9ieXRlcxgDIAEoAypxCgpPbkNvbmZsaWN0EhsKF09OX0NPTkZMSUNUX1VOU1BFQ0lGSUVEEAASFQoRT05fQ09ORkxJQ1RfRVJST1IQARIZChVPTl9DT05GTElDVF9PVkVSV1JJVEUQAhIUChBPTl9DT05GTElDVF9TS0lQEANCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_google_protobuf_timestamp]);
 
 /**
  * Item is the metadata of one stored item: a text document, a binary blob, or
@@ -136,7 +136,8 @@ export type Item = Message<"ctxd.v1.Item"> & {
   updatedAt?: Timestamp | undefined;
 
   /**
-   * When the item's chunks were last indexed; unset until indexing exists.
+   * When the item's chunks became searchable (the lexical index applied
+   * the change); unset while a change waits to be indexed.
    *
    * @generated from field: google.protobuf.Timestamp indexed_at = 17;
    */
@@ -169,6 +170,25 @@ export type Item = Message<"ctxd.v1.Item"> & {
    * @generated from field: ctxd.v1.ItemOrigin origin = 21;
    */
   origin?: ItemOrigin | undefined;
+
+  /**
+   * The frontmatter's `loading`: "always" (in every assembled context),
+   * "contextual" (when the task matches it), or empty (not a context file).
+   *
+   * @generated from field: string loading = 22;
+   */
+  loading: string;
+
+  /**
+   * The frontmatter's `agent-modification`: true when a token with
+   * `agent = true` may change the item. False by default, so a context
+   * file (one with `loading`), or any file under a context root, is
+   * read-only to agents unless it says true; elsewhere only an explicit
+   * false protects an item.
+   *
+   * @generated from field: bool agent_modification = 23;
+   */
+  agentModification: boolean;
 };
 
 /**

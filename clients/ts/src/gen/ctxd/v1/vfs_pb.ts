@@ -8,13 +8,15 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { DriveInfo, Embedding, Item, OnConflict, TreeNode } from "./types_pb.js";
 import { file_ctxd_v1_types } from "./types_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file ctxd/v1/vfs.proto.
  */
 export const file_ctxd_v1_vfs: GenFile = /*@__PURE__*/
-  fileDesc("ChFjdHhkL3YxL3Zmcy5wcm90bxIHY3R4ZC52MSITChFMaXN0RHJpdmVzUmVxdWVzdCI4ChJMaXN0RHJpdmVzUmVzcG9uc2USIgoGZHJpdmVzGAEgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8iRAoLVHJlZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCW1heF9kZXB0aBgCIAEoBRIVCg1pdGVtc19wZXJfZGlyGAMgASgFIkEKDFRyZWVSZXNwb25zZRIfCgRyb290GAEgASgLMhEuY3R4ZC52MS5UcmVlTm9kZRIQCghyZW5kZXJlZBgCIAEoCSJQCgtMaXN0UmVxdWVzdBILCgNyZWYYASABKAkSEQoJcmVjdXJzaXZlGAIgASgIEg0KBWxpbWl0GAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoJTGlzdEVudHJ5EgsKA3JlZhgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmlzX2RpchgDIAEoCBIbCgRpdGVtGAQgASgLMg0uY3R4ZC52MS5JdGVtIkwKDExpc3RSZXNwb25zZRIjCgdlbnRyaWVzGAEgAygLMhIuY3R4ZC52MS5MaXN0RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlAKC1JlYWRSZXF1ZXN0EgsKA3JlZhgBIAEoCRITCgtsaW5lX29mZnNldBgCIAEoAxISCgpsaW5lX2xpbWl0GAMgASgDEgsKA3JhdxgEIAEoCCKXAQoMUmVhZFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY29udGVudBgCIAEoCRIMCgRkYXRhGAMgASgMEhIKCnN0YXJ0X2xpbmUYBCABKAMSEAoIZW5kX2xpbmUYBSABKAMSEwoLdG90YWxfbGluZXMYBiABKAMSEAoIaGFzX21vcmUYByABKAgiwwIKDFdyaXRlUmVxdWVzdBILCgNyZWYYASABKAkSEQoHY29udGVudBgCIAEoCUgAEg4KBGRhdGEYAyABKAxIABIRCgltaW1lX3R5cGUYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSDAoEdGFncxgHIAMoCRISCgppbXBvcnRhbmNlGAggASgBEhIKCnNvdXJjZV91cmwYCSABKAkSKAoLb25fY29uZmxpY3QYCiABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QSHQoVZXhwZWN0ZWRfY29udGVudF9oYXNoGAsgASgJEiwKEGNodW5rX2VtYmVkZGluZ3MYDCADKAsyEi5jdHhkLnYxLkVtYmVkZGluZxIXCg9lbWJlZGRpbmdfbW9kZWwYDSABKAlCBgoEYm9keSJzCg1Xcml0ZVJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY3JlYXRlZBgCIAEoCBIPCgdza2lwcGVkGAMgASgIEiMKBHRyZWUYBCABKAsyFS5jdHhkLnYxLlRyZWVSZXNwb25zZSI+CgVQYXRjaBISCgpzdGFydF9saW5lGAEgASgDEhAKCGVuZF9saW5lGAIgASgDEg8KB2NvbnRlbnQYAyABKAkiWgoLRWRpdFJlcXVlc3QSCwoDcmVmGAEgASgJEh8KB3BhdGNoZXMYAiADKAsyDi5jdHhkLnYxLlBhdGNoEh0KFWV4cGVjdGVkX2NvbnRlbnRfaGFzaBgDIAEoCSJWCgxFZGl0UmVzcG9uc2USGwoEaXRlbRgBIAEoCzINLmN0eGQudjEuSXRlbRIUCgxsaW5lc19iZWZvcmUYAiABKAMSEwoLbGluZXNfYWZ0ZXIYAyABKAMiLwoNRGVsZXRlUmVxdWVzdBILCgNyZWYYASABKAkSEQoJcmVjdXJzaXZlGAIgASgIIicKDkRlbGV0ZVJlc3BvbnNlEhUKDWRlbGV0ZWRfY291bnQYASABKAMidwoLQ29weVJlcXVlc3QSEgoKc291cmNlX3JlZhgBIAEoCRIXCg9kZXN0aW5hdGlvbl9yZWYYAiABKAkSEQoJcmVjdXJzaXZlGAMgASgIEigKC29uX2NvbmZsaWN0GAQgASgOMhMuY3R4ZC52MS5PbkNvbmZsaWN0IlQKDENvcHlSZXNwb25zZRIUCgxjb3BpZWRfY291bnQYASABKAMSFQoNc2tpcHBlZF9jb3VudBgCIAEoAxIXCg9kZXN0aW5hdGlvbl9yZWYYAyABKAkiZAoLTW92ZVJlcXVlc3QSEgoKc291cmNlX3JlZhgBIAEoCRIXCg9kZXN0aW5hdGlvbl9yZWYYAiABKAkSKAoLb25fY29uZmxpY3QYAyABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QiUwoMTW92ZVJlc3BvbnNlEhMKC21vdmVkX2NvdW50GAEgASgDEhUKDXNraXBwZWRfY291bnQYAiABKAMSFwoPZGVzdGluYXRpb25fcmVmGAMgASgJIhoKC0luZm9SZXF1ZXN0EgsKA3JlZhgBIAEoCSI/CgxJbmZvUmVzcG9uc2USGwoEaXRlbRgBIAEoCzINLmN0eGQudjEuSXRlbRISCgppdGVtX2NvdW50GAIgASgDIhwKDUV4aXN0c1JlcXVlc3QSCwoDcmVmGAEgASgJIjAKDkV4aXN0c1Jlc3BvbnNlEg4KBmV4aXN0cxgBIAEoCBIOCgZpc19kaXIYAiABKAgiHQoOTWFrZURpclJlcXVlc3QSCwoDcmVmGAEgASgJIi8KD01ha2VEaXJSZXNwb25zZRIPCgdjcmVhdGVkGAEgASgIEgsKA3JlZhgCIAEoCSIdCg5EaXJTaXplUmVxdWVzdBILCgNyZWYYASABKAkiOQoPRGlyU2l6ZVJlc3BvbnNlEhIKCnNpemVfYnl0ZXMYASABKAMSEgoKaXRlbV9jb3VudBgCIAEoAyIgChFDb3VudExpbmVzUmVxdWVzdBILCgNyZWYYASABKAkiIwoSQ291bnRMaW5lc1Jlc3BvbnNlEg0KBWxpbmVzGAEgASgDMrcGCgpWZnNTZXJ2aWNlEkUKCkxpc3REcml2ZXMSGi5jdHhkLnYxLkxpc3REcml2ZXNSZXF1ZXN0GhsuY3R4ZC52MS5MaXN0RHJpdmVzUmVzcG9uc2USMwoEVHJlZRIULmN0eGQudjEuVHJlZVJlcXVlc3QaFS5jdHhkLnYxLlRyZWVSZXNwb25zZRIzCgRMaXN0EhQuY3R4ZC52MS5MaXN0UmVxdWVzdBoVLmN0eGQudjEuTGlzdFJlc3BvbnNlEjMKBFJlYWQSFC5jdHhkLnYxLlJlYWRSZXF1ZXN0GhUuY3R4ZC52MS5SZWFkUmVzcG9uc2USNgoFV3JpdGUSFS5jdHhkLnYxLldyaXRlUmVxdWVzdBoWLmN0eGQudjEuV3JpdGVSZXNwb25zZRIzCgRFZGl0EhQuY3R4ZC52MS5FZGl0UmVxdWVzdBoVLmN0eGQudjEuRWRpdFJlc3BvbnNlEjkKBkRlbGV0ZRIWLmN0eGQudjEuRGVsZXRlUmVxdWVzdBoXLmN0eGQudjEuRGVsZXRlUmVzcG9uc2USMwoEQ29weRIULmN0eGQudjEuQ29weVJlcXVlc3QaFS5jdHhkLnYxLkNvcHlSZXNwb25zZRIzCgRNb3ZlEhQuY3R4ZC52MS5Nb3ZlUmVxdWVzdBoVLmN0eGQudjEuTW92ZVJlc3BvbnNlEjMKBEluZm8SFC5jdHhkLnYxLkluZm9SZXF1ZXN0GhUuY3R4ZC52MS5JbmZvUmVzcG9uc2USOQoGRXhpc3RzEhYuY3R4ZC52MS5FeGlzdHNSZXF1ZXN0GhcuY3R4ZC52MS5FeGlzdHNSZXNwb25zZRI8CgdNYWtlRGlyEhcuY3R4ZC52MS5NYWtlRGlyUmVxdWVzdBoYLmN0eGQudjEuTWFrZURpclJlc3BvbnNlEjwKB0RpclNpemUSFy5jdHhkLnYxLkRpclNpemVSZXF1ZXN0GhguY3R4ZC52MS5EaXJTaXplUmVzcG9uc2USRQoKQ291bnRMaW5lcxIaLmN0eGQudjEuQ291bnRMaW5lc1JlcXVlc3QaGy5jdHhkLnYxLkNvdW50TGluZXNSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types]);
+  fileDesc("ChFjdHhkL3YxL3Zmcy5wcm90bxIHY3R4ZC52MSITChFMaXN0RHJpdmVzUmVxdWVzdCI4ChJMaXN0RHJpdmVzUmVzcG9uc2USIgoGZHJpdmVzGAEgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8iRAoLVHJlZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCW1heF9kZXB0aBgCIAEoBRIVCg1pdGVtc19wZXJfZGlyGAMgASgFIkEKDFRyZWVSZXNwb25zZRIfCgRyb290GAEgASgLMhEuY3R4ZC52MS5UcmVlTm9kZRIQCghyZW5kZXJlZBgCIAEoCSJQCgtMaXN0UmVxdWVzdBILCgNyZWYYASABKAkSEQoJcmVjdXJzaXZlGAIgASgIEg0KBWxpbWl0GAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoJTGlzdEVudHJ5EgsKA3JlZhgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmlzX2RpchgDIAEoCBIbCgRpdGVtGAQgASgLMg0uY3R4ZC52MS5JdGVtIkwKDExpc3RSZXNwb25zZRIjCgdlbnRyaWVzGAEgAygLMhIuY3R4ZC52MS5MaXN0RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlAKC1JlYWRSZXF1ZXN0EgsKA3JlZhgBIAEoCRITCgtsaW5lX29mZnNldBgCIAEoAxISCgpsaW5lX2xpbWl0GAMgASgDEgsKA3JhdxgEIAEoCCKXAQoMUmVhZFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY29udGVudBgCIAEoCRIMCgRkYXRhGAMgASgMEhIKCnN0YXJ0X2xpbmUYBCABKAMSEAoIZW5kX2xpbmUYBSABKAMSEwoLdG90YWxfbGluZXMYBiABKAMSEAoIaGFzX21vcmUYByABKAgiwwIKDFdyaXRlUmVxdWVzdBILCgNyZWYYASABKAkSEQoHY29udGVudBgCIAEoCUgAEg4KBGRhdGEYAyABKAxIABIRCgltaW1lX3R5cGUYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSDAoEdGFncxgHIAMoCRISCgppbXBvcnRhbmNlGAggASgBEhIKCnNvdXJjZV91cmwYCSABKAkSKAoLb25fY29uZmxpY3QYCiABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QSHQoVZXhwZWN0ZWRfY29udGVudF9oYXNoGAsgASgJEiwKEGNodW5rX2VtYmVkZGluZ3MYDCADKAsyEi5jdHhkLnYxLkVtYmVkZGluZxIXCg9lbWJlZGRpbmdfbW9kZWwYDSABKAlCBgoEYm9keSKFAQoNV3JpdGVSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEg8KB2NyZWF0ZWQYAiABKAgSDwoHc2tpcHBlZBgDIAEoCBIjCgR0cmVlGAQgASgLMhUuY3R4ZC52MS5UcmVlUmVzcG9uc2USEAoId2FybmluZ3MYBSADKAkiPgoFUGF0Y2gSEgoKc3RhcnRfbGluZRgBIAEoAxIQCghlbmRfbGluZRgCIAEoAxIPCgdjb250ZW50GAMgASgJIloKC0VkaXRSZXF1ZXN0EgsKA3JlZhgBIAEoCRIfCgdwYXRjaGVzGAIgAygLMg4uY3R4ZC52MS5QYXRjaBIdChVleHBlY3RlZF9jb250ZW50X2hhc2gYAyABKAkiaAoMRWRpdFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SFAoMbGluZXNfYmVmb3JlGAIgASgDEhMKC2xpbmVzX2FmdGVyGAMgASgDEhAKCHdhcm5pbmdzGAQgAygJIi8KDURlbGV0ZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCXJlY3Vyc2l2ZRgCIAEoCCInCg5EZWxldGVSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDIncKC0NvcHlSZXF1ZXN0EhIKCnNvdXJjZV9yZWYYASABKAkSFwoPZGVzdGluYXRpb25fcmVmGAIgASgJEhEKCXJlY3Vyc2l2ZRgDIAEoCBIoCgtvbl9jb25mbGljdBgEIAEoDjITLmN0eGQudjEuT25Db25mbGljdCJUCgxDb3B5UmVzcG9uc2USFAoMY29waWVkX2NvdW50GAEgASgDEhUKDXNraXBwZWRfY291bnQYAiABKAMSFwoPZGVzdGluYXRpb25fcmVmGAMgASgJImQKC01vdmVSZXF1ZXN0EhIKCnNvdXJjZV9yZWYYASABKAkSFwoPZGVzdGluYXRpb25fcmVmGAIgASgJEigKC29uX2NvbmZsaWN0GAMgASgOMhMuY3R4ZC52MS5PbkNvbmZsaWN0IlMKDE1vdmVSZXNwb25zZRITCgttb3ZlZF9jb3VudBgBIAEoAxIVCg1za2lwcGVkX2NvdW50GAIgASgDEhcKD2Rlc3RpbmF0aW9uX3JlZhgDIAEoCSIaCgtJbmZvUmVxdWVzdBILCgNyZWYYASABKAkiPwoMSW5mb1Jlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SEgoKaXRlbV9jb3VudBgCIAEoAyIcCg1FeGlzdHNSZXF1ZXN0EgsKA3JlZhgBIAEoCSIwCg5FeGlzdHNSZXNwb25zZRIOCgZleGlzdHMYASABKAgSDgoGaXNfZGlyGAIgASgIIh0KDk1ha2VEaXJSZXF1ZXN0EgsKA3JlZhgBIAEoCSIvCg9NYWtlRGlyUmVzcG9uc2USDwoHY3JlYXRlZBgBIAEoCBILCgNyZWYYAiABKAkiHQoORGlyU2l6ZVJlcXVlc3QSCwoDcmVmGAEgASgJIjkKD0RpclNpemVSZXNwb25zZRISCgpzaXplX2J5dGVzGAEgASgDEhIKCml0ZW1fY291bnQYAiABKAMiIAoRQ291bnRMaW5lc1JlcXVlc3QSCwoDcmVmGAEgASgJIiMKEkNvdW50TGluZXNSZXNwb25zZRINCgVsaW5lcxgBIAEoAyLSAQoIUmV2aXNpb24SDwoHaXRlbV9pZBgBIAEoCRILCgNyZWYYAiABKAkSCwoDcmV2GAMgASgDEigKBHRpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFjdG9yGAUgASgJEgoKAm9wGAYgASgJEhQKDGNvbnRlbnRfaGFzaBgHIAEoCRISCgpzaXplX2J5dGVzGAggASgDEg8KB2RlbGV0ZWQYCSABKAgSGwoEaXRlbRgKIAEoCzINLmN0eGQudjEuSXRlbSJACg5IaXN0b3J5UmVxdWVzdBILCgNyZWYYASABKAkSDQoFbGltaXQYAiABKAUSEgoKYmVmb3JlX3JldhgDIAEoAyI3Cg9IaXN0b3J5UmVzcG9uc2USJAoJcmV2aXNpb25zGAEgAygLMhEuY3R4ZC52MS5SZXZpc2lvbiI8ChNSZWFkUmV2aXNpb25SZXF1ZXN0EgsKA3JlZhgBIAEoCRILCgNyZXYYAiABKAMSCwoDcmF3GAMgASgIIloKFFJlYWRSZXZpc2lvblJlc3BvbnNlEiMKCHJldmlzaW9uGAEgASgLMhEuY3R4ZC52MS5SZXZpc2lvbhIPCgdjb250ZW50GAIgASgJEgwKBGRhdGEYAyABKAwiKQoNUmV2ZXJ0UmVxdWVzdBILCgNyZWYYASABKAkSCwoDcmV2GAIgASgDIlAKDlJldmVydFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY3JlYXRlZBgCIAEoCBIQCgh3YXJuaW5ncxgDIAMoCSIwChJMaXN0RGVsZXRlZFJlcXVlc3QSCwoDcmVmGAEgASgJEg0KBWxpbWl0GAIgASgFIjsKE0xpc3REZWxldGVkUmVzcG9uc2USJAoJcmV2aXNpb25zGAEgAygLMhEuY3R4ZC52MS5SZXZpc2lvbiJpCgpMb2dSZXF1ZXN0Eg0KBWFjdG9yGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVsaW1pdBgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIkwKC0xvZ1Jlc3BvbnNlEiQKCXJldmlzaW9ucxgBIAMoCzIRLmN0eGQudjEuUmV2aXNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMvkICgpWZnNTZXJ2aWNlEkUKCkxpc3REcml2ZXMSGi5jdHhkLnYxLkxpc3REcml2ZXNSZXF1ZXN0GhsuY3R4ZC52MS5MaXN0RHJpdmVzUmVzcG9uc2USMwoEVHJlZRIULmN0eGQudjEuVHJlZVJlcXVlc3QaFS5jdHhkLnYxLlRyZWVSZXNwb25zZRIzCgRMaXN0EhQuY3R4ZC52MS5MaXN0UmVxdWVzdBoVLmN0eGQudjEuTGlzdFJlc3BvbnNlEjMKBFJlYWQSFC5jdHhkLnYxLlJlYWRSZXF1ZXN0GhUuY3R4ZC52MS5SZWFkUmVzcG9uc2USNgoFV3JpdGUSFS5jdHhkLnYxLldyaXRlUmVxdWVzdBoWLmN0eGQudjEuV3JpdGVSZXNwb25zZRIzCgRFZGl0EhQuY3R4ZC52MS5FZGl0UmVxdWVzdBoVLmN0eGQudjEuRWRpdFJlc3BvbnNlEjkKBkRlbGV0ZRIWLmN0eGQudjEuRGVsZXRlUmVxdWVzdBoXLmN0eGQudjEuRGVsZXRlUmVzcG9uc2USMwoEQ29weRIULmN0eGQudjEuQ29weVJlcXVlc3QaFS5jdHhkLnYxLkNvcHlSZXNwb25zZRIzCgRNb3ZlEhQuY3R4ZC52MS5Nb3ZlUmVxdWVzdBoVLmN0eGQudjEuTW92ZVJlc3BvbnNlEjMKBEluZm8SFC5jdHhkLnYxLkluZm9SZXF1ZXN0GhUuY3R4ZC52MS5JbmZvUmVzcG9uc2USOQoGRXhpc3RzEhYuY3R4ZC52MS5FeGlzdHNSZXF1ZXN0GhcuY3R4ZC52MS5FeGlzdHNSZXNwb25zZRI8CgdNYWtlRGlyEhcuY3R4ZC52MS5NYWtlRGlyUmVxdWVzdBoYLmN0eGQudjEuTWFrZURpclJlc3BvbnNlEjwKB0RpclNpemUSFy5jdHhkLnYxLkRpclNpemVSZXF1ZXN0GhguY3R4ZC52MS5EaXJTaXplUmVzcG9uc2USRQoKQ291bnRMaW5lcxIaLmN0eGQudjEuQ291bnRMaW5lc1JlcXVlc3QaGy5jdHhkLnYxLkNvdW50TGluZXNSZXNwb25zZRI8CgdIaXN0b3J5EhcuY3R4ZC52MS5IaXN0b3J5UmVxdWVzdBoYLmN0eGQudjEuSGlzdG9yeVJlc3BvbnNlEksKDFJlYWRSZXZpc2lvbhIcLmN0eGQudjEuUmVhZFJldmlzaW9uUmVxdWVzdBodLmN0eGQudjEuUmVhZFJldmlzaW9uUmVzcG9uc2USOQoGUmV2ZXJ0EhYuY3R4ZC52MS5SZXZlcnRSZXF1ZXN0GhcuY3R4ZC52MS5SZXZlcnRSZXNwb25zZRJICgtMaXN0RGVsZXRlZBIbLmN0eGQudjEuTGlzdERlbGV0ZWRSZXF1ZXN0GhwuY3R4ZC52MS5MaXN0RGVsZXRlZFJlc3BvbnNlEjAKA0xvZxITLmN0eGQudjEuTG9nUmVxdWVzdBoULmN0eGQudjEuTG9nUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * ListDrivesRequest takes no parameters.
@@ -488,6 +490,14 @@ export type WriteResponse = Message<"ctxd.v1.WriteResponse"> & {
    * @generated from field: ctxd.v1.TreeResponse tree = 4;
    */
   tree?: TreeResponse | undefined;
+
+  /**
+   * Problems found in the content's frontmatter, which is then stored as
+   * plain text (the write itself succeeds); empty when none.
+   *
+   * @generated from field: repeated string warnings = 5;
+   */
+  warnings: string[];
 };
 
 /**
@@ -596,6 +606,14 @@ export type EditResponse = Message<"ctxd.v1.EditResponse"> & {
    * @generated from field: int64 lines_after = 3;
    */
   linesAfter: bigint;
+
+  /**
+   * Problems found in the edited content's frontmatter, which is then stored
+   * as plain text (the edit itself succeeds); empty when none.
+   *
+   * @generated from field: repeated string warnings = 4;
+   */
+  warnings: string[];
 };
 
 /**
@@ -1043,6 +1061,413 @@ export const CountLinesResponseSchema: GenMessage<CountLinesResponse> = /*@__PUR
   messageDesc(file_ctxd_v1_vfs, 29);
 
 /**
+ * Revision is one recorded change of an item.
+ *
+ * @generated from message ctxd.v1.Revision
+ */
+export type Revision = Message<"ctxd.v1.Revision"> & {
+  /**
+   * The item's id (stable across moves).
+   *
+   * @generated from field: string item_id = 1;
+   */
+  itemId: string;
+
+  /**
+   * The item's ref as drive:/path after the change (for a delete: where it
+   * was).
+   *
+   * @generated from field: string ref = 2;
+   */
+  ref: string;
+
+  /**
+   * Revision number, per item, 1-based and increasing.
+   *
+   * @generated from field: int64 rev = 3;
+   */
+  rev: bigint;
+
+  /**
+   * When the change was made.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 4;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * Who made it: the token's name, or "owner" for the unix socket and the
+   * owner token; empty for a "baseline" revision.
+   *
+   * @generated from field: string actor = 5;
+   */
+  actor: string;
+
+  /**
+   * The operation: "write", "edit", "delete", "move", "copy", "make_dir",
+   * "revert", "context_update" or "refresh"; "baseline" is the state an item
+   * had when history started recording it (written before the store kept
+   * history, or changed while history was off).
+   *
+   * @generated from field: string op = 6;
+   */
+  op: string;
+
+  /**
+   * Lowercase hex SHA-256 of the content after the change (for a delete,
+   * of the content deleted).
+   *
+   * @generated from field: string content_hash = 7;
+   */
+  contentHash: string;
+
+  /**
+   * Content size in bytes after the change (for a delete, of the content
+   * deleted).
+   *
+   * @generated from field: int64 size_bytes = 8;
+   */
+  sizeBytes: bigint;
+
+  /**
+   * True when this revision deleted the item.
+   *
+   * @generated from field: bool deleted = 9;
+   */
+  deleted: boolean;
+
+  /**
+   * The item's metadata after the change (before it, for a delete);
+   * retrieval counts and indexed_at are not kept, updated_at is the
+   * revision's time.
+   *
+   * @generated from field: ctxd.v1.Item item = 10;
+   */
+  item?: Item | undefined;
+};
+
+/**
+ * Describes the message ctxd.v1.Revision.
+ * Use `create(RevisionSchema)` to create a new message.
+ */
+export const RevisionSchema: GenMessage<Revision> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 30);
+
+/**
+ * HistoryRequest names an item and a page of its revisions.
+ *
+ * @generated from message ctxd.v1.HistoryRequest
+ */
+export type HistoryRequest = Message<"ctxd.v1.HistoryRequest"> & {
+  /**
+   * Item ref or id; a deleted item's last ref works too.
+   *
+   * @generated from field: string ref = 1;
+   */
+  ref: string;
+
+  /**
+   * Maximum revisions to return; 0 means the default (50); at most 1000.
+   *
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * Only revisions older than this one; 0 means from the newest. Pass the
+   * last returned rev to page.
+   *
+   * @generated from field: int64 before_rev = 3;
+   */
+  beforeRev: bigint;
+};
+
+/**
+ * Describes the message ctxd.v1.HistoryRequest.
+ * Use `create(HistoryRequestSchema)` to create a new message.
+ */
+export const HistoryRequestSchema: GenMessage<HistoryRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 31);
+
+/**
+ * HistoryResponse holds one page of revisions.
+ *
+ * @generated from message ctxd.v1.HistoryResponse
+ */
+export type HistoryResponse = Message<"ctxd.v1.HistoryResponse"> & {
+  /**
+   * Revisions, newest first.
+   *
+   * @generated from field: repeated ctxd.v1.Revision revisions = 1;
+   */
+  revisions: Revision[];
+};
+
+/**
+ * Describes the message ctxd.v1.HistoryResponse.
+ * Use `create(HistoryResponseSchema)` to create a new message.
+ */
+export const HistoryResponseSchema: GenMessage<HistoryResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 32);
+
+/**
+ * ReadRevisionRequest names one revision.
+ *
+ * @generated from message ctxd.v1.ReadRevisionRequest
+ */
+export type ReadRevisionRequest = Message<"ctxd.v1.ReadRevisionRequest"> & {
+  /**
+   * Item ref or id; a deleted item's last ref works too.
+   *
+   * @generated from field: string ref = 1;
+   */
+  ref: string;
+
+  /**
+   * Revision number (Revision.rev). A revision the retention pruned
+   * (history_keep, history_min_age) is NOT_FOUND.
+   *
+   * @generated from field: int64 rev = 2;
+   */
+  rev: bigint;
+
+  /**
+   * Return the raw bytes in data instead of text; works for binary items too.
+   *
+   * @generated from field: bool raw = 3;
+   */
+  raw: boolean;
+};
+
+/**
+ * Describes the message ctxd.v1.ReadRevisionRequest.
+ * Use `create(ReadRevisionRequestSchema)` to create a new message.
+ */
+export const ReadRevisionRequestSchema: GenMessage<ReadRevisionRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 33);
+
+/**
+ * ReadRevisionResponse holds the revision and its content.
+ *
+ * @generated from message ctxd.v1.ReadRevisionResponse
+ */
+export type ReadRevisionResponse = Message<"ctxd.v1.ReadRevisionResponse"> & {
+  /**
+   * The revision.
+   *
+   * @generated from field: ctxd.v1.Revision revision = 1;
+   */
+  revision?: Revision | undefined;
+
+  /**
+   * The content as text (when not raw and the item is text).
+   *
+   * @generated from field: string content = 2;
+   */
+  content: string;
+
+  /**
+   * The content as bytes (when raw).
+   *
+   * @generated from field: bytes data = 3;
+   */
+  data: Uint8Array;
+};
+
+/**
+ * Describes the message ctxd.v1.ReadRevisionResponse.
+ * Use `create(ReadRevisionResponseSchema)` to create a new message.
+ */
+export const ReadRevisionResponseSchema: GenMessage<ReadRevisionResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 34);
+
+/**
+ * RevertRequest names the revision to go back to.
+ *
+ * @generated from message ctxd.v1.RevertRequest
+ */
+export type RevertRequest = Message<"ctxd.v1.RevertRequest"> & {
+  /**
+   * Item ref or id; a deleted item's last ref restores it there.
+   *
+   * @generated from field: string ref = 1;
+   */
+  ref: string;
+
+  /**
+   * Revision whose content and metadata become current again.
+   *
+   * @generated from field: int64 rev = 2;
+   */
+  rev: bigint;
+};
+
+/**
+ * Describes the message ctxd.v1.RevertRequest.
+ * Use `create(RevertRequestSchema)` to create a new message.
+ */
+export const RevertRequestSchema: GenMessage<RevertRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 35);
+
+/**
+ * RevertResponse describes the item after the revert.
+ *
+ * @generated from message ctxd.v1.RevertResponse
+ */
+export type RevertResponse = Message<"ctxd.v1.RevertResponse"> & {
+  /**
+   * The item after the revert.
+   *
+   * @generated from field: ctxd.v1.Item item = 1;
+   */
+  item?: Item | undefined;
+
+  /**
+   * True when the revert restored a deleted item.
+   *
+   * @generated from field: bool created = 2;
+   */
+  created: boolean;
+
+  /**
+   * Problems found in the restored content's frontmatter; empty when none.
+   *
+   * @generated from field: repeated string warnings = 3;
+   */
+  warnings: string[];
+};
+
+/**
+ * Describes the message ctxd.v1.RevertResponse.
+ * Use `create(RevertResponseSchema)` to create a new message.
+ */
+export const RevertResponseSchema: GenMessage<RevertResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 36);
+
+/**
+ * ListDeletedRequest selects where to look for deleted items.
+ *
+ * @generated from message ctxd.v1.ListDeletedRequest
+ */
+export type ListDeletedRequest = Message<"ctxd.v1.ListDeletedRequest"> & {
+  /**
+   * Directory ref ("drive:/dir", "drive:" for a drive root); empty means the
+   * whole store.
+   *
+   * @generated from field: string ref = 1;
+   */
+  ref: string;
+
+  /**
+   * Maximum entries to return; 0 means the default (50); at most 1000.
+   *
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message ctxd.v1.ListDeletedRequest.
+ * Use `create(ListDeletedRequestSchema)` to create a new message.
+ */
+export const ListDeletedRequestSchema: GenMessage<ListDeletedRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 37);
+
+/**
+ * ListDeletedResponse lists deleted items.
+ *
+ * @generated from message ctxd.v1.ListDeletedResponse
+ */
+export type ListDeletedResponse = Message<"ctxd.v1.ListDeletedResponse"> & {
+  /**
+   * The deletion revision of each deleted item, in path order. Revert with
+   * its rev (or an earlier one) restores the item at its ref, with its id;
+   * History with its item_id lists its revisions.
+   *
+   * @generated from field: repeated ctxd.v1.Revision revisions = 1;
+   */
+  revisions: Revision[];
+};
+
+/**
+ * Describes the message ctxd.v1.ListDeletedResponse.
+ * Use `create(ListDeletedResponseSchema)` to create a new message.
+ */
+export const ListDeletedResponseSchema: GenMessage<ListDeletedResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 38);
+
+/**
+ * LogRequest selects revisions across the store.
+ *
+ * @generated from message ctxd.v1.LogRequest
+ */
+export type LogRequest = Message<"ctxd.v1.LogRequest"> & {
+  /**
+   * Only revisions made by this actor (a token name, or "owner"); empty
+   * means every actor.
+   *
+   * @generated from field: string actor = 1;
+   */
+  actor: string;
+
+  /**
+   * Only revisions made at or after this time; unset means no lower bound.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 2;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * Maximum revisions to return; 0 means the default (50); at most 1000.
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * The next_page_token of a previous response, to continue after it.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message ctxd.v1.LogRequest.
+ * Use `create(LogRequestSchema)` to create a new message.
+ */
+export const LogRequestSchema: GenMessage<LogRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 39);
+
+/**
+ * LogResponse holds one page of revisions.
+ *
+ * @generated from message ctxd.v1.LogResponse
+ */
+export type LogResponse = Message<"ctxd.v1.LogResponse"> & {
+  /**
+   * Revisions, newest first.
+   *
+   * @generated from field: repeated ctxd.v1.Revision revisions = 1;
+   */
+  revisions: Revision[];
+
+  /**
+   * Set when more revisions follow; pass it back as page_token.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message ctxd.v1.LogResponse.
+ * Use `create(LogResponseSchema)` to create a new message.
+ */
+export const LogResponseSchema: GenMessage<LogResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 40);
+
+/**
  * VfsService is the agent's filesystem: items addressed by drive:/path refs.
  *
  * A ref is "drive:/path", a bare "/path" (meaning the agent drive), or an
@@ -1191,6 +1616,62 @@ export const VfsService: GenService<{
     methodKind: "unary";
     input: typeof CountLinesRequestSchema;
     output: typeof CountLinesResponseSchema;
+  },
+  /**
+   * History lists an item's revisions, newest first; works for a deleted
+   * ref too. Every change (write, edit, delete, move, copy, context update,
+   * refresh, revert) records one, with its actor.
+   *
+   * @generated from rpc ctxd.v1.VfsService.History
+   */
+  history: {
+    methodKind: "unary";
+    input: typeof HistoryRequestSchema;
+    output: typeof HistoryResponseSchema;
+  },
+  /**
+   * ReadRevision returns the content and metadata of one revision.
+   *
+   * @generated from rpc ctxd.v1.VfsService.ReadRevision
+   */
+  readRevision: {
+    methodKind: "unary";
+    input: typeof ReadRevisionRequestSchema;
+    output: typeof ReadRevisionResponseSchema;
+  },
+  /**
+   * Revert writes an earlier revision's content and metadata back as a new
+   * revision; for a deleted item it restores the item, with its id, at the
+   * ref it was deleted from.
+   *
+   * @generated from rpc ctxd.v1.VfsService.Revert
+   */
+  revert: {
+    methodKind: "unary";
+    input: typeof RevertRequestSchema;
+    output: typeof RevertResponseSchema;
+  },
+  /**
+   * ListDeleted lists deleted items that were not restored (their deletion
+   * revisions), in path order; Revert restores one.
+   *
+   * @generated from rpc ctxd.v1.VfsService.ListDeleted
+   */
+  listDeleted: {
+    methodKind: "unary";
+    input: typeof ListDeletedRequestSchema;
+    output: typeof ListDeletedResponseSchema;
+  },
+  /**
+   * Log lists revisions across the store, newest first: what an actor
+   * changed, and when.
+   *
+   * @generated from rpc ctxd.v1.VfsService.Log
+   */
+  log: {
+    methodKind: "unary";
+    input: typeof LogRequestSchema;
+    output: typeof LogResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ctxd_v1_vfs, 0);

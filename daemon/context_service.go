@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ctxd/ctxd/assemble"
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/vfs"
+)
+
+// contextService adapts ContextService calls onto package assemble.
+type contextService struct {
+	ctxdv1.UnimplementedContextServiceServer
+	b *backend
+}
+
+func (s *contextService) Init(ctx context.Context, req *ctxdv1.InitRequest) (*ctxdv1.InitResponse, error) {
+	root := req.GetRoot()
+	if root == "" {
+		root = s.b.contextRoots[0]
+	}
+	created, existing, err := assemble.Init(ctx, s.b.store, root)
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.InitResponse{Created: created, Existing: existing}, nil
+}
+
+func (s *contextService) Update(ctx context.Context, req *ctxdv1.UpdateRequest) (*ctxdv1.UpdateResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	res, err := assemble.Update(ctx, s.b.store, ref, []byte(req.GetBody()), req.GetExpectedContentHash())
+	if err != nil {
+		return nil, err
+	}
+	return &ctxdv1.UpdateResponse{Item: ItemToProto(&res.Item), Warnings: res.Warnings}, nil
+}
+
+// assembleLimitKeys maps the bounds of a BuildContext request to their
+// config keys.
+var assembleLimitKeys = map[assemble.Limit]string{
+	assemble.LimitBudget:    "max_token_budget",
+	assemble.LimitTaskBytes: "max_query_bytes",
+	assemble.LimitRoots:     "max_filter_values",
+}
+
+func (s *contextService) BuildContext(ctx context.Context, req *ctxdv1.BuildContextRequest) (*ctxdv1.BuildContextResponse, error) {
+	sr, err := s.b.searchRequest(&ctxdv1.SearchRequest{Mode: req.GetMode(), Filter: req.GetFilter(), Limit: req.GetLimit()})
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.b.builder.Build(ctx, assemble.Request{Task: req.GetTask(), Budget: int(req.GetBudget()), Roots: req.GetRoots(), Search: sr})
+	var le *assemble.LimitError
+	if errors.As(err, &le) {
+		return nil, limitError(assembleLimitKeys[le.Limit], le.Message, le.Hint)
+	}
+	if err != nil {
+		return nil, searchError(err)
+	}
+	var ids []string
+	for _, sec := range res.Sections {
+		if sec.Kind == assemble.KindChunk {
+			ids = append(ids, sec.Item.ID)
+		}
+	}
+	// Like Search, the chunks count as retrievals and prompt re-validation
+	// of stale pages.
+	s.b.usage.Record(ids)
+	s.b.fresh.Notice(ids)
+	return ContextToProto(&res), nil
+}
