@@ -79,7 +79,8 @@ const (
 )
 
 // Retention says which revisions PruneHistory removes: a revision goes once
-// it is not among its item's Keep newest AND is older than MinAge. The zero
+// it is not among its item's Keep newest AND is older than MinAge, and all of
+// a deleted (not restored) item's revisions go MinAge after the delete. The zero
 // Retention means the defaults (20 revisions, 30 days); one with Keep set is
 // used as given, so MinAge 0 keeps revisions by count alone.
 type Retention struct {
@@ -933,10 +934,10 @@ func (t *txn) resolveHistory(ref Ref) (historyOf, error) {
 			h.live = &it
 		} else if h.id = t.lastDeletedAt(r.Drive, r.Path); h.id == nil {
 			if n.isDir() {
-				return historyOf{}, newError(ErrIsDir, h.ref, "history is kept per item: name an item below it, or call deleted to list deleted items under it",
+				return historyOf{}, newError(ErrIsDir, h.ref, "history is kept per item: name an item below it, or list the deleted items under it (ctxd deleted, ListDeleted)",
 					"%s is a directory.", h.ref)
 			}
-			return historyOf{}, newError(ErrNotFound, h.ref, "list deleted items (ListDeleted) or the audit log (ctxd log) to find the item, then pass its id",
+			return historyOf{}, newError(ErrNotFound, h.ref, "list deleted items (ctxd deleted, ListDeleted) or read the audit log (ctxd log) to find the item, then pass its id",
 				"No item and no deleted item at %s.", h.ref)
 		}
 	}
@@ -1388,7 +1389,9 @@ func (s *Store) repackBlobs(ctx context.Context) error {
 	}
 }
 
-// prune removes the revisions retention no longer keeps.
+// prune removes the revisions retention no longer keeps. Each batch is
+// examined in a read transaction, so a run that finds nothing to drop
+// writes (and syncs) nothing; the drops are checked again in the write.
 func (s *Store) prune(ctx context.Context) (int, error) {
 	cutoff := s.now().Add(-s.retention.MinAge).UnixNano()
 	keep := int64(s.retention.Keep)
@@ -1398,11 +1401,11 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return removed, err
 		}
+		var drop [][]byte
 		done := false
-		n := 0
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.db.View(func(tx *bolt.Tx) error {
 			t := s.newTxn(tx)
-			var drop [][]byte
+			drop = drop[:0]
 			c := t.revLog.Cursor()
 			k, _ := c.First()
 			if start != nil {
@@ -1417,24 +1420,42 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 					break
 				}
 				examined++
-				id, rev := k[8:24], int64(binary.BigEndian.Uint64(k[24:]))
-				latest, err := t.latestRev(id)
+				expired, err := t.expired(k, keep, cutoff)
 				if err != nil {
 					return err
 				}
-				if latest.rev-rev >= keep {
+				if expired {
 					drop = append(drop, bytes.Clone(k))
 				}
 			}
 			start = bytes.Clone(k)
-			for _, lk := range drop {
-				if err := t.dropRevision(lk); err != nil {
-					return err
-				}
-			}
-			n = len(drop)
 			return nil
 		})
+		n := 0
+		if err == nil && len(drop) > 0 {
+			err = s.db.Update(func(tx *bolt.Tx) error {
+				t := s.newTxn(tx)
+				n = 0
+				for _, lk := range drop {
+					if t.revLog.Get(lk) == nil {
+						continue
+					}
+					// A write since the read may have changed the item.
+					expired, err := t.expired(lk, keep, cutoff)
+					if err != nil {
+						return err
+					}
+					if !expired {
+						continue
+					}
+					if err := t.dropRevision(lk); err != nil {
+						return err
+					}
+					n++
+				}
+				return nil
+			})
+		}
 		if err != nil {
 			return removed, fmt.Errorf("prune history: %w", err)
 		}
@@ -1443,6 +1464,20 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 			return removed, nil
 		}
 	}
+}
+
+// expired reports whether the revision at log key lk (older than cutoff)
+// goes: it is not among its item's keep newest, or its item was deleted
+// before cutoff and not restored, so a deleted item's history lasts MinAge
+// after the delete and no longer.
+func (t *txn) expired(lk []byte, keep, cutoff int64) (bool, error) {
+	id, rev := lk[8:24], int64(binary.BigEndian.Uint64(lk[24:]))
+	latest, err := t.latestRev(id)
+	if err != nil {
+		return false, err
+	}
+	gone := latest.deleted && latest.time < cutoff && t.items.Get(id) == nil
+	return latest.rev-rev >= keep || gone, nil
 }
 
 // dropRevision removes the revision at log key lk with its index entries

@@ -529,6 +529,43 @@ func TestStore_PruneHistory(t *testing.T) {
 	}
 }
 
+// TestStore_PruneHistory_DeletedExpire: a deleted item stays restorable for
+// MinAge after its delete, then its whole history goes; a restored one keeps it.
+func TestStore_PruneHistory_DeletedExpire(t *testing.T) {
+	s := mustOpenStore(t, Options{History: Retention{Keep: 3, MinAge: time.Hour}})
+	clock := time.Now()
+	s.now = func() time.Time { return clock }
+	for _, ref := range []string{"notes:/gone.md", "notes:/back.md"} {
+		mustWrite(t, s, ref, "first "+ref)
+		if _, err := s.Delete(ctx, mustRef(t, ref), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Revert(ctx, mustRef(t, "notes:/back.md"), 1); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(30 * time.Minute)
+	if n, err := s.PruneHistory(ctx); err != nil || n != 0 {
+		t.Fatalf("PruneHistory within MinAge of the delete = %d, %v; want 0", n, err)
+	}
+	if d, err := s.Deleted(ctx, Ref{}, 0); err != nil || len(d) != 1 {
+		t.Fatalf("Deleted = %+v, %v; want notes:/gone.md", d, err)
+	}
+	clock = clock.Add(time.Hour)
+	if n, err := s.PruneHistory(ctx); err != nil || n != 2 {
+		t.Fatalf("PruneHistory after MinAge = %d, %v; want the deleted item's 2 revisions", n, err)
+	}
+	if d, err := s.Deleted(ctx, Ref{}, 0); err != nil || len(d) != 0 {
+		t.Errorf("Deleted after expiry = %+v, %v; want none", d, err)
+	}
+	if revs := mustHistory(t, s, mustRef(t, "notes:/back.md")); len(revs) != 3 {
+		t.Errorf("restored item's history = %q, want its 3 revisions kept", summaries(revs))
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Errorf("Verify after expiry: %v", err)
+	}
+}
+
 // TestStore_PruneHistory_ManyBatches: more prunable revisions than one
 // transaction examines are all pruned.
 func TestStore_PruneHistory_ManyBatches(t *testing.T) {

@@ -312,6 +312,17 @@ func TestStore_MarkIndexed(t *testing.T) {
 	if at.IsZero() || at.Before(updated) {
 		t.Fatalf("after the edit was applied: indexed at %v, updated at %v", at, updated)
 	}
+	// A move changes the ref the index finds it by: cleared until applied.
+	if _, err := s.Move(ctx, mustRef(t, "n:/c.md"), mustRef(t, "n:/moved.md"), ConflictError); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := indexedAt(t, s, "n:/moved.md"); !at.IsZero() {
+		t.Fatalf("moved item still indexed at %v", at)
+	}
+	mustMarkIndexed(t, s, seq())
+	if at, updated := indexedAt(t, s, "n:/moved.md"); at.IsZero() || at.Before(updated) {
+		t.Fatalf("after the move was applied: indexed at %v, updated at %v", at, updated)
+	}
 
 	// Vectors saved change nothing searchable by BM25: no new mark.
 	if embedAll(t, s, "m1") == 0 {

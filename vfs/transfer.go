@@ -292,6 +292,7 @@ func (t *txn) moveOne(srcDrive, dstDrive string, op transferOp) error {
 	}
 	it.Drive = dstDrive
 	retitle(&it, op.dstPath)
-	it.UpdatedAt = t.now
+	// Searchable again under the new ref once the index applies the move.
+	it.UpdatedAt, it.IndexedAt = t.now, time.Time{}
 	return t.putItem(&it, nil, nil, nil)
 }

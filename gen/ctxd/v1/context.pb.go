@@ -365,7 +365,10 @@ type ContextSection struct {
 	Text string `protobuf:"bytes,4,opt,name=text" json:"text,omitempty"`
 	// Model tokens of the section as rendered, counted against the budget.
 	Tokens int32 `protobuf:"varint,5,opt,name=tokens" json:"tokens,omitempty"`
-	// For contextual files: the task's words that matched the file (BM25).
+	// For contextual files: the task's words (stemmed, as the BM25 index
+	// analyses them) that the file contains. A file is included when those
+	// words carry at least a quarter of the task's IDF weight (store-wide
+	// document frequencies) or one rare word's worth; see package assemble.
 	MatchedTerms []string `protobuf:"bytes,6,rep,name=matched_terms,json=matchedTerms" json:"matched_terms,omitempty"`
 	// For contextual files: the BM25 score; for chunks: the fused search score
 	// in [0, 1]; 0 for always files.

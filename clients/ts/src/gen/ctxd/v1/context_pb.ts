@@ -248,7 +248,10 @@ export type ContextSection = Message<"ctxd.v1.ContextSection"> & {
   tokens: number;
 
   /**
-   * For contextual files: the task's words that matched the file (BM25).
+   * For contextual files: the task's words (stemmed, as the BM25 index
+   * analyses them) that the file contains. A file is included when those
+   * words carry at least a quarter of the task's IDF weight (store-wide
+   * document frequencies) or one rare word's worth; see package assemble.
    *
    * @generated from field: repeated string matched_terms = 6;
    */
