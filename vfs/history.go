@@ -550,8 +550,16 @@ func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error 
 // a and b that do not overlap in either.
 func commonEnds(a, b []byte) (prefix, suffix int) {
 	n := min(len(a), len(b))
+	// Eight bytes at a time first: this runs inside the write transaction.
+	le := binary.LittleEndian
+	for prefix+8 <= n && le.Uint64(a[prefix:]) == le.Uint64(b[prefix:]) {
+		prefix += 8
+	}
 	for prefix < n && a[prefix] == b[prefix] {
 		prefix++
+	}
+	for suffix+8 <= n-prefix && le.Uint64(a[len(a)-suffix-8:]) == le.Uint64(b[len(b)-suffix-8:]) {
+		suffix += 8
 	}
 	for suffix < n-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
 		suffix++
@@ -863,6 +871,15 @@ func zdecode(frame, dict []byte) ([]byte, error) {
 		defer d.ResetWithOptions(nil, zstd.WithDecoderDictRaw(deltaDictID, nil))
 	}
 	return d.DecodeAll(frame, nil)
+}
+
+// revisionAt builds the exported Revision stored at revisions key key.
+func (t *txn) revisionAt(key []byte, metas map[[8]byte]Item) (Revision, error) {
+	rec, err := decodeRevRec(key, t.revs.Get(key))
+	if err != nil {
+		return Revision{}, err
+	}
+	return t.revision(rec, metas)
 }
 
 // revision builds the exported Revision of r; metas caches decoded snapshots.
@@ -1238,14 +1255,9 @@ func (s *Store) Deleted(ctx context.Context, under Ref, limit int) ([]Revision, 
 					return fmt.Errorf("deleted: malformed entry %x", k)
 				}
 				id := k[len(k)-16:]
-				key := revKey(id, int64(binary.BigEndian.Uint64(v)))
-				rec, err := decodeRevRec(key, t.revs.Get(key))
+				r, err := t.revisionAt(revKey(id, int64(binary.BigEndian.Uint64(v))), metas)
 				if err != nil {
 					return fmt.Errorf("deleted %x: %w", k, err)
-				}
-				r, err := t.revision(rec, metas)
-				if err != nil {
-					return err
 				}
 				out = append(out, r)
 			}
@@ -1308,14 +1320,9 @@ func (s *Store) Log(ctx context.Context, q LogQuery) ([]Revision, string, error)
 				next = base64.RawURLEncoding.EncodeToString(out[len(out)-1].logKey())
 				break
 			}
-			key := lk[8:]
-			rec, err := decodeRevRec(key, t.revs.Get(key))
+			r, err := t.revisionAt(lk[8:], metas)
 			if err != nil {
 				return fmt.Errorf("revision log %x: %w", k, err)
-			}
-			r, err := t.revision(rec, metas)
-			if err != nil {
-				return err
 			}
 			out = append(out, r)
 		}

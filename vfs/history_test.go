@@ -764,3 +764,32 @@ func TestStore_HistoryOff(t *testing.T) {
 		t.Errorf("Log with history off = %q, %v", summaries(logged), err)
 	}
 }
+
+// TestCommonEnds checks the word-at-a-time prefix and suffix scan against a
+// byte-at-a-time one on edits at every position.
+func TestCommonEnds(t *testing.T) {
+	naive := func(a, b []byte) (p, q int) {
+		n := min(len(a), len(b))
+		for p < n && a[p] == b[p] {
+			p++
+		}
+		for q < n-p && a[len(a)-1-q] == b[len(b)-1-q] {
+			q++
+		}
+		return p, q
+	}
+	base := []byte(strings.Repeat("abcdefghij", 5))
+	for i := range len(base) + 1 {
+		for _, b := range [][]byte{
+			append(append(bytes.Clone(base[:i]), 'X'), base[i:]...),                       // insert
+			append(bytes.Clone(base[:i]), base[min(i+3, len(base)):]...),                  // delete
+			append(append(bytes.Clone(base[:i]), "YY"...), base[min(i+2, len(base)):]...), // replace
+		} {
+			gp, gq := commonEnds(base, b)
+			wp, wq := naive(base, b)
+			if gp != wp || gq != wq {
+				t.Fatalf("commonEnds(base, %q) = %d, %d; want %d, %d", b, gp, gq, wp, wq)
+			}
+		}
+	}
+}
