@@ -18,13 +18,17 @@
 //	text                       id (16 bytes) -> searchable text of a binary item
 //	paths/<drive>              encoded path -> flags (1) | id (16) | size (8) | mime
 //	meta/history_gap           present while history is off (see Options.HistoryOff)
-//	revisions                  id | rev (8) -> revision record; id | 0xff 'p' -> pending
-//	                           count; id | 0xff 'm' | metaID (8) -> refs | metadata (JSON)
+//	revisions                  id | rev (8) -> revision record;
+//	                           id | rev | 1 -> archived content that rev first had:
+//	                           refs | uses (uvarints) | kind | zstd frame, delta or none;
+//	                           id | 0xff 'm' | metaID (8) -> refs | metadata (JSON);
+//	                           id | 0xff 'p' -> pending count;
+//	                           id | 0xff 'x' | SHA-256 -> rev (8) of its archived content
 //	revision_log               time (8) | id | rev -> (empty): Log by time
 //	revision_actors            len | actor | time | id | rev -> (empty): Log by actor
 //	deleted                    drive | encoded path | 0xff | id -> rev of the delete
-//	blobs                      SHA-256 | 0 -> kind | zstd frame or a delta; | 1 -> refs (8);
-//	                           | 3 -> deltas based on it (8)
+//	blobs                      SHA-256 | 0 -> kind | zstd frame; | 1 -> refs (8): large
+//	                           content stored whole, shared by the items that had it
 //	blob_repack                time | SHA-256 -> id | rev: archived whole, to make a delta
 //
 // # History
@@ -32,11 +36,16 @@
 // Every putItem/removeItem records a revision in the transaction of the
 // change (history.go). Content still current is not copied: an item's
 // pending revisions read the content bucket. When content is replaced or
-// deleted it is archived once per SHA-256: as the bytes between the common
-// prefix and suffix it shares with the item's previous archived content
-// (chains at most 32 deep), else zstd-compressed whole, which PruneHistory
-// later rewrites as a zstd delta against an older revision of the same item
-// (the dictionary work stays off the write path); PruneHistory also drops
+// deleted it is archived once per item and SHA-256, under the item's own
+// key prefix beside the revision that first had it, so a write's history
+// lands on the pages of its item's latest revisions (plus one page of the
+// item's hash index): as the bytes between the common prefix and suffix it
+// shares with the item's previous archived content (chains at most 32
+// deep), else zstd-compressed whole, which PruneHistory later rewrites as a
+// zstd delta against an older revision of the same item (the dictionary
+// work stays off the write path). Compressed content over 1 KB is kept once
+// per SHA-256 in blobs, shared across items (a copy's history does not
+// store it again), and the item's entry names it. PruneHistory also drops
 // revisions past the retention. Metadata snapshots are stored per item and shared by
 // revisions that differ only in content. Open with history on after a run
 // with it off records baseline revisions for items that changed meanwhile.

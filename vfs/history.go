@@ -23,19 +23,22 @@ import (
 // Bucket and key names of item history; see doc.go for the layout.
 const (
 	// bucketRevs holds, per item id (16): id | rev (8) -> revision record;
-	// id | 0xff 'p' -> pending count (8); id | 0xff 'm' | metaID (8) ->
-	// reference count (8) | metadata snapshot (JSON). An item's revisions and
-	// what they share sit on the same pages.
+	// id | rev | 1 -> archived content (an entry, see entryKey); id | 0xff
+	// 'm' | metaID (8) -> reference count (8) | metadata snapshot (JSON);
+	// id | 0xff 'p' -> pending count (8); id | 0xff 'x' | SHA-256 -> rev of
+	// its entry. An item's revisions and what they share sit on the same pages.
 	bucketRevs     = "revisions"
 	bucketRevLog   = "revision_log"    // time (8) | id (16) | rev (8) -> empty
 	bucketRevActor = "revision_actors" // uvarint len | actor | time (8) | id (16) | rev (8) -> empty
 	bucketDeleted  = "deleted"         // drive | path key | 0xff | id (16) -> rev (8) of the delete
-	// bucketBlobs holds superseded content: SHA-256 (32) | 0 -> kind (1) |
-	// payload, SHA-256 | 1 -> reference count (8), and SHA-256 | 3 -> how
-	// many deltas use it as their base (8), side by side.
+	// bucketBlobs holds superseded content stored whole that is too large
+	// to keep under an item's prefix (see maxInlineBlob), shared by the
+	// items that had it: SHA-256 (32) | 0 -> blobZstd | zstd frame, and
+	// SHA-256 | 1 -> how many items' entries name it (8).
 	bucketBlobs = "blobs"
 	// bucketRepack queues content archive stored whole, for PruneHistory to
-	// store as a delta: time (8) | SHA-256 (32) -> item id (16) | rev (8).
+	// store as a delta: time (8) | SHA-256 (32) -> item id (16) | rev (8),
+	// the revision whose content it is.
 	bucketRepack = "blob_repack"
 	// keyHistoryGap (in meta) is set while the store is opened with history
 	// off: items may then change without a revision, which the next open with
@@ -113,11 +116,12 @@ type LogQuery struct {
 	PageToken string    // the token a previous call returned, to continue
 }
 
-// Blob kinds. Superseded content is stored once per SHA-256 whatever the
-// number of revisions and items that had it. Content that is still an
+// Archive entry kinds. Superseded content is stored once per item and
+// SHA-256 whatever the number of revisions that had it, and content stored
+// whole and large once per SHA-256 across items. Content that is still an
 // item's current content is not copied: the revisions recorded since the
 // item's content last changed are its pending revisions, which read the
-// content bucket and hold no blob reference until the content goes.
+// content bucket and hold no reference until the content goes.
 const (
 	blobZstd  = 1 // payload is a zstd frame
 	blobDelta = 2 // payload is base hash (32) | zstd frame with the base's bytes as dictionary
@@ -126,6 +130,9 @@ const (
 	// content is the base's first prefix bytes, those bytes, and the base's
 	// last suffix bytes.
 	blobTrim = 4
+	// blobShared has no payload: the content is the shared blob of its
+	// hash in the blobs bucket (kind blobZstd | zstd frame).
+	blobShared = 8
 )
 
 // maxTrimDepth bounds the chain of blobTrim deltas a read decodes.
@@ -257,14 +264,26 @@ func (t *txn) latestRev(id []byte) (revRec, error) {
 	} else {
 		k, v = c.Prev()
 	}
+	for k != nil && isEntryKey(k) && bytes.HasPrefix(k, id) {
+		k, v = c.Prev()
+	}
 	if k == nil || !bytes.HasPrefix(k, id) || !isRevKey(k) {
-		return revRec{}, nil
+		// bbolt's Prev stops (returns nil) at a leaf emptied by deletes
+		// earlier in the transaction (PruneHistory's): walk forward instead.
+		var lk, lv []byte
+		for k, v = c.Seek(revKey(id, 0)); k != nil && bytes.HasPrefix(k, id) && isRevKey(k); k, v = c.Next() {
+			lk, lv = k, v
+		}
+		if lk == nil {
+			return revRec{}, nil
+		}
+		k, v = lk, lv
 	}
 	return decodeRevRec(k, v)
 }
 
 // pending returns how many of id's newest revisions have its current
-// content and hold no blob reference.
+// content and hold no reference to archived content.
 func (t *txn) pending(id []byte) int64 {
 	if v := t.revs.Get(pendingKey(id)); len(v) == 8 {
 		return int64(binary.BigEndian.Uint64(v))
@@ -463,6 +482,166 @@ func metaSnapshot(it *Item) ([]byte, error) {
 	return b, nil
 }
 
+// Archived content. An item's superseded content is kept under its own
+// key prefix in the revisions bucket, interleaved with its revision
+// records, so that archiving touches the page the write's new revision
+// record lands on anyway:
+//
+//	id | rev (8) | 1          -> uvarint refs | uvarint uses | kind (1) | payload
+//	id | 0xff 'x' | SHA-256    -> rev (8): the entry holding that content
+//
+// An entry is keyed by the revision whose content it first archived, so
+// entries are appended in order, right before the next revision record,
+// and a trim delta lands beside its base. refs counts the item's revisions
+// (not pending) with that content plus the item's entries that are deltas
+// against it; uses counts the latter. The index, the one key of a write
+// away from the item's latest pages, keeps the content stored once per item
+// and hash. Content whose compressed form is larger than maxInlineBlob is
+// stored once per SHA-256 in the blobs bucket, shared by every item that
+// had it, and its entries are blobShared; deltas are always an item's own,
+// against an entry of the same item.
+
+// maxInlineBlob bounds the payload of an entry stored under its item's
+// prefix; larger content goes to the shared blobs bucket, where it does not
+// make every later write of the item rewrite it.
+const maxInlineBlob = 1024
+
+func entryKey(u []byte, rev int64) []byte { return append(revKey(u, rev), 1) }
+
+func isEntryKey(k []byte) bool { return len(k) == 25 && k[16] < 0x80 && k[24] == 1 }
+
+func indexKey(u, hash []byte) []byte {
+	return append(append(append(make([]byte, 0, 50), u...), 0xff, 'x'), hash...)
+}
+
+func isIndexKey(k []byte) bool { return len(k) == 50 && k[16] == 0xff && k[17] == 'x' }
+
+// entry is a decoded archive entry; its slices point into the transaction.
+// Its value is uvarint refs | uvarint uses | kind (1) | payload; the hash
+// is the index's.
+type entry struct {
+	key        []byte
+	refs, uses int64
+	hash       [32]byte
+	kind       byte
+	payload    []byte
+}
+
+func decodeEntry(k, v, hash []byte) (entry, error) {
+	e := entry{key: k, hash: [32]byte(hash)}
+	for _, p := range []*int64{&e.refs, &e.uses} {
+		x, n := binary.Uvarint(v)
+		if n <= 0 || x > math.MaxInt64 {
+			return entry{}, fmt.Errorf("archive entry %x is malformed", k)
+		}
+		*p, v = int64(x), v[n:]
+	}
+	if len(v) < 1 {
+		return entry{}, fmt.Errorf("archive entry %x is malformed", k)
+	}
+	e.kind, e.payload = v[0], v[1:]
+	switch e.kind {
+	case blobZstd, blobShared:
+	case blobDelta, blobTrim:
+		if len(e.payload) < 33 {
+			return entry{}, fmt.Errorf("archive entry %x: short delta", k)
+		}
+	default:
+		return entry{}, fmt.Errorf("archive entry %x has unknown kind %d", k, e.kind)
+	}
+	return e, nil
+}
+
+func (e *entry) encode() []byte {
+	b := make([]byte, 0, 2*binary.MaxVarintLen64+1+len(e.payload))
+	b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(e.refs)), uint64(e.uses))
+	return append(append(b, e.kind), e.payload...)
+}
+
+// base is the hash of the content a delta entry is relative to, or nil.
+func (e *entry) base() []byte {
+	if e.kind == blobDelta || e.kind == blobTrim {
+		return e.payload[:32]
+	}
+	return nil
+}
+
+// depth is how many deltas a read of e decodes.
+func (e *entry) depth() int {
+	switch e.kind {
+	case blobDelta:
+		return 1
+	case blobTrim:
+		return int(e.payload[32])
+	}
+	return 0
+}
+
+// whole reports whether e holds its content on its own (a delta base).
+func (e *entry) whole() bool { return e.kind == blobZstd || e.kind == blobShared }
+
+// entryOf returns item u's archive entry of content hash; found is false
+// when u has none.
+func (t *txn) entryOf(u, hash []byte) (e entry, found bool, err error) {
+	iv := t.revs.Get(indexKey(u, hash))
+	if iv == nil {
+		return entry{}, false, nil
+	}
+	if len(iv) != 8 {
+		return entry{}, false, fmt.Errorf("history: index of %x in item %x is malformed", hash, u)
+	}
+	k := entryKey(u, int64(binary.BigEndian.Uint64(iv)))
+	v := t.revs.Get(k)
+	if v == nil {
+		return entry{}, false, fmt.Errorf("history: archived content %x of item %x is missing", hash, u)
+	}
+	if e, err = decodeEntry(k, v, hash); err != nil {
+		return entry{}, false, fmt.Errorf("history: %w", err)
+	}
+	return e, true, nil
+}
+
+// putEntry stores a new archive entry of item u and its index.
+func (t *txn) putEntry(u []byte, e *entry) error {
+	if err := t.revs.Put(e.key, e.encode()); err != nil {
+		return fmt.Errorf("archive content: %w", err)
+	}
+	if err := t.revs.Put(indexKey(u, e.hash[:]), bytes.Clone(e.key[16:24])); err != nil {
+		return fmt.Errorf("archive content: %w", err)
+	}
+	return nil
+}
+
+// addRefs adjusts the reference and base-use counts of item u's archived
+// content hash, deleting the entry (and its references) at zero.
+func (t *txn) addRefs(u, hash []byte, dRefs, dUses int64) error {
+	e, ok, err := t.entryOf(u, hash)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("history: archived content %x of item %x is missing", hash, u)
+	}
+	e.refs, e.uses = e.refs+dRefs, e.uses+dUses
+	if e.refs > 0 {
+		return t.revs.Put(bytes.Clone(e.key), e.encode())
+	}
+	base, shared := bytes.Clone(e.base()), e.kind == blobShared
+	if err := t.revs.Delete(bytes.Clone(e.key)); err != nil {
+		return err
+	}
+	if err := t.revs.Delete(indexKey(u, hash)); err != nil {
+		return err
+	}
+	if base != nil {
+		return t.addRefs(u, base, -1, -1)
+	}
+	if shared {
+		return t.addBlobRefs(hash, -1)
+	}
+	return nil
+}
+
 func (t *txn) blobRefs(hash []byte) int64 {
 	if v := t.blobs.Get(blobKey(hash, 1)); len(v) == 8 {
 		return int64(binary.BigEndian.Uint64(v))
@@ -470,36 +649,22 @@ func (t *txn) blobRefs(hash []byte) int64 {
 	return 0
 }
 
-// addBlobRefs adjusts the reference count of blob hash, deleting the blob
-// (and its reference to a delta base) at zero.
+// addBlobRefs adjusts the reference count of shared blob hash (the
+// blobShared entries naming it), deleting the blob at zero.
 func (t *txn) addBlobRefs(hash []byte, d int64) error {
-	n := t.blobRefs(hash) + d
-	if n > 0 {
+	if n := t.blobRefs(hash) + d; n > 0 {
 		return t.blobs.Put(blobKey(hash, 1), binary.BigEndian.AppendUint64(nil, uint64(n)))
-	}
-	blob := t.blobs.Get(blobKey(hash, 0))
-	var base []byte
-	if len(blob) > 33 && (blob[0] == blobDelta || blob[0] == blobTrim) {
-		base = bytes.Clone(blob[1:33])
 	}
 	if err := t.blobs.Delete(blobKey(hash, 1)); err != nil {
 		return err
 	}
-	if err := t.blobs.Delete(blobKey(hash, 0)); err != nil {
-		return err
-	}
-	if base != nil {
-		if err := t.addBaseUse(base, -1); err != nil {
-			return err
-		}
-		return t.addBlobRefs(base, -1)
-	}
-	return nil
+	return t.blobs.Delete(blobKey(hash, 0))
 }
 
 // archive keeps content (item u's content with this hash, about to be
 // replaced or deleted) for u's pending revisions, which then reference its
-// blob: stored once, compressed, and queued to become a delta.
+// entry: stored once per item, as a trim delta against the content u had
+// before when that is small, else compressed (and queued to become a delta).
 func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error {
 	n := t.pending(u)
 	if n == 0 {
@@ -508,8 +673,19 @@ func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error 
 	if err := t.setPending(u, 0); err != nil {
 		return err
 	}
-	if t.blobs.Get(blobKey(hash[:], 0)) != nil {
-		return t.addBlobRefs(hash[:], n)
+	if _, ok, err := t.entryOf(u, hash[:]); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return t.addRefs(u, hash[:], n, 0)
+	}
+	e := entry{key: entryKey(u, rev), refs: n, hash: hash}
+	if t.blobs.Get(blobKey(hash[:], 0)) != nil { // another item's, stored whole
+		e.kind = blobShared
+		if err := t.addBlobRefs(hash[:], 1); err != nil {
+			return err
+		}
+		return t.putEntry(u, &e)
 	}
 	// The next archive of u is likely a delta against this content.
 	recentBlobs.put(hash, bytes.Clone(content))
@@ -519,31 +695,35 @@ func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error 
 		p, q := commonEnds(content, baseContent)
 		// The bytes between, stored raw, beat the whole compressed (about a
 		// third of text) while they are at most a quarter of it.
-		if middle := content[p : len(content)-q]; len(middle) <= len(content)/4 {
-			val := append(append([]byte{blobTrim}, base...), byte(depth+1))
-			val = append(binary.AppendUvarint(binary.AppendUvarint(val, uint64(p)), uint64(q)), middle...)
-			if err := t.blobs.Put(blobKey(hash[:], 0), val); err != nil {
-				return fmt.Errorf("archive content: %w", err)
-			}
-			if err := t.addBaseUse(base, 1); err != nil {
+		if middle := content[p : len(content)-q]; len(middle) <= len(content)/4 && len(middle) <= maxInlineBlob {
+			val := append(append(make([]byte, 0, 48+len(middle)), base...), byte(depth+1))
+			e.kind, e.payload = blobTrim, append(binary.AppendUvarint(binary.AppendUvarint(val, uint64(p)), uint64(q)), middle...)
+			if err := t.putEntry(u, &e); err != nil {
 				return err
 			}
-			if err := t.addBlobRefs(base, 1); err != nil {
-				return err
-			}
-			return t.addBlobRefs(hash[:], n)
+			return t.addRefs(u, base, 1, 1)
 		}
 	}
 	// Stored whole, compressed; PruneHistory makes it a zstd delta later,
 	// off the write path, where the dictionary holds up no writer.
-	if err := t.blobs.Put(blobKey(hash[:], 0), zenc().EncodeAll(content, []byte{blobZstd})); err != nil {
-		return fmt.Errorf("archive content: %w", err)
+	e.kind, e.payload = blobZstd, zenc().EncodeAll(content, nil)
+	if len(e.payload) > maxInlineBlob {
+		if err := t.blobs.Put(blobKey(hash[:], 0), append([]byte{blobZstd}, e.payload...)); err != nil {
+			return fmt.Errorf("archive content: %w", err)
+		}
+		if err := t.addBlobRefs(hash[:], 1); err != nil {
+			return err
+		}
+		e.kind, e.payload = blobShared, nil
+	}
+	if err := t.putEntry(u, &e); err != nil {
+		return err
 	}
 	qk := binary.BigEndian.AppendUint64(make([]byte, 0, 40), uint64(t.histNow()))
 	if err := t.repack.Put(append(qk, hash[:]...), revKey(u, rev)); err != nil {
 		return fmt.Errorf("queue repack: %w", err)
 	}
-	return t.addBlobRefs(hash[:], n)
+	return nil
 }
 
 // commonEnds returns the lengths of the longest common prefix and suffix of
@@ -567,32 +747,36 @@ func commonEnds(a, b []byte) (prefix, suffix int) {
 	return prefix, suffix
 }
 
-// trimBase finds the blob of the content item u had before revision rev's
+// trimBase finds the entry of the content item u had before revision rev's
 // (content not), for a blobTrim delta: its hash, its depth and its bytes;
 // nil when there is none or its chain is already maxTrimDepth long.
 func (t *txn) trimBase(u []byte, rev int64, not [32]byte) ([]byte, int, []byte) {
 	c := t.revs.Cursor()
 	c.Seek(revKey(u, rev))
-	for range 4 {
+	for i := 0; i < 4; {
 		k, v := c.Prev()
-		if k == nil || !bytes.HasPrefix(k, u) || !isRevKey(k) {
+		if k == nil || !bytes.HasPrefix(k, u) {
 			return nil, 0, nil
 		}
+		if isEntryKey(k) {
+			continue
+		}
+		i++
 		r, err := decodeRevRec(k, v)
 		if err != nil || r.hash == not {
 			continue
 		}
-		blob := t.blobs.Get(blobKey(r.hash[:], 0))
-		if len(blob) == 0 {
+		e, ok, err := t.entryOf(u, r.hash[:])
+		if err != nil || !ok {
 			continue
 		}
-		depth := blobDepth(blob)
+		depth := e.depth()
 		if depth >= maxTrimDepth {
 			return nil, 0, nil
 		}
 		content, ok := recentBlobs.get(r.hash)
 		if !ok {
-			if content, err = t.blobContent(r.hash[:]); err != nil {
+			if content, err = t.blobContent(u, r.hash[:]); err != nil {
 				return nil, 0, nil
 			}
 		}
@@ -641,66 +825,55 @@ func (c *blobCache) put(h [32]byte, b []byte) {
 	}
 }
 
-// blobDepth is how many deltas a read of blob decodes.
-func blobDepth(blob []byte) int {
-	switch {
-	case blob[0] == blobDelta:
-		return 1
-	case blob[0] == blobTrim && len(blob) > 33:
-		return int(blob[33])
-	}
-	return 0
-}
-
-// repackOne stores blob hash, archived whole from revision rev of item u,
-// as a delta against an older revision of u when the delta is at most half
-// its size. A blob that is the base of deltas stays whole, so deltas never
-// chain.
+// repackOne stores content hash, archived whole from revision rev of item
+// u, as a delta against an older revision of u when the delta is at most
+// half its size (and small enough to keep under u's prefix). Content that is
+// the base of deltas stays whole, so zstd deltas never chain.
 func (t *txn) repackOne(hash, u []byte, rev int64) error {
-	blob := t.blobs.Get(blobKey(hash, 0))
-	if len(blob) == 0 || blob[0] != blobZstd || t.blobs.Get(blobKey(hash, 3)) != nil {
-		return nil
+	e, ok, err := t.entryOf(u, hash)
+	if err != nil || !ok || !e.whole() || e.uses > 0 {
+		return err
+	}
+	frame := e.payload
+	if e.kind == blobShared {
+		blob := t.blobs.Get(blobKey(hash, 0))
+		if len(blob) < 1 || blob[0] != blobZstd {
+			return fmt.Errorf("history: shared blob %x is missing or malformed", hash)
+		}
+		frame = blob[1:]
 	}
 	base, baseContent := t.deltaBase(u, rev, [32]byte(hash))
 	if base == nil {
 		return nil
 	}
-	content, err := zdecode(blob[1:], nil)
+	content, err := zdecode(frame, nil)
 	if err != nil {
-		return fmt.Errorf("history: blob %x: %w", hash, err)
+		return fmt.Errorf("history: archived content %x: %w", hash, err)
 	}
 	if len(content) > maxDeltaBytes {
 		return nil
 	}
-	delta := encodeDelta(append([]byte{blobDelta}, base...), content, baseContent)
-	if len(delta) > len(blob)/2 {
+	delta := encodeDelta(bytes.Clone(base), content, baseContent)
+	if len(delta) > len(frame)/2 || len(delta) > maxInlineBlob {
 		return nil // different enough to be the base of later deltas
 	}
-	if err := t.blobs.Put(blobKey(hash, 0), delta); err != nil {
+	shared := e.kind == blobShared
+	e.kind, e.payload = blobDelta, delta
+	if err := t.revs.Put(bytes.Clone(e.key), e.encode()); err != nil {
 		return err
 	}
-	if err := t.addBaseUse(base, 1); err != nil {
+	if err := t.addRefs(u, base, 1, 1); err != nil {
 		return err
 	}
-	return t.addBlobRefs(base, 1)
+	if shared {
+		return t.addBlobRefs(hash, -1)
+	}
+	return nil
 }
 
-// addBaseUse adjusts how many deltas use blob hash as their base.
-func (t *txn) addBaseUse(hash []byte, d int64) error {
-	k := blobKey(hash, 3)
-	n := d
-	if v := t.blobs.Get(k); len(v) == 8 {
-		n += int64(binary.BigEndian.Uint64(v))
-	}
-	if n <= 0 {
-		return t.blobs.Delete(k)
-	}
-	return t.blobs.Put(k, binary.BigEndian.AppendUint64(nil, uint64(n)))
-}
-
-// deltaBase picks the blob a delta of content not, item u's at revision
-// rev, is made against: the nearest older revision's blob stored on its own
-// (or the base of a delta), so that deltas are never chained.
+// deltaBase picks the content a delta of content not, item u's at revision
+// rev, is made against: the nearest older revision's entry stored whole (or
+// the base of a delta), so that zstd deltas are never chained.
 func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) ([]byte, []byte) {
 	c := t.revs.Cursor()
 	k, v := c.Seek(revKey(u, rev))
@@ -709,36 +882,33 @@ func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) ([]byte, []byte) {
 	} else {
 		k, v = c.Prev()
 	}
-	for i := 0; i < 4 && k != nil && bytes.HasPrefix(k, u) && isRevKey(k); i++ {
-		if i > 0 {
-			if k, v = c.Prev(); k == nil || !bytes.HasPrefix(k, u) {
-				break
-			}
+	for i := 0; i < 4 && k != nil && bytes.HasPrefix(k, u); k, v = c.Prev() {
+		if isEntryKey(k) {
+			continue
 		}
+		i++
 		r, err := decodeRevRec(k, v)
 		if err != nil || r.hash == not {
 			continue
 		}
-		base := r.hash[:]
-		blob := t.blobs.Get(blobKey(base, 0))
-		if len(blob) > 33 && blob[0] == blobDelta {
-			base = bytes.Clone(blob[1:33])
-			blob = t.blobs.Get(blobKey(base, 0))
+		e, ok, err := t.entryOf(u, r.hash[:])
+		if err == nil && ok && e.kind == blobDelta {
+			e, ok, err = t.entryOf(u, bytes.Clone(e.base()))
 		}
-		if len(blob) == 0 || blob[0] != blobZstd {
+		if err != nil || !ok || !e.whole() {
 			continue
 		}
-		content, err := zdecode(blob[1:], nil)
+		content, err := t.blobContent(u, e.hash[:])
 		if err != nil || len(content) > maxDeltaBytes {
 			return nil, nil
 		}
-		return bytes.Clone(base), content
+		return bytes.Clone(e.hash[:]), content
 	}
 	return nil, nil
 }
 
 // revContent returns the content of revision r: the item's current content
-// for a pending revision, else its blob.
+// for a pending revision, else its archived content.
 func (t *txn) revContent(r *revRec) ([]byte, error) {
 	if t.items.Get(r.id) != nil {
 		latest, err := t.latestRev(r.id)
@@ -753,44 +923,47 @@ func (t *txn) revContent(r *revRec) ([]byte, error) {
 			return bytes.Clone(c), nil
 		}
 	}
-	return t.blobContent(r.hash[:])
+	return t.blobContent(r.id, r.hash[:])
 }
 
-// blobContent returns the bytes of blob hash, checked against the hash.
-func (t *txn) blobContent(hash []byte) ([]byte, error) {
-	blob := t.blobs.Get(blobKey(hash, 0))
-	if len(blob) == 0 {
-		return nil, fmt.Errorf("history: blob %x is missing", hash)
+// blobContent returns item u's archived content hash, checked against the hash.
+func (t *txn) blobContent(u, hash []byte) ([]byte, error) {
+	e, ok, err := t.entryOf(u, hash)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("history: archived content %x of item %x is missing", hash, u)
 	}
 	var out []byte
-	var err error
-	switch payload := blob[1:]; blob[0] {
+	switch e.kind {
 	case blobZstd:
-		out, err = zdecode(payload, nil)
-	case blobDelta:
-		if len(payload) < 32 {
-			return nil, fmt.Errorf("history: blob %x: short delta", hash)
+		out, err = zdecode(e.payload, nil)
+	case blobShared:
+		blob := t.blobs.Get(blobKey(hash, 0))
+		if len(blob) < 1 || blob[0] != blobZstd {
+			return nil, fmt.Errorf("history: shared blob %x is missing or malformed", hash)
 		}
+		out, err = zdecode(blob[1:], nil)
+	case blobDelta:
 		var base []byte
-		if base, err = t.blobContent(payload[:32]); err == nil {
-			out, err = zdecode(payload[32:], base)
+		if base, err = t.blobContent(u, e.payload[:32]); err == nil {
+			out, err = zdecode(e.payload[32:], base)
 		}
 	case blobTrim:
-		out, err = t.untrim(payload)
-	default:
-		return nil, fmt.Errorf("history: blob %x has unknown kind %d", hash, blob[0])
+		out, err = t.untrim(u, e.payload)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("history: blob %x: %w", hash, err)
+		return nil, fmt.Errorf("history: archived content %x of item %x: %w", hash, u, err)
 	}
 	if sum := sha256.Sum256(out); !bytes.Equal(sum[:], hash) {
-		return nil, fmt.Errorf("history: blob %x: content does not match its hash", hash)
+		return nil, fmt.Errorf("history: archived content %x of item %x does not match its hash", hash, u)
 	}
 	return out, nil
 }
 
-// untrim rebuilds the content of a blobTrim payload.
-func (t *txn) untrim(payload []byte) ([]byte, error) {
+// untrim rebuilds the content of a blobTrim payload of item u.
+func (t *txn) untrim(u, payload []byte) ([]byte, error) {
 	if len(payload) < 34 {
 		return nil, errors.New("short trim delta")
 	}
@@ -803,7 +976,7 @@ func (t *txn) untrim(payload []byte) ([]byte, error) {
 		return nil, errors.New("malformed trim delta")
 	}
 	middle := payload[33+n1+n2:]
-	base, err := t.blobContent(payload[:32])
+	base, err := t.blobContent(u, payload[:32])
 	if err != nil {
 		return nil, err
 	}
@@ -1046,6 +1219,9 @@ func (s *Store) History(ctx context.Context, ref Ref, limit int, beforeRev int64
 			k, v = c.Prev()
 		}
 		for ; k != nil && bytes.HasPrefix(k, h.id) && len(out) < limit; k, v = c.Prev() {
+			if isEntryKey(k) {
+				continue
+			}
 			rec, err := decodeRevRec(k, v)
 			if err != nil {
 				return fmt.Errorf("history of %s: %w", h.ref, err)
@@ -1507,7 +1683,7 @@ func (t *txn) dropRevision(lk []byte) error {
 	if err != nil {
 		return err
 	}
-	held := true // it holds a blob reference, unless it is pending
+	held := true // it holds a reference to its archived content, unless it is pending
 	if t.items.Get(rec.id) != nil {
 		if p := t.pending(rec.id); rec.rev > latest.rev-p {
 			held = false
@@ -1526,7 +1702,7 @@ func (t *txn) dropRevision(lk []byte) error {
 		}
 	}
 	if held {
-		if err := t.addBlobRefs(rec.hash[:], -1); err != nil {
+		if err := t.addRefs(rec.id, rec.hash[:], -1, 0); err != nil {
 			return err
 		}
 	}
@@ -1594,16 +1770,20 @@ func (s *Store) closeHistoryGap() error {
 
 // verifyHistory checks history against the items: every revision has its
 // index entries and metadata, an item's pending revisions have its current
-// content, every other revision's content is a blob holding the bytes of
-// its hash, reference counts match the references, deleted entries name a
+// content, every other revision's content is an archive entry of its item
+// (found by the item's hash index, which names exactly its entries) holding
+// the bytes of its hash, deltas have bases of the same item, shared blobs
+// hold their hash's bytes, reference and base-use counts match the
+// references, deleted entries name a
 // delete revision of an item that is gone, and (unless history was off)
 // every live item with revisions has a latest revision recording it as it is.
 func (t *txn) verifyHistory(ctx context.Context) error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf("history: "+format, args...)) }
-	blobRefs := map[[32]byte]int64{}
-	baseUses := map[[32]byte]int64{}
-	metaRefs := map[string]int64{} // meta key -> references
+	blobRefs := map[[32]byte]int64{} // shared blob -> entries naming it
+	entryRefs := map[string]int64{}  // id | hash -> references to the item's entry
+	baseUses := map[string]int64{}   // id | hash -> deltas based on the item's entry
+	metaRefs := map[string]int64{}   // meta key -> references
 	latest := map[string]revRec{}
 	var revs []revRec
 	nRevs := 0
@@ -1663,11 +1843,18 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			}
 			continue
 		}
-		blobRefs[r.hash]++
+		entryRefs[id+string(r.hash[:])]++
 	}
+	type entryAt struct{ k, v []byte }
+	var entries []entryAt
+	indexed := map[string][]byte{} // id | hash -> rev of the index
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		switch {
 		case isRevKey(k):
+		case isEntryKey(k):
+			entries = append(entries, entryAt{k, v})
+		case isIndexKey(k):
+			indexed[string(k[:16])+string(k[18:])] = v
 		case len(k) == 18 && k[16] == 0xff && k[17] == 'p':
 			id := string(k[:16])
 			if n := t.pending(k[:16]); n <= 0 || items[id] == nil || n > latest[id].rev {
@@ -1688,65 +1875,108 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 	for k, n := range metaRefs {
 		fail("item %x: %d revisions reference missing metadata %x", k[:16], n, k[18:])
 	}
-	// Data first: deltas add references to their bases.
+	byRev := map[string][]byte{} // id | rev -> hash the index gives it
+	for ih, rev := range indexed {
+		byRev[ih[:16]+string(rev)] = []byte(ih[16:])
+	}
+	var decoded []entry
+	for _, ea := range entries {
+		id := ea.k[:16]
+		hash := byRev[string(ea.k[:24])]
+		if hash == nil {
+			fail("item %x: content archived at %x is not indexed", id, ea.k[16:24])
+			continue
+		}
+		delete(indexed, string(id)+string(hash))
+		e, err := decodeEntry(ea.k, ea.v, hash)
+		if err != nil {
+			fail("%v", err)
+			continue
+		}
+		decoded = append(decoded, e)
+		if base := e.base(); base != nil {
+			entryRefs[string(id)+string(base)]++
+			baseUses[string(id)+string(base)]++
+		}
+		if e.kind == blobShared {
+			blobRefs[e.hash]++
+		}
+	}
+	for i, e := range decoded {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		id := e.key[:16]
+		ih := string(id) + string(e.hash[:])
+		if e.refs != entryRefs[ih] {
+			fail("item %x: content %x has reference count %d, but %d references", id, e.hash, e.refs, entryRefs[ih])
+		}
+		if e.uses != baseUses[ih] {
+			fail("item %x: content %x is the base of %d deltas by its count, but of %d", id, e.hash, e.uses, baseUses[ih])
+		}
+		delete(entryRefs, ih)
+		delete(baseUses, ih)
+		if base := e.base(); base != nil {
+			b, ok, err := t.entryOf(id, base)
+			switch {
+			case err != nil || !ok:
+				fail("item %x: content %x: delta base %x is missing (%v)", id, e.hash, base, err)
+			case e.kind == blobDelta && !b.whole():
+				fail("item %x: content %x: delta base %x is not stored whole", id, e.hash, base)
+			case e.kind == blobTrim && e.depth() != b.depth()+1:
+				fail("item %x: content %x: depth %d on a base of depth %d", id, e.hash, e.depth(), b.depth())
+			}
+		}
+		if _, err := t.blobContent(id, e.hash[:]); err != nil {
+			fail("%v", err)
+		}
+	}
+	for ih, v := range indexed {
+		fail("item %x: index of content %x names %x, which holds no entry", ih[:16], ih[16:], v)
+	}
+	for ih, n := range entryRefs {
+		fail("item %x: %d references to content %x, which is not archived", ih[:16], n, ih[16:])
+	}
+	for ih, n := range baseUses {
+		fail("item %x: %d deltas based on content %x, which is not archived", ih[:16], n, ih[16:])
+	}
 	bc := t.blobs.Cursor()
 	for k, v := bc.First(); k != nil; k, v = bc.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if len(k) != 33 || (k[32] != 0 && k[32] != 1 && k[32] != 3) {
+		if len(k) != 33 || (k[32] != 0 && k[32] != 1) {
 			fail("malformed blob key %x", k)
 			continue
 		}
 		h := [32]byte(k[:32])
-		if k[32] != 0 {
+		if k[32] == 1 {
 			if t.blobs.Get(blobKey(h[:], 0)) == nil {
-				fail("reference count or base use of missing blob %x", h)
+				fail("reference count of missing blob %x", h)
 			}
-			continue
-		}
-		if len(v) > 33 && (v[0] == blobDelta || v[0] == blobTrim) {
-			base := [32]byte(v[1:33])
-			blobRefs[base]++
-			baseUses[base]++
-			bb := t.blobs.Get(blobKey(base[:], 0))
-			switch {
-			case len(bb) == 0:
-				fail("blob %x: delta base %x is missing", h, base)
-			case v[0] == blobDelta && bb[0] != blobZstd:
-				fail("blob %x: delta base %x is not stored on its own", h, base)
-			case v[0] == blobTrim && blobDepth(v) != blobDepth(bb)+1:
-				fail("blob %x: depth %d on a base of depth %d", h, blobDepth(v), blobDepth(bb))
-			}
-		}
-		if t.blobs.Get(blobKey(h[:], 1)) == nil {
-			fail("blob %x has no reference count", h)
-		}
-		if _, err := t.blobContent(h[:]); err != nil {
-			fail("%v", err)
-		}
-	}
-	for k, v := bc.First(); k != nil; k, v = bc.Next() {
-		if len(k) == 33 && k[32] == 3 {
-			h := [32]byte(k[:32])
-			if len(v) != 8 || int64(binary.BigEndian.Uint64(v)) != baseUses[h] {
-				fail("blob %x: base of %x deltas by its count, but of %d", h, v, baseUses[h])
-			}
-			delete(baseUses, h)
-		}
-		if len(k) == 33 && k[32] == 1 {
-			h := [32]byte(k[:32])
 			if len(v) != 8 || int64(binary.BigEndian.Uint64(v)) != blobRefs[h] {
 				fail("blob %x: reference count %x, but %d references", h, v, blobRefs[h])
 			}
 			delete(blobRefs, h)
+			continue
+		}
+		if t.blobs.Get(blobKey(h[:], 1)) == nil {
+			fail("blob %x has no reference count", h)
+		}
+		if len(v) < 1 || v[0] != blobZstd {
+			fail("blob %x is not stored whole", h)
+			continue
+		}
+		if out, err := zdecode(v[1:], nil); err != nil {
+			fail("blob %x: %v", h, err)
+		} else if sha256.Sum256(out) != h {
+			fail("blob %x: content does not match its hash", h)
 		}
 	}
 	for h, n := range blobRefs {
 		fail("blob %x: %d references but no blob", h, n)
-	}
-	for h, n := range baseUses {
-		fail("blob %x: base of %d deltas but not counted", h, n)
 	}
 	dc := t.deleted.Cursor()
 	for k, v := dc.First(); k != nil; k, v = dc.Next() {

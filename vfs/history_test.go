@@ -3,6 +3,7 @@ package vfs
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -55,14 +56,29 @@ func mustRevContent(t testing.TB, s *Store, ref Ref, rev int64) (Revision, strin
 	return r, string(content)
 }
 
-// blobKinds counts the blobs of each kind.
+// blobKinds counts the archived contents of each kind, an item's entry
+// of a shared blob as blobZstd.
 func blobKinds(t testing.TB, s *Store) map[byte]int {
 	t.Helper()
 	kinds := map[byte]int{}
+	forEachEntry(t, s, func(e entry, _ []byte) {
+		if e.kind == blobShared {
+			e.kind = blobZstd
+		}
+		kinds[e.kind]++
+	})
+	return kinds
+}
+
+// archivedBytes is the bytes archived content takes: the entries' values
+// and the shared blobs.
+func archivedBytes(t testing.TB, s *Store) (n int) {
+	t.Helper()
+	forEachEntry(t, s, func(_ entry, v []byte) { n += len(v) })
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucketBlobs)).ForEach(func(k, v []byte) error {
 			if k[32] == 0 {
-				kinds[v[0]]++
+				n += len(v)
 			}
 			return nil
 		})
@@ -70,7 +86,30 @@ func blobKinds(t testing.TB, s *Store) map[byte]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kinds
+	return n
+}
+
+// forEachEntry calls fn with every archive entry (found by its index) and
+// its value.
+func forEachEntry(t testing.TB, s *Store, fn func(e entry, v []byte)) {
+	t.Helper()
+	err := s.db.View(func(tx *bolt.Tx) error {
+		tn := s.newTxn(tx)
+		return tn.revs.ForEach(func(k, _ []byte) error {
+			if !isIndexKey(k) {
+				return nil
+			}
+			e, ok, err := tn.entryOf(k[:16], k[18:])
+			if err != nil || !ok {
+				return fmt.Errorf("index %x: %v", k, err)
+			}
+			fn(e, tn.revs.Get(e.key))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestStore_History_EveryMutation: each kind of change records one revision
@@ -309,6 +348,68 @@ func TestStore_History_ContentStoredOnce(t *testing.T) {
 	}
 }
 
+// TestStore_History_ArchiveLayout: archived content lives under its item's
+// prefix, except large content stored whole, which is shared by every item
+// that had it; pruning an item's history drops both.
+func TestStore_History_ArchiveLayout(t *testing.T) {
+	s := mustOpenStore(t, Options{History: Retention{Keep: 1}})
+	big := strings.Join(tenKBLines(), "")
+	for _, ref := range []string{"notes:/a.md", "notes:/b.md"} {
+		mustWrite(t, s, ref, big)
+		if _, err := s.Write(ctx, WriteParams{Ref: mustRef(t, ref), Content: []byte("small\n"), IsText: true, OnConflict: ConflictOverwrite}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Write(ctx, WriteParams{Ref: mustRef(t, ref), Content: []byte("smaller\n"), IsText: true, OnConflict: ConflictOverwrite}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shared, blobs := 0, 0
+	forEachEntry(t, s, func(e entry, _ []byte) {
+		if e.kind == blobShared {
+			shared++
+		}
+	})
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(bucketBlobs)).ForEach(func(k, _ []byte) error {
+			if k[32] == 0 {
+				blobs++
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := blobKinds(t, s); shared != 2 || blobs != 1 || k[blobZstd] != 4 {
+		t.Errorf("%d shared entries of %d blobs, kinds %v; want both items' 10 KB content as one shared blob, \"small\" per item", shared, blobs, k)
+	}
+	for _, ref := range []string{"notes:/a.md", "notes:/b.md"} {
+		if _, got := mustRevContent(t, s, mustRef(t, ref), 1); got != big {
+			t.Errorf("%s revision 1 differs from what was written", ref)
+		}
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PruneHistory(ctx); err != nil || n != 4 {
+		t.Fatalf("PruneHistory = %d, %v; want 4", n, err)
+	}
+	if k := blobKinds(t, s); len(k) != 0 {
+		t.Errorf("archived after pruning all but the current revisions = %v", k)
+	}
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if k, _ := tx.Bucket([]byte(bucketBlobs)).Cursor().First(); k != nil {
+			return fmt.Errorf("blob %x left after pruning", k)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestStore_History_OneLineEdits: revisions of many one-line edits of a
 // 10 KB item are stored as small deltas as they are written, and each reads
 // back exactly.
@@ -338,18 +439,7 @@ func TestStore_History_OneLineEdits(t *testing.T) {
 		}
 	}
 	readAll()
-	var stored, raw int
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte(bucketBlobs)).ForEach(func(k, v []byte) error {
-			if k[32] == 0 {
-				stored += len(v)
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stored, raw := archivedBytes(t, s), 0
 	for _, c := range contents[:len(contents)-1] {
 		raw += len(c)
 	}
@@ -716,17 +806,39 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			return t.setPending(bytes.Clone(k[:16]), 2)
 		},
 		"metadata": func(t *txn) error {
-			k, v := t.revs.Cursor().Last()
+			k, v := lastKey(t.revs, func(k []byte) bool { return len(k) == 26 && k[17] == 'm' })
 			bad := append([]byte(nil), v...)
 			bad[len(bad)-2] ^= 0xff
-			return t.revs.Put(bytes.Clone(k), bad)
+			return t.revs.Put(k, bad)
 		},
 		"missing log entry": func(t *txn) error {
 			k, _ := t.revLog.Cursor().Last()
 			return t.revLog.Delete(k)
 		},
 		"latest revision gone": func(t *txn) error {
-			k, _ := t.revs.Cursor().Last()
+			k, _ := lastKey(t.revs, isRevKey)
+			return t.revs.Delete(k)
+		},
+		"archived delta bytes": func(t *txn) error {
+			k, v := lastKey(t.revs, isEntryKey)
+			bad := append([]byte(nil), v...)
+			bad[len(bad)-1] ^= 0xff
+			return t.revs.Put(k, bad)
+		},
+		"archived reference count": func(t *txn) error {
+			k, _ := lastKey(t.revs, isIndexKey)
+			return t.addRefs(k[:16], k[18:], 1, 0)
+		},
+		"missing archive index": func(t *txn) error {
+			k, _ := lastKey(t.revs, isIndexKey)
+			return t.revs.Delete(k)
+		},
+		"archive index names another revision": func(t *txn) error {
+			k, _ := lastKey(t.revs, isIndexKey)
+			return t.revs.Put(k, binary.BigEndian.AppendUint64(nil, 99))
+		},
+		"missing archived entry": func(t *txn) error {
+			k, _ := lastKey(t.revs, isEntryKey)
 			return t.revs.Delete(k)
 		},
 	} {
@@ -737,8 +849,15 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			}
 			defer s.Close()
 			mustWrite(t, s, "notes:/a.md", strings.Join(tenKBLines(), ""))
-			if _, err := s.Edit(ctx, mustRef(t, "notes:/a.md"), []Patch{{StartLine: 3, EndLine: 3, Content: "changed"}}, ""); err != nil {
-				t.Fatal(err)
+			// The first content is archived whole and shared (blobs), the
+			// second as a delta under the item's prefix.
+			for _, line := range []int64{3, 5} {
+				if _, err := s.Edit(ctx, mustRef(t, "notes:/a.md"), []Patch{{StartLine: line, EndLine: line, Content: "changed"}}, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if k := blobKinds(t, s); k[blobZstd] != 1 || k[blobTrim] != 1 {
+				t.Fatalf("archived = %v, want one whole and one trim delta", k)
 			}
 			if err := s.Verify(ctx); err != nil {
 				t.Fatalf("Verify before corrupting: %v", err)
@@ -751,6 +870,14 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lastKey returns (copies of) the last key of b that match reports true for, and its value.
+func lastKey(b *bolt.Bucket, match func([]byte) bool) (k, v []byte) {
+	c := b.Cursor()
+	for k, v = c.Last(); k != nil && !match(k); k, v = c.Prev() {
+	}
+	return bytes.Clone(k), bytes.Clone(v)
 }
 
 // TestStore_HistoryOff: with history off nothing is recorded.
