@@ -12,15 +12,17 @@ import (
 var DefaultContextRoots = []string{"self:/"}
 
 // The agent-modification guard. An agent (Actor.Agent) may not change a
-// protected item: one whose AgentModification is false and that lies under
-// a context root, is a context file (declares loading), or declares
+// protected item: one whose AgentModification is false and that lies under a
+// context root, is a context file (declares loading), or declares
 // agent-modification: false. An agent's own note outside the roots whose
-// frontmatter only carries tags or a title stays the agent's to edit. Nor may it create an item under
-// a context root unless the item's frontmatter sets agent-modification:
-// true. Directory placeholders carry no frontmatter and are never
-// protected. The owner may change anything. The checks run in the
-// transaction of the change (putItem, removeItem, the source of a move), so
-// a refused change leaves nothing behind.
+// frontmatter only carries tags or a title stays the agent's to edit. Nor
+// may it create an item under a context root unless the item's frontmatter
+// sets agent-modification: true, nor make an item it may change read-only to
+// itself (a rewrite of beliefs.md without its frontmatter). Directory
+// placeholders carry no frontmatter and are never protected. The owner may
+// change anything. The checks run in the transaction of the change (putItem,
+// removeItem, the source of a move), so a refused change leaves nothing
+// behind.
 
 // maxEditableHint bounds the agent-editable refs a refusal suggests, and
 // maxHintScan the items looked at to find them.
@@ -69,7 +71,18 @@ func (t *txn) guardPut(it *Item, old []byte) error {
 		if err != nil {
 			return err
 		}
-		return t.guardChange(&prev)
+		if err := t.guardChange(&prev); err != nil {
+			return err
+		}
+		// An agent rewriting its beliefs without their frontmatter would
+		// lock itself out of the file for good: refuse that instead.
+		if _, under, declared := t.protection(it); !it.IsDir && !it.AgentModification && (under || declared) {
+			ref := it.Ref()
+			return newError(ErrReadOnly, ref,
+				"keep agent-modification: true in the frontmatter; a context update keeps the frontmatter as it is",
+				"This change would make %s read-only to agents: its new content does not set agent-modification: true.", ref)
+		}
+		return nil
 	}
 	if it.IsDir || it.AgentModification {
 		return nil
@@ -84,13 +97,20 @@ func (t *txn) guardPut(it *Item, old []byte) error {
 		"Agents may not create %s: items under the context root %s are read-only to agents unless their frontmatter sets agent-modification: true.", ref, rootRef)
 }
 
+// protection says what makes it read-only to agents unless it sets
+// agent-modification: true: lying under a context root, or declaring
+// loading or agent-modification in its frontmatter.
+func (t *txn) protection(it *Item) (root Ref, under, declared bool) {
+	root, under = t.contextRoot(it)
+	return root, under, it.Loading != "" || slices.Contains(it.FrontmatterFields, fieldAgentModification)
+}
+
 // guardChange checks that the actor may change or remove the stored item prev.
 func (t *txn) guardChange(prev *Item) error {
 	if !t.actor.Agent || prev.IsDir || prev.AgentModification {
 		return nil
 	}
-	root, under := t.contextRoot(prev)
-	declared := prev.Loading != "" || slices.Contains(prev.FrontmatterFields, fieldAgentModification)
+	root, under, declared := t.protection(prev)
 	if !under && !declared {
 		return nil
 	}

@@ -86,6 +86,10 @@ func TestStore_Guard_AgentRefused(t *testing.T) {
 		{"copy a note into the root", func() error { return copyTo("agent:/free.md", "self:/free.md") }, "self:/free.md", "agent-modification: true"},
 		{"edit a locked item outside the root", func() error { return edit("agent:/locked.md") }, "agent:/locked.md", "ask the owner"},
 		{"delete a locked item outside the root", func() error { return del("agent:/", true) }, "agent:/locked.md", "ask the owner"},
+		{"drop beliefs.md's frontmatter", func() error { return overwrite("self:/beliefs.md", "- Be concise.\n") }, "self:/beliefs.md", "keep agent-modification: true"},
+		{"flip beliefs.md to agent-modification: false", func() error {
+			return overwrite("self:/beliefs.md", "---\nloading: always\nagent-modification: false\n---\n- Be concise.\n")
+		}, "self:/beliefs.md", "keep agent-modification: true"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
