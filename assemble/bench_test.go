@@ -19,6 +19,7 @@ import (
 	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/tokenize"
+	"github.com/ctxd/ctxd/internal/testmodel"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -68,7 +69,7 @@ func BenchmarkBuildContext(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	modelDir := requirePath(b, "CTXD_MODEL_DIR", "../.cache/models/all-MiniLM-L6-v2")
+	modelDir := testmodel.Dir(b)
 	spec, err := embed.LoadSpec(modelDir)
 	if err != nil {
 		b.Fatal(err)
@@ -245,7 +246,7 @@ func waitApplied(b *testing.B, store *vfs.Store, eng *search.Engine, model strin
 
 // embedTasks embeds the tasks once with the real model.
 func embedTasks(b *testing.B, modelDir string, tasks []string) [][]float32 {
-	lib := requirePath(b, "CTXD_ORT_LIB", "../.cache/onnxruntime/libonnxruntime.so")
+	lib := testmodel.ORTLib(b)
 	m, err := embed.Open(modelDir, embed.Options{LibraryPath: lib})
 	if err != nil {
 		b.Fatal(err)

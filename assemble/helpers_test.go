@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,26 +11,9 @@ import (
 
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/search"
+	"github.com/ctxd/ctxd/internal/testmodel"
 	"github.com/ctxd/ctxd/vfs"
 )
-
-// The tests use the real model and ONNX Runtime that `make setup` installs
-// into .cache (override with CTXD_MODEL_DIR / CTXD_ORT_LIB).
-func requirePath(t testing.TB, env, def string) string {
-	t.Helper()
-	p := os.Getenv(env)
-	if p == "" {
-		p = def
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(abs); err != nil {
-		t.Fatalf("%s is missing (%v): run `make setup`, or set %s", abs, err, env)
-	}
-	return abs
-}
 
 // env is a real store, search engine and indexer (with the real model when
 // withModel) over a temporary directory.
@@ -55,8 +37,8 @@ func newEnv(t testing.TB, withModel bool) *env {
 	}
 	modelDir, lib := "", ""
 	if withModel {
-		modelDir = requirePath(t, "CTXD_MODEL_DIR", "../.cache/models/all-MiniLM-L6-v2")
-		lib = requirePath(t, "CTXD_ORT_LIB", "../.cache/onnxruntime/libonnxruntime.so")
+		modelDir = testmodel.Dir(t)
+		lib = testmodel.ORTLib(t)
 	}
 	ix := indexer.New(s, eng, slog.New(slog.DiscardHandler), modelDir, lib)
 	ctx, cancel := context.WithCancel(context.Background())

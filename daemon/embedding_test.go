@@ -16,35 +16,13 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/embed"
+	"github.com/ctxd/ctxd/internal/testmodel"
 	"github.com/ctxd/ctxd/vfs"
 )
 
-// The embedding tests use the real model and ONNX Runtime that `make setup`
-// installs into .cache (override with CTXD_MODEL_DIR / CTXD_ORT_LIB).
+func modelDir(t testing.TB) string { return testmodel.Dir(t) }
 
-func modelDir(t testing.TB) string {
-	return requirePath(t, "CTXD_MODEL_DIR", "../.cache/models/all-MiniLM-L6-v2")
-}
-
-func ortLib(t testing.TB) string {
-	return requirePath(t, "CTXD_ORT_LIB", "../.cache/onnxruntime/libonnxruntime.so")
-}
-
-func requirePath(t testing.TB, env, def string) string {
-	t.Helper()
-	p := os.Getenv(env)
-	if p == "" {
-		p = def
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(abs); err != nil {
-		t.Fatalf("%s is missing (%v): run `make setup`, or set %s", abs, err, env)
-	}
-	return abs
-}
+func ortLib(t testing.TB) string { return testmodel.ORTLib(t) }
 
 func withModel(t testing.TB, cfg Config) Config {
 	cfg.ModelDir, cfg.OnnxRuntimeLib = modelDir(t), ortLib(t)

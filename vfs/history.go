@@ -750,14 +750,36 @@ func commonEnds(a, b []byte) (prefix, suffix int) {
 // trimBase finds the entry of the content item u had before revision rev's
 // (content not), for a blobTrim delta: its hash, its depth and its bytes;
 // nil when there is none or its chain is already maxTrimDepth long.
-func (t *txn) trimBase(u []byte, rev int64, not [32]byte) ([]byte, int, []byte) {
-	c := t.revs.Cursor()
-	c.Seek(revKey(u, rev))
-	for i := 0; i < 4; {
-		k, v := c.Prev()
-		if k == nil || !bytes.HasPrefix(k, u) {
-			return nil, 0, nil
+func (t *txn) trimBase(u []byte, rev int64, not [32]byte) (hash []byte, depth int, content []byte) {
+	t.olderEntries(u, rev, not, func(r revRec, e entry) bool {
+		if e.depth() >= maxTrimDepth {
+			return true
 		}
+		c, ok := recentBlobs.get(r.hash)
+		if !ok {
+			var err error
+			if c, err = t.blobContent(u, r.hash[:]); err != nil {
+				return true
+			}
+		}
+		hash, depth, content = bytes.Clone(r.hash[:]), e.depth(), c
+		return true
+	})
+	return hash, depth, content
+}
+
+// olderEntries calls fn, newest first, with up to 4 of item u's revisions
+// before rev whose content is not not and is archived, and that entry,
+// until fn returns true.
+func (t *txn) olderEntries(u []byte, rev int64, not [32]byte, fn func(r revRec, e entry) bool) {
+	c := t.revs.Cursor()
+	k, v := c.Seek(revKey(u, rev))
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	for i := 0; i < 4 && k != nil && bytes.HasPrefix(k, u); k, v = c.Prev() {
 		if isEntryKey(k) {
 			continue
 		}
@@ -766,23 +788,10 @@ func (t *txn) trimBase(u []byte, rev int64, not [32]byte) ([]byte, int, []byte) 
 		if err != nil || r.hash == not {
 			continue
 		}
-		e, ok, err := t.entryOf(u, r.hash[:])
-		if err != nil || !ok {
-			continue
+		if e, ok, err := t.entryOf(u, r.hash[:]); err == nil && ok && fn(r, e) {
+			return
 		}
-		depth := e.depth()
-		if depth >= maxTrimDepth {
-			return nil, 0, nil
-		}
-		content, ok := recentBlobs.get(r.hash)
-		if !ok {
-			if content, err = t.blobContent(u, r.hash[:]); err != nil {
-				return nil, 0, nil
-			}
-		}
-		return bytes.Clone(r.hash[:]), depth, content
 	}
-	return nil, 0, nil
 }
 
 // recentBlobs keeps the content of recently archived blobs, by hash, so that
@@ -874,37 +883,25 @@ func (t *txn) repackOne(hash, u []byte, rev int64) error {
 // deltaBase picks the content a delta of content not, item u's at revision
 // rev, is made against: the nearest older revision's entry stored whole (or
 // the base of a delta), so that zstd deltas are never chained.
-func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) ([]byte, []byte) {
-	c := t.revs.Cursor()
-	k, v := c.Seek(revKey(u, rev))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
-	}
-	for i := 0; i < 4 && k != nil && bytes.HasPrefix(k, u); k, v = c.Prev() {
-		if isEntryKey(k) {
-			continue
+func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) (hash, content []byte) {
+	t.olderEntries(u, rev, not, func(_ revRec, e entry) bool {
+		if e.kind == blobDelta {
+			var ok bool
+			var err error
+			if e, ok, err = t.entryOf(u, bytes.Clone(e.base())); err != nil || !ok {
+				return false
+			}
 		}
-		i++
-		r, err := decodeRevRec(k, v)
-		if err != nil || r.hash == not {
-			continue
+		if !e.whole() {
+			return false
 		}
-		e, ok, err := t.entryOf(u, r.hash[:])
-		if err == nil && ok && e.kind == blobDelta {
-			e, ok, err = t.entryOf(u, bytes.Clone(e.base()))
+		c, err := t.blobContent(u, e.hash[:])
+		if err == nil && len(c) <= maxDeltaBytes {
+			hash, content = bytes.Clone(e.hash[:]), c
 		}
-		if err != nil || !ok || !e.whole() {
-			continue
-		}
-		content, err := t.blobContent(u, e.hash[:])
-		if err != nil || len(content) > maxDeltaBytes {
-			return nil, nil
-		}
-		return bytes.Clone(e.hash[:]), content
-	}
-	return nil, nil
+		return true
+	})
+	return hash, content
 }
 
 // revContent returns the content of revision r: the item's current content

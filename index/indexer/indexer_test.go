@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,40 +12,23 @@ import (
 	"github.com/ctxd/ctxd/index/chunk"
 	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/index/tokenize"
+	"github.com/ctxd/ctxd/internal/testmodel"
 	"github.com/ctxd/ctxd/vfs"
-)
-
-// The tests run the real tokenizer, ONNX Runtime and model that `make setup`
-// puts under .cache; these variables point elsewhere.
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
-var (
-	testModelDir = envOr("CTXD_MODEL_DIR", "../../.cache/models/all-MiniLM-L6-v2")
-	testORTLib   = envOr("CTXD_ORT_LIB", "../../.cache/onnxruntime/libonnxruntime.so")
 )
 
 // mustModelChunker installs the model's chunker in a new store.
 func mustModelChunker(t *testing.T) (*vfs.Store, *modelChunker, embed.Spec) {
 	t.Helper()
-	for _, p := range []string{testORTLib, filepath.Join(testModelDir, embed.SpecFile)} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%v: run make setup (or set CTXD_MODEL_DIR, CTXD_ORT_LIB)", err)
-		}
-	}
-	spec, err := embed.LoadSpec(testModelDir)
+	dir := testmodel.Dir(t)
+	spec, err := embed.LoadSpec(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokenize.Load(testModelDir)
+	tok, err := tokenize.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := chunkerID(testModelDir, spec)
+	id, err := chunkerID(dir, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +92,7 @@ func TestIndexer_EmbedsTitleAndDescription(t *testing.T) {
 		}
 	}
 
-	m, err := embed.Open(testModelDir, embed.Options{LibraryPath: testORTLib})
+	m, err := embed.Open(testmodel.Dir(t), embed.Options{LibraryPath: testmodel.ORTLib(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

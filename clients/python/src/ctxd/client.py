@@ -80,6 +80,20 @@ def _search_mode(value: SearchModeLike) -> int:
     return int(value)
 
 
+def _search_filter(
+    drives: Iterable[str],
+    path_prefixes: Iterable[str],
+    mime_types: Iterable[str],
+    tags: Iterable[str],
+) -> search_pb2.SearchFilter:
+    return search_pb2.SearchFilter(
+        drives=list(drives),
+        path_prefixes=list(path_prefixes),
+        mime_types=list(mime_types),
+        tags=list(tags),
+    )
+
+
 def _patch(p: PatchLike) -> vfs_pb2.Patch:
     if isinstance(p, vfs_pb2.Patch):
         return p
@@ -429,12 +443,7 @@ class Client:
                 roots=list(roots),
                 mode=_search_mode(mode),
                 limit=limit,
-                filter=search_pb2.SearchFilter(
-                    drives=list(drives),
-                    path_prefixes=list(path_prefixes),
-                    mime_types=list(mime_types),
-                    tags=list(tags),
-                ),
+                filter=_search_filter(drives, path_prefixes, mime_types, tags),
             ),
         )
 
@@ -486,12 +495,7 @@ class Client:
                 for q in queries
             ],
             mode=_search_mode(mode),
-            filter=search_pb2.SearchFilter(
-                drives=list(drives),
-                path_prefixes=list(path_prefixes),
-                mime_types=list(mime_types),
-                tags=list(tags),
-            ),
+            filter=_search_filter(drives, path_prefixes, mime_types, tags),
             limit=limit,
             token_budget=token_budget,
             snippet_length=snippet_length,
