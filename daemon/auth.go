@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -119,8 +120,25 @@ type grant struct {
 	agent  bool // agent tokens may not change items their frontmatter protects
 }
 
+// ownerGrant is what the owner holds: the owner token, or the unix socket.
+var ownerGrant = grant{name: vfs.OwnerActor, scopes: scopeAll}
+
 // actor is the vfs actor of calls made with the grant.
 func (g grant) actor() vfs.Actor { return vfs.Actor{Name: g.name, Agent: g.agent} }
+
+type callerKey struct{}
+
+// withCaller records the grant a call was admitted with, for handlers that
+// act on the caller's behalf.
+func withCaller(ctx context.Context, g grant) context.Context {
+	return context.WithValue(ctx, callerKey{}, g)
+}
+
+// callerFrom returns the grant the call was admitted with.
+func callerFrom(ctx context.Context) grant {
+	g, _ := ctx.Value(callerKey{}).(grant)
+	return g
+}
 
 // newAuthenticator loads the owner token file and adds the scoped tokens of
 // the config. When the file does not exist it generates a token, which save
@@ -135,7 +153,7 @@ func newAuthenticator(tokenFile string, extra []TokenConfig) (a *authenticator, 
 	if created {
 		save = func() error { return saveToken(tokenFile, owner) }
 	}
-	a.tokens[sha256.Sum256([]byte(owner))] = grant{name: vfs.OwnerActor, scopes: scopeAll}
+	a.tokens[sha256.Sum256([]byte(owner))] = ownerGrant
 	for _, t := range extra {
 		scopes, err := parseScopes(t.Scopes)
 		if err != nil {

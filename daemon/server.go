@@ -95,23 +95,22 @@ func (s sizeCheckedStream) RecvMsg(m any) error {
 
 // admit decides whether a call may proceed: the token for non-unix peers,
 // then readiness for everything but health and reflection. It returns ctx
-// carrying the caller as the actor of the call's changes: the owner on the
-// unix socket, otherwise the token's name and agent flag.
+// carrying the caller's grant (callerFrom) and the actor of the call's
+// changes: the owner on the unix socket, otherwise the token's name and agent flag.
 func (ic *interceptors) admit(ctx context.Context, method string) (context.Context, error) {
-	actor := vfs.Actor{Name: vfs.OwnerActor}
+	g := ownerGrant
 	if p, ok := peer.FromContext(ctx); !ok || p.Addr == nil || p.Addr.Network() != "unix" {
 		md, _ := metadata.FromIncomingContext(ctx)
-		g, err := ic.auth.authorizeContext(md, method)
-		if err != nil {
+		var err error
+		if g, err = ic.auth.authorizeContext(md, method); err != nil {
 			return nil, err
 		}
-		actor = g.actor()
 	}
 	if !ic.ready.Load() && strings.HasPrefix(method, "/ctxd.") {
 		return nil, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE,
 			"the daemon is starting or stopping", "Retry in a moment; the health service reports SERVING when ready.")
 	}
-	return vfs.WithActor(ctx, actor), nil
+	return vfs.WithActor(withCaller(ctx, g), g.actor()), nil
 }
 
 func (ic *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
