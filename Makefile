@@ -108,8 +108,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large bench-context eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large bench-context ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large bench-context bench-mcp eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large bench-context bench-mcp ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -143,6 +143,10 @@ bench-large: setup-run ## Time to searchable and peak RSS of one 60 MB text item
 bench-context: setup-run ## BuildContext p50/p99 with 10 context files and 100k chunks, query embedding excluded (CTXD_BENCH_CONTEXT_CHUNKS=N)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=BuildContext -benchtime=$(BENCHTIME) -count=1 -timeout=1h ./assemble/ | tee bench-results/context.txt
+
+bench-mcp: setup-run build ## Tool-call latency through `ctxd mcp` (stdio) against the same calls over gRPC, p50/p99 of 1,000 context_read and context_search calls each (CTXD_BENCH_MCP_CALLS=N)
+	mkdir -p bench-results
+	CTXD_BIN=$(CTXD) go test -run='^$$' -bench=MCP_Stdio -benchtime=1x -count=1 -timeout=30m ./mcpserver/ | tee bench-results/mcp.txt
 
 eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm and vaswani; table in bench-results/eval.md
 	mkdir -p bench-results

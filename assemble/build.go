@@ -202,7 +202,9 @@ func (b *Builder) contextFiles(ctx context.Context, roots []string) ([]file, []s
 			}
 			page = next
 		}
-		if found == 0 {
+		if a := vfs.AccessFrom(ctx); found == 0 && !a.Allows(dir.Drive, dir.Path) {
+			warnings = append(warnings, fmt.Sprintf("the context root %s is not wholly within what this token may read (%s), and no context files were found in what it may", dir, a))
+		} else if found == 0 {
 			warnings = append(warnings, fmt.Sprintf("the context root %s holds no context files (text items whose frontmatter sets loading: always or contextual); `ctxd init` creates soul.md, beliefs.md, goals.md and capabilities.md there", dir))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/vfs"
 )
 
 // adminService reports on the daemon.
@@ -15,6 +16,11 @@ type adminService struct {
 }
 
 func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ctxdv1.StatusResponse, error) {
+	if a := vfs.AccessFrom(ctx); a.Limited() {
+		return nil, apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
+			"status reports on the whole store, and this token is limited to "+a.String(),
+			"Call list_drives (`ctxd drives`) or tree for what the token may see, or ask for status with a token without drives or paths (tokens[].drives, tokens[].paths in the daemon config).")
+	}
 	st, err := s.b.store.Stats(ctx)
 	if err != nil {
 		return nil, err

@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	"google.golang.org/grpc/status"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/vfs"
@@ -28,17 +31,21 @@ const (
 	ScopeRead Scope = 1 << iota
 	// ScopeWrite allows calls that change items.
 	ScopeWrite
+	// ScopeIngest allows reading the daemon host's files and fetching URLs
+	// (Add, Refresh), together with ScopeWrite: an agent that may write items
+	// may not thereby reach beyond the store.
+	ScopeIngest
 	// ScopeAdmin allows administrative calls.
 	ScopeAdmin
-	scopeAll = ScopeRead | ScopeWrite | ScopeAdmin
+	scopeAll = ScopeRead | ScopeWrite | ScopeIngest | ScopeAdmin
 )
 
-var scopeNames = map[string]Scope{"read": ScopeRead, "write": ScopeWrite, "admin": ScopeAdmin}
+var scopeNames = map[string]Scope{"read": ScopeRead, "write": ScopeWrite, "ingest": ScopeIngest, "admin": ScopeAdmin}
 
 // names lists the scopes in s as the config spells them.
 func (s Scope) names() []string {
 	var names []string
-	for _, n := range []string{"read", "write", "admin"} {
+	for _, n := range []string{"read", "write", "ingest", "admin"} {
 		if s&scopeNames[n] != 0 {
 			names = append(names, n)
 		}
@@ -48,15 +55,27 @@ func (s Scope) names() []string {
 
 func (s Scope) String() string { return strings.Join(s.names(), "+") }
 
+// quoted lists the scopes in s for a hint: "write" and "ingest".
+func (s Scope) quoted() string {
+	q := s.names()
+	for i, n := range q {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) > 1 {
+		return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+	}
+	return strings.Join(q, "")
+}
+
 func parseScopes(names []string) (Scope, error) {
 	if len(names) == 0 {
-		return 0, errors.New("scopes must list at least one of read, write, admin")
+		return 0, errors.New("scopes must list at least one of read, write, ingest, admin")
 	}
 	var s Scope
 	for _, n := range names {
 		v, ok := scopeNames[n]
 		if !ok {
-			return 0, fmt.Errorf("unknown scope %q; use read, write or admin", n)
+			return 0, fmt.Errorf("unknown scope %q; use read, write, ingest or admin", n)
 		}
 		s |= v
 	}
@@ -85,6 +104,8 @@ var methodScopes = map[string]Scope{
 	ctxdv1.SearchService_Search_FullMethodName:                             ScopeRead,
 	ctxdv1.ContextService_BuildContext_FullMethodName:                      ScopeRead,
 	ctxdv1.AdminService_Status_FullMethodName:                              ScopeRead,
+	ctxdv1.ToolService_ListTools_FullMethodName:                            ScopeRead,
+	ctxdv1.ToolService_CallTool_FullMethodName:                             ScopeRead, // a tool's own calls need write, ingest
 	ctxdv1.VfsService_Write_FullMethodName:                                 ScopeWrite,
 	ctxdv1.VfsService_Edit_FullMethodName:                                  ScopeWrite,
 	ctxdv1.VfsService_Delete_FullMethodName:                                ScopeWrite,
@@ -94,8 +115,8 @@ var methodScopes = map[string]Scope{
 	ctxdv1.VfsService_Revert_FullMethodName:                                ScopeWrite,
 	ctxdv1.ContextService_Init_FullMethodName:                              ScopeWrite,
 	ctxdv1.ContextService_Update_FullMethodName:                            ScopeWrite,
-	ctxdv1.IngestService_Add_FullMethodName:                                ScopeWrite,
-	ctxdv1.IngestService_Refresh_FullMethodName:                            ScopeWrite,
+	ctxdv1.IngestService_Add_FullMethodName:                                ScopeWrite | ScopeIngest,
+	ctxdv1.IngestService_Refresh_FullMethodName:                            ScopeWrite | ScopeIngest,
 	ctxdv1.IngestService_Reembed_FullMethodName:                            ScopeAdmin,
 	ctxdv1.AdminService_Reindex_FullMethodName:                             ScopeAdmin,
 	ctxdv1.AdminService_Doctor_FullMethodName:                              ScopeAdmin,
@@ -110,6 +131,9 @@ var methodScopes = map[string]Scope{
 // looks presented tokens up by digest, so timing reveals nothing about a secret.
 type authenticator struct {
 	tokens map[[sha256.Size]byte]grant
+	// owner is the owner token itself, which the daemon presents on its own
+	// loopback calls made for a unix-socket caller (toolBackend).
+	owner string
 }
 
 // grant is what a token stands for: who calls (history records the name)
@@ -117,7 +141,8 @@ type authenticator struct {
 type grant struct {
 	name   string
 	scopes Scope
-	agent  bool // agent tokens may not change items their frontmatter protects
+	agent  bool       // agent tokens may not change items their frontmatter protects
+	access vfs.Access // the drives and paths the token may touch (zero: all)
 }
 
 // ownerGrant is what the owner holds: the owner token, or the unix socket.
@@ -143,16 +168,23 @@ func callerFrom(ctx context.Context) grant {
 // newAuthenticator loads the owner token file and adds the scoped tokens of
 // the config. When the file does not exist it generates a token, which save
 // writes; the daemon calls it once it serves, so a failed start leaves no
-// token file behind. save is nil when the file exists.
+// token file behind. save is nil when the file exists. An empty tokenFile
+// means an owner token kept in memory only, for the daemon's own calls.
 func newAuthenticator(tokenFile string, extra []TokenConfig) (a *authenticator, save func() error, err error) {
-	a = &authenticator{tokens: map[[sha256.Size]byte]grant{}}
-	owner, created, err := loadOrGenerateToken(tokenFile)
+	var owner string
+	created := false
+	if tokenFile == "" {
+		owner, err = generateToken()
+	} else {
+		owner, created, err = loadOrGenerateToken(tokenFile)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if created {
 		save = func() error { return saveToken(tokenFile, owner) }
 	}
+	a = &authenticator{tokens: map[[sha256.Size]byte]grant{}, owner: owner}
 	a.tokens[sha256.Sum256([]byte(owner))] = ownerGrant
 	for _, t := range extra {
 		scopes, err := parseScopes(t.Scopes)
@@ -163,9 +195,26 @@ func newAuthenticator(tokenFile string, extra []TokenConfig) (a *authenticator, 
 		if _, err := hex.Decode(sum[:], []byte(t.SHA256)); err != nil {
 			return nil, nil, fmt.Errorf("token %s: %w", t.Name, err)
 		}
-		a.tokens[sum] = grant{name: t.Name, scopes: scopes, agent: t.Agent}
+		access, err := tokenAccess(t, scopes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("token %s: %w", t.Name, err)
+		}
+		a.tokens[sum] = grant{name: t.Name, scopes: scopes, agent: t.Agent, access: access}
 	}
 	return a, save, nil
+}
+
+// tokenAccess parses a token's drives and paths. A limited token may not
+// hold admin, whose calls (reindex, doctor, reembed) act on the whole store.
+func tokenAccess(t TokenConfig, scopes Scope) (vfs.Access, error) {
+	a, err := vfs.NewAccess(t.Drives, t.Paths)
+	if err != nil {
+		return vfs.Access{}, fmt.Errorf("drives and paths: %w", err)
+	}
+	if a.Limited() && scopes&ScopeAdmin != 0 {
+		return vfs.Access{}, errors.New(`a token limited by drives or paths cannot hold the admin scope, whose calls act on the whole store; drop "admin" from its scopes, or its drives and paths`)
+	}
+	return a, nil
 }
 
 // loadOrGenerateToken reads the owner token, or generates a random one
@@ -182,11 +231,17 @@ func loadOrGenerateToken(name string) (tok string, created bool, err error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", false, fmt.Errorf("read token file: %w", err)
 	}
+	tok, err = generateToken()
+	return tok, err == nil, err
+}
+
+// generateToken returns a new random owner token.
+func generateToken() (string, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
-		return "", false, err
+		return "", err
 	}
-	return "ctxd_" + hex.EncodeToString(raw), true, nil
+	return "ctxd_" + hex.EncodeToString(raw), nil
 }
 
 // saveToken writes a generated token atomically with mode 0600.
@@ -244,7 +299,7 @@ func (a *authenticator) authenticate(header string) (grant, error) {
 	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return grant{}, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
 			"this endpoint needs a bearer token",
-			"Send the header 'authorization: Bearer <token>'; the owner token is in the daemon's token file (default ~/.config/ctxd/token). The unix socket needs no token.")
+			"Send the header 'authorization: Bearer <token>'; the owner token is in the daemon's token file (default ~/.config/ctxd/token). The unix socket needs none unless the daemon sets socket_auth.")
 	}
 	g, ok := a.tokens[sha256.Sum256([]byte(tok))]
 	if !ok {
@@ -268,12 +323,32 @@ func (a *authenticator) authorize(header, method string) (grant, error) {
 			fmt.Sprintf("%s has no scope defined, so no token may call it", method),
 			"Call it over the unix socket; a method without a scope is a daemon bug worth reporting.")
 	}
-	if g.scopes&need != need {
+	if missing := need &^ g.scopes; missing != 0 {
 		return grant{}, apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
-			fmt.Sprintf("the token lacks the %s scope that %s needs", need, method),
-			fmt.Sprintf("Use a token whose scopes include %q (tokens[].scopes in the daemon config), or the owner token from the token file.", need.String()))
+			fmt.Sprintf("the token %s lacks the %s scope that %s needs (it has %s)", g.name, missing, method, g.scopes),
+			fmt.Sprintf("Use a token whose scopes include %s (tokens[].scopes in the daemon config), or the owner token from the token file.", missing.quoted()))
 	}
 	return g, nil
+}
+
+// openOnSocket reports whether method stays open to tokenless unix-socket
+// callers under socket_auth: the health checks, so that probes (the check
+// `ctxd mcp` makes at start) need no secret.
+func openOnSocket(method string) bool {
+	need, ok := methodScopes[method]
+	return ok && need == scopeToken
+}
+
+// socketAuthError explains a missing or wrong token on the unix socket,
+// which needs one only with socket_auth.
+func socketAuthError(err error) error {
+	if status.Code(err) != codes.Unauthenticated {
+		return err
+	}
+	return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
+		status.Convert(err).Message()+" (the daemon sets socket_auth = true, so the unix socket needs one too)",
+		"Pass the token with --token or the CTXD_TOKEN environment variable (the CLI and `ctxd mcp`), or send 'authorization: Bearer <token>' from a client; "+
+			"the owner token is in the daemon's token file (default ~/.config/ctxd/token). socket_auth in the daemon config turns this off.")
 }
 
 // authorizeContext reads the token from incoming gRPC metadata.

@@ -33,6 +33,22 @@ type Config struct {
 	TokenFile string `toml:"token_file"`
 	// Tokens are additional bearer tokens with limited scopes.
 	Tokens []TokenConfig `toml:"tokens"`
+	// SocketAuth makes unix-socket callers present a bearer token as TCP
+	// callers do, with the same scopes, for hosts where not every process of
+	// the user should act as the owner (agents running as the user). The
+	// standard health service stays open to tokenless probes (the check
+	// ctxd mcp makes at start). The CLI sends --token or CTXD_TOKEN.
+	SocketAuth bool `toml:"socket_auth"`
+	// AllowedHosts are Host header values the HTTP listener answers besides
+	// loopback names (localhost, 127.0.0.0/8, [::1], any port), such as a
+	// reverse proxy's public name: "name" matches any port, "name:port" that
+	// port only. Other Hosts are refused with 421 (DNS rebinding).
+	AllowedHosts []string `toml:"allowed_hosts"`
+	// AllowedOrigins are browser origins (scheme://host[:port], exactly as
+	// browsers send them) the HTTP listener answers besides loopback ones
+	// (http or https with a loopback name, any port). A request with any other
+	// Origin header is refused with 403. CORS headers are never sent.
+	AllowedOrigins []string `toml:"allowed_origins"`
 	// ModelDir holds the embedding model: model.onnx, tokenizer.json or
 	// vocab.txt, and ctxd-model.json. Empty disables chunking and embedding;
 	// a missing directory leaves the daemon serving without them until it appears.
@@ -90,12 +106,22 @@ type TokenConfig struct {
 	Name string `toml:"name"`
 	// SHA256 is the lowercase hex SHA-256 of the token string.
 	SHA256 string `toml:"sha256"`
-	// Scopes granted: any of read, write, admin.
+	// Scopes granted: any of read, write, ingest, admin. Add and Refresh,
+	// which read the daemon host's files and fetch URLs, need write and ingest.
 	Scopes []string `toml:"scopes"`
 	// Agent marks a token handed to an agent: its changes to items whose
 	// frontmatter (or a context root) protects them are refused with
 	// READ_ONLY. History records the token's name as the actor.
 	Agent bool `toml:"agent"`
+	// Drives and Paths limit the token to whole drives ("agent") and path
+	// subtrees ("agent:/project-x/", the directory and everything below
+	// it); the token then sees and changes only their union: everything
+	// else reads as absent (NOT_FOUND, left out of lists, trees, counts,
+	// history, search and hints), and a change outside is PERMISSION_DENIED.
+	// Both empty: the whole store. A limited token cannot hold admin, nor
+	// call Status, whose figures cover the whole store.
+	Drives []string `toml:"drives"`
+	Paths  []string `toml:"paths"`
 }
 
 // Duration is a time.Duration written as a string ("10s") in TOML.
@@ -237,7 +263,8 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 			}
 		}
 	}
-	for k, b := range map[string]*bool{"CTXD_ALLOW_SECRETS": &c.AllowSecrets, "CTXD_ALLOW_PRIVATE_NETWORK": &c.AllowPrivateNetwork, "CTXD_HISTORY": &c.History} {
+	for k, b := range map[string]*bool{"CTXD_ALLOW_SECRETS": &c.AllowSecrets, "CTXD_ALLOW_PRIVATE_NETWORK": &c.AllowPrivateNetwork, "CTXD_HISTORY": &c.History,
+		"CTXD_SOCKET_AUTH": &c.SocketAuth} {
 		if v, ok := lookupEnv(k); ok {
 			x, err := strconv.ParseBool(v)
 			if err != nil {
@@ -251,6 +278,11 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 	}
 	if v, ok := lookupEnv("CTXD_CONTEXT_ROOTS"); ok { // refs hold ':', so ','-separated
 		c.ContextRoots = strings.Split(v, ",")
+	}
+	for k, p := range map[string]*[]string{"CTXD_ALLOWED_HOSTS": &c.AllowedHosts, "CTXD_ALLOWED_ORIGINS": &c.AllowedOrigins} {
+		if v, ok := lookupEnv(k); ok { // entries hold ':', so ','-separated; empty clears
+			*p = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
+		}
 	}
 	return c.Limits.applyEnv(lookupEnv)
 }
@@ -275,8 +307,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config: %s: %w", f.name, err)
 		}
 	}
-	if (c.GRPCTCP != "" || c.HTTP != "") && c.TokenFile == "" {
-		return errors.New("config: token_file must be set when grpc_tcp or http is enabled")
+	if (c.GRPCTCP != "" || c.HTTP != "" || c.SocketAuth) && c.TokenFile == "" {
+		return errors.New("config: token_file must be set when grpc_tcp, http or socket_auth is enabled")
+	}
+	if err := validateEdge(c.AllowedHosts, c.AllowedOrigins); err != nil {
+		return err
 	}
 	if c.MaxContentBytes <= 0 {
 		return fmt.Errorf("config: max_content_bytes must be positive, got %d", c.MaxContentBytes)
@@ -329,7 +364,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config: tokens[%d]: name must be set, unique and not %q; history records it as the actor", i, vfs.OwnerActor)
 		}
 		names[t.Name] = true
-		if _, err := parseScopes(t.Scopes); err != nil {
+		scopes, err := parseScopes(t.Scopes)
+		if err != nil {
+			return fmt.Errorf("config: tokens[%d] (%s): %w", i, t.Name, err)
+		}
+		if _, err := tokenAccess(t, scopes); err != nil {
 			return fmt.Errorf("config: tokens[%d] (%s): %w", i, t.Name, err)
 		}
 		if len(t.SHA256) != 64 || strings.Trim(t.SHA256, "0123456789abcdef") != "" {

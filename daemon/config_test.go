@@ -107,6 +107,15 @@ func TestConfig_Validate(t *testing.T) {
 		{"token named owner", func(c *Config) {
 			c.Tokens = []TokenConfig{{Name: "owner", SHA256: sha256Hex("x"), Scopes: []string{"read"}}}
 		}, "tokens[0]: name"},
+		{"limited admin token", func(c *Config) {
+			c.Tokens = []TokenConfig{{Name: "a", SHA256: sha256Hex("x"), Scopes: []string{"read", "admin"}, Drives: []string{"agent"}}}
+		}, "tokens[0] (a): a token limited by drives or paths cannot hold the admin scope"},
+		{"bad token path", func(c *Config) {
+			c.Tokens = []TokenConfig{{Name: "a", SHA256: sha256Hex("x"), Scopes: []string{"read"}, Paths: []string{"project-x"}}}
+		}, "tokens[0] (a): drives and paths"},
+		{"bad token drive", func(c *Config) {
+			c.Tokens = []TokenConfig{{Name: "a", SHA256: sha256Hex("x"), Scopes: []string{"read"}, Drives: []string{"Agent"}}}
+		}, "tokens[0] (a): drives and paths"},
 		{"duplicate token name", func(c *Config) {
 			c.Tokens = []TokenConfig{{Name: "a", SHA256: sha256Hex("x"), Scopes: []string{"read"}}, {Name: "a", SHA256: sha256Hex("y"), Scopes: []string{"read"}}}
 		}, "tokens[1]: name"},

@@ -48,7 +48,7 @@ var assembleLimitKeys = map[assemble.Limit]string{
 }
 
 func (s *contextService) BuildContext(ctx context.Context, req *ctxdv1.BuildContextRequest) (*ctxdv1.BuildContextResponse, error) {
-	sr, err := s.b.searchRequest(&ctxdv1.SearchRequest{Mode: req.GetMode(), Filter: req.GetFilter(), Limit: req.GetLimit()})
+	sr, err := s.b.searchRequest(ctx, &ctxdv1.SearchRequest{Mode: req.GetMode(), Filter: req.GetFilter(), Limit: req.GetLimit()})
 	if err != nil {
 		return nil, err
 	}

@@ -58,11 +58,15 @@ type Daemon struct {
 	health  *health.Server
 	grpc    *grpc.Server
 	http    *http.Server
-	gwConn  *grpc.ClientConn
+	auth    *authenticator
 	tcpAddr net.Addr
 	webAddr net.Addr
 	served  chan error
 	stopIx  context.CancelFunc
+	// loopback is the daemon's own connection to its gRPC server, over an
+	// internal loopback listener where tokens are checked: the gateway and
+	// in-daemon tool calls (toolBackend) reach the services through it.
+	loopback *grpc.ClientConn
 	// stopPrune stops the history pruning loop; pruned closes when it has.
 	stopPrune context.CancelFunc
 	pruned    chan struct{}
@@ -87,20 +91,27 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if d.lock, err = lockDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
-	var auth *authenticator
-	var saveToken func() error // writes a generated owner token once serving
-	if cfg.GRPCTCP != "" || cfg.HTTP != "" {
-		if auth, saveToken, err = newAuthenticator(cfg.TokenFile, cfg.Tokens); err != nil {
-			return nil, err
-		}
+	// Tokens guard every TCP listener, the internal loopback one too, and
+	// the socket with socket_auth. With neither an outside TCP listener nor
+	// socket_auth only the daemon itself presents the owner token, so it is
+	// kept in memory and no token file is written.
+	tokenFile := cfg.TokenFile
+	if cfg.GRPCTCP == "" && cfg.HTTP == "" && !cfg.SocketAuth {
+		tokenFile = ""
 	}
+	auth, saveToken, err := newAuthenticator(tokenFile, cfg.Tokens) // saveToken writes a generated owner token once serving
+	if err != nil {
+		return nil, err
+	}
+	d.auth = auth
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready, maxContent: cfg.MaxContentBytes}, d.health)
+	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready, maxContent: cfg.MaxContentBytes, socketAuth: cfg.SocketAuth}, d.health)
 	ctxdv1.RegisterVfsServiceServer(d.grpc, &vfsService{b: &d.b})
 	ctxdv1.RegisterAdminServiceServer(d.grpc, &adminService{b: &d.b})
 	ctxdv1.RegisterSearchServiceServer(d.grpc, &searchService{b: &d.b})
 	ctxdv1.RegisterIngestServiceServer(d.grpc, &ingestService{b: &d.b, log: log})
 	ctxdv1.RegisterContextServiceServer(d.grpc, &contextService{b: &d.b})
+	ctxdv1.RegisterToolServiceServer(d.grpc, &toolService{d: d})
 
 	unixLn, err := listenUnix(cfg.Socket)
 	if err != nil {
@@ -114,6 +125,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		}
 		d.tcpAddr = ln.Addr()
 		d.serve(ln)
+	}
+	if err := d.startLoopback(); err != nil {
+		return nil, err
 	}
 	if cfg.HTTP != "" {
 		if err := d.startGateway(ctx, auth); err != nil {
@@ -167,25 +181,25 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	return d, nil
 }
 
-// startGateway serves the JSON/HTTP gateway. The gateway reaches the gRPC
-// server through its own loopback listener, where tokens are enforced.
+// startGateway serves the JSON/HTTP gateway, and MCP at /mcp. Both reach
+// the gRPC server through the loopback connection, where tokens are enforced.
 func (d *Daemon) startGateway(ctx context.Context, auth *authenticator) error {
-	internal, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("listen gateway backend: %w", err)
-	}
-	d.serve(internal)
-	handler, conn, err := newGateway(ctx, internal.Addr().String(), auth, d.cfg.MaxContentBytes)
+	gateway, err := newGateway(ctx, d.loopback, auth, d.cfg.MaxContentBytes)
 	if err != nil {
 		return err
 	}
-	d.gwConn = conn
+	handler := http.NewServeMux()
+	handler.Handle("/", gateway)
+	handler.Handle("/mcp", d.mcpHandler())
 	ln, err := net.Listen("tcp", d.cfg.HTTP)
 	if err != nil {
 		return fmt.Errorf("listen http: %w", err)
 	}
 	d.webAddr = ln.Addr()
-	d.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	// The Host/Origin guard wraps everything the listener serves, ahead of
+	// the token check: a rebinding page never reaches auth.
+	guarded := newEdgePolicy(d.cfg.AllowedHosts, d.cfg.AllowedOrigins).guard(handler)
+	d.http = &http.Server{Handler: guarded, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := d.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			d.served <- fmt.Errorf("http: %w", err)
@@ -298,9 +312,6 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	if d.http != nil {
 		d.http.Shutdown(ctx)
 	}
-	if d.gwConn != nil {
-		d.gwConn.Close()
-	}
 	if d.grpc != nil {
 		done := make(chan struct{})
 		go func() { d.grpc.GracefulStop(); close(done) }()
@@ -310,6 +321,9 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 			d.grpc.Stop()
 			<-done
 		}
+	}
+	if d.loopback != nil { // after the calls that may use it have ended
+		d.loopback.Close()
 	}
 	if d.stopIx != nil {
 		d.stopIx()

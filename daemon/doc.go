@@ -13,8 +13,10 @@
 // place (errors.go); conversions live in convert.go.
 //
 // Trust model: the unix socket is protected by its file mode (0600) and needs
-// no token; every call arriving over TCP, including the gateway's, needs a
-// bearer token whose scopes cover the method. Every call's context carries
+// no token unless socket_auth is set; every call arriving over TCP, including
+// the gateway's, needs a bearer token whose scopes cover the method. The HTTP
+// listener first refuses requests whose Host is not a loopback name or whose
+// Origin is foreign (edge.go: DNS rebinding, cross-site browser requests). Every call's context carries
 // its caller as a vfs.Actor: the owner on the socket and with the owner
 // token, else the token's name, and its agent flag, which the store's
 // agent-modification guard checks and history records.

@@ -28,6 +28,7 @@ var kindTypes = map[error]ctxdv1.ErrorType{
 	vfs.ErrChanged:       ctxdv1.ErrorType_ERROR_TYPE_CONTENT_CHANGED,
 	vfs.ErrDirNotEmpty:   ctxdv1.ErrorType_ERROR_TYPE_DIRECTORY_NOT_EMPTY,
 	vfs.ErrReadOnly:      ctxdv1.ErrorType_ERROR_TYPE_READ_ONLY,
+	vfs.ErrDenied:        ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
 	ingest.ErrRefused:    ctxdv1.ErrorType_ERROR_TYPE_SOURCE_REFUSED,
 	ingest.ErrUnreadable: ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE,
 	ingest.ErrMissing:    ctxdv1.ErrorType_ERROR_TYPE_SOURCE_UNREADABLE,

@@ -13,7 +13,6 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -26,26 +25,14 @@ import (
 var jsonOptions = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
 
 // newGateway returns the JSON/HTTP handler. It calls the gRPC server over
-// grpcAddr, a loopback TCP listener, forwarding the caller's Authorization
-// header so that the gRPC interceptors check scopes exactly as for gRPC
-// clients. The returned connection must be closed after the HTTP server stops.
-func newGateway(ctx context.Context, grpcAddr string, auth *authenticator, maxContent int64) (http.Handler, *grpc.ClientConn, error) {
+// conn, the daemon's loopback connection (startLoopback), forwarding the
+// caller's Authorization header so that the gRPC interceptors check scopes
+// exactly as for gRPC clients.
+func newGateway(ctx context.Context, conn *grpc.ClientConn, auth *authenticator, maxContent int64) (http.Handler, error) {
 	limit := maxRequestBytes(maxContent)
-	// The send limit admits any body under the cap, so that the server's
-	// interceptors decide, with their CONTENT_TOO_LARGE error.
-	conn, err := grpc.NewClient("passthrough:///"+grpcAddr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(int(maxContent)+messageSlack),
-			grpc.MaxCallSendMsgSize(int(limit))),
-	)
-	if err != nil {
-		return nil, nil, fmt.Errorf("gateway: dial %s: %w", grpcAddr, err)
-	}
 	ge, err := newGatewayErrors(maxContent)
 	if err != nil {
-		conn.Close()
-		return nil, nil, err
+		return nil, err
 	}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
@@ -60,13 +47,13 @@ func newGateway(ctx context.Context, grpcAddr string, auth *authenticator, maxCo
 		ctxdv1.RegisterSearchServiceHandler,
 		ctxdv1.RegisterAdminServiceHandler,
 		ctxdv1.RegisterContextServiceHandler,
+		ctxdv1.RegisterToolServiceHandler,
 		func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 			return ctxdv1.RegisterIngestServiceHandlerClient(ctx, mux, ingestFirstMessage{ctxdv1.NewIngestServiceClient(conn)})
 		},
 	} {
 		if err := register(ctx, mux, conn); err != nil {
-			conn.Close()
-			return nil, nil, fmt.Errorf("gateway: %w", err)
+			return nil, fmt.Errorf("gateway: %w", err)
 		}
 	}
 	top := http.NewServeMux()
@@ -79,7 +66,7 @@ func newGateway(ctx context.Context, grpcAddr string, auth *authenticator, maxCo
 		w.Header().Set("Allow", "GET, HEAD")
 		writeStatus(w, http.StatusMethodNotAllowed, methodNotAllowed(r, "GET"))
 	})
-	return requireToken(auth, limitBody(limit, maxContent, top)), conn, nil
+	return requireToken(auth, limitBody(limit, maxContent, top)), nil
 }
 
 // requireToken rejects HTTP requests without a valid bearer token before they

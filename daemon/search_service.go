@@ -62,7 +62,7 @@ func searchError(err error) error {
 }
 
 func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (*ctxdv1.SearchResponse, error) {
-	r, err := s.b.searchRequest(req)
+	r, err := s.b.searchRequest(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		ModeReason: resp.ModeReason,
 		TokensUsed: int32(resp.TokensUsed),
 	}
-	if resp.Mode == search.Vector {
+	if resp.Mode == search.Vector && !vfs.AccessFrom(ctx).Limited() { // the note counts the whole store's chunks
 		out.ModeReason = s.b.ix.WithPendingNote(ctx, out.ModeReason)
 	}
 	for i, q := range resp.Queries {
@@ -108,8 +108,9 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 }
 
 // searchRequest converts a SearchRequest (for Search, and the chunk search
-// of BuildContext) and gives it the embedding model and tokenizer.
-func (b *backend) searchRequest(req *ctxdv1.SearchRequest) (search.Request, error) {
+// of BuildContext) and gives it the embedding model and tokenizer, and the
+// caller's access as the bound of what it may find.
+func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) (search.Request, error) {
 	// The engine checks values; this only converts.
 	r := search.Request{
 		Limit:        int(req.GetLimit()),
@@ -133,6 +134,9 @@ func (b *backend) searchRequest(req *ctxdv1.SearchRequest) (search.Request, erro
 	}
 	if f := req.GetFilter(); f != nil {
 		r.Filter = lexical.Filter{Drives: f.GetDrives(), PathPrefixes: f.GetPathPrefixes(), Mimes: f.GetMimeTypes(), Tags: f.GetTags()}
+	}
+	if a := vfs.AccessFrom(ctx); a.Limited() {
+		r.Within = a.Prefixes()
 	}
 	for _, lw := range req.GetLegWeights() {
 		var leg search.Leg

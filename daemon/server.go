@@ -45,6 +45,8 @@ type interceptors struct {
 	auth       *authenticator
 	ready      *atomic.Bool
 	maxContent int64 // requests may be this plus messageSlack bytes
+	// socketAuth makes unix-socket callers present a token too (socket_auth).
+	socketAuth bool
 }
 
 // newGRPCServer builds the one gRPC server: interceptors (recover, logging,
@@ -93,16 +95,29 @@ func (s sizeCheckedStream) RecvMsg(m any) error {
 	return s.ic.checkSize(m)
 }
 
-// admit decides whether a call may proceed: the token for non-unix peers,
-// then readiness for everything but health and reflection. It returns ctx
-// carrying the caller's grant (callerFrom) and the actor of the call's
-// changes: the owner on the unix socket, otherwise the token's name and agent flag.
+// admit decides whether a call may proceed: the token for non-unix peers
+// (unix ones too with socket_auth, but for health checks), the ctxd-agent
+// metadata, then readiness for everything but health and reflection. It
+// returns ctx carrying the caller's grant (callerFrom) and the actor of the
+// call's changes: the owner on the unix socket without socket_auth, otherwise
+// the token's name and agent flag; an agent when ctxd-agent asks for it.
 func (ic *interceptors) admit(ctx context.Context, method string) (context.Context, error) {
 	g := ownerGrant
-	if p, ok := peer.FromContext(ctx); !ok || p.Addr == nil || p.Addr.Network() != "unix" {
-		md, _ := metadata.FromIncomingContext(ctx)
+	md, _ := metadata.FromIncomingContext(ctx)
+	p, ok := peer.FromContext(ctx)
+	unix := ok && p.Addr != nil && p.Addr.Network() == "unix"
+	if !unix || ic.socketAuth && !openOnSocket(method) {
 		var err error
 		if g, err = ic.auth.authorizeContext(md, method); err != nil {
+			if unix {
+				err = socketAuthError(err)
+			}
+			return nil, err
+		}
+	}
+	if v := md.Get(agentMetadata); len(v) > 0 {
+		var err error
+		if g, err = asAgent(g, v[0]); err != nil {
 			return nil, err
 		}
 	}
@@ -110,7 +125,46 @@ func (ic *interceptors) admit(ctx context.Context, method string) (context.Conte
 		return nil, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE,
 			"the daemon is starting or stopping", "Retry in a moment; the health service reports SERVING when ready.")
 	}
-	return vfs.WithActor(withCaller(ctx, g), g.actor()), nil
+	return vfs.WithAccess(vfs.WithActor(withCaller(ctx, g), g.actor()), g.access), nil
+}
+
+// agentMetadata is the gRPC metadata key with which a caller runs as an
+// agent, named by its value (`ctxd mcp` sends it, and so do the daemon's
+// own tool calls): agent guards then apply as for an agent token.
+const agentMetadata = "ctxd-agent"
+
+// maxAgentName is the longest agent name ctxd-agent may carry.
+const maxAgentName = 64
+
+// asAgent downgrades g to an agent named name. Scopes stay as they are, so
+// the metadata never grants more. The owner takes the agent's name in
+// history; a token keeps its own, so no token records changes under
+// another name.
+func asAgent(g grant, name string) (grant, error) {
+	if err := checkAgentName(name); err != nil {
+		return grant{}, err
+	}
+	if g.name == vfs.OwnerActor {
+		g.name = name
+	}
+	g.agent = true
+	return g, nil
+}
+
+// checkAgentName accepts 1..maxAgentName characters of [A-Za-z0-9._-].
+func checkAgentName(name string) error {
+	hint := fmt.Sprintf("Name the agent with 1 to %d characters of A-Z, a-z, 0-9, '.', '_' and '-' in the %s metadata (`ctxd mcp --agent-name`), or leave the metadata out.", maxAgentName, agentMetadata)
+	if name == "" || len(name) > maxAgentName {
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT,
+			fmt.Sprintf("the %s metadata is %d characters; an agent name has 1 to %d", agentMetadata, len(name), maxAgentName), hint)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT,
+				fmt.Sprintf("the %s metadata %q is not an agent name: it has %q", agentMetadata, name, r), hint)
+		}
+	}
+	return nil
 }
 
 func (ic *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {

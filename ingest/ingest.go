@@ -217,6 +217,9 @@ func (in *Ingester) checkNoneExist(ctx context.Context, jobs []job) error {
 
 func (in *Ingester) addOne(ctx context.Context, j job, o AddOptions) ItemResult {
 	ref := vfs.Ref{Drive: j.src.drive, Path: j.src.path}
+	if err := vfs.AccessFrom(ctx).CheckChange(ref.Drive, ref.Path); err != nil { // refused before the source is read
+		return ItemResult{Ref: j.src.ref(), Source: j.src.origin(), Action: Failed, Err: err}
+	}
 	info, err := in.store.Info(ctx, ref)
 	var existing *vfs.Item
 	switch {

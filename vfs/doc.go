@@ -89,6 +89,14 @@
 // frontmatter under a context root (Options.ContextRoots), nor create one
 // there without it: ErrReadOnly, checked in the change's own transaction.
 //
+// # Access
+//
+// A context may carry an Access (WithAccess): the drives and path subtrees
+// its caller may touch. Store methods then show the store as if nothing
+// outside existed (not found, left out of listings, counts, history and
+// hints) and refuse changes outside with ErrDenied. The file size of Stats,
+// EmbedStats and the indexes still describe the whole store.
+//
 // UsageRecorder writes the retrieval count and time of the items searches
 // return, in batches off the search path; a signal is dropped rather than
 // slowing a search when its buffer is full.

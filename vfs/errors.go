@@ -34,6 +34,8 @@ var (
 	// agents (frontmatter without agent-modification: true, or under a
 	// context root; see Options.ContextRoots).
 	ErrReadOnly = errors.New("read-only to agents")
+	// ErrDenied: a change names a ref outside the caller's Access.
+	ErrDenied = errors.New("outside the caller's access")
 )
 
 // Error is a classified store error with what an agent needs to recover.

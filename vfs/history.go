@@ -1043,13 +1043,15 @@ func zdecode(frame, dict []byte) ([]byte, error) {
 	return d.DecodeAll(frame, nil)
 }
 
-// revisionAt builds the exported Revision stored at revisions key key.
-func (t *txn) revisionAt(key []byte, metas map[[8]byte]Item) (Revision, error) {
+// visibleRevisionAt builds the exported Revision stored at revisions key
+// key; ok is false for one made outside the caller's access.
+func (t *txn) visibleRevisionAt(key []byte, metas map[[8]byte]Item) (_ Revision, ok bool, _ error) {
 	rec, err := decodeRevRec(key, t.revs.Get(key))
-	if err != nil {
-		return Revision{}, err
+	if err != nil || !t.visibleRev(rec) {
+		return Revision{}, false, err
 	}
-	return t.revision(rec, metas)
+	r, err := t.revision(rec, metas)
+	return r, err == nil, err
 }
 
 // revision builds the exported Revision of r; metas caches decoded snapshots.
@@ -1097,12 +1099,17 @@ func (t *txn) resolveHistory(ref Ref) (historyOf, error) {
 		return historyOf{}, err
 	}
 	h := historyOf{ref: r.String()}
+	unknown := newError(ErrNotFound, h.ref, "ids of deleted items come from deleted or log",
+		"No item has the id %s and none had history.", h.ref)
 	if r.ID != "" {
 		h.id, _ = parseID(r.ID)
 		if t.items.Get(h.id) != nil {
 			it, err := t.item(h.id)
 			if err != nil {
 				return historyOf{}, err
+			}
+			if !t.access.Allows(it.Drive, it.Path) {
+				return historyOf{}, unknown
 			}
 			h.live, h.val = &it, t.driveBucket(it.Drive).Get(pathKey(it.Path))
 		}
@@ -1119,7 +1126,10 @@ func (t *txn) resolveHistory(ref Ref) (historyOf, error) {
 				return historyOf{}, err
 			}
 			h.live = &it
-		} else if h.id = t.lastDeletedAt(r.Drive, r.Path); h.id == nil {
+		} else if t.access.Allows(r.Drive, r.Path) {
+			h.id = t.lastDeletedAt(r.Drive, r.Path)
+		}
+		if h.id == nil {
 			if n.isDir() {
 				return historyOf{}, newError(ErrIsDir, h.ref, "history is kept per item: name an item below it, or list the deleted items under it (ctxd deleted, ListDeleted)",
 					"%s is a directory.", h.ref)
@@ -1137,9 +1147,8 @@ func (t *txn) resolveHistory(ref Ref) (historyOf, error) {
 		hex.Decode(b.hash[:], []byte(h.live.ContentHash))
 		h.baseline = &b
 	}
-	if h.latest.rev == 0 && h.baseline == nil {
-		return historyOf{}, newError(ErrNotFound, h.ref, "ids of deleted items come from deleted or log",
-			"No item has the id %s and none had history.", h.ref)
+	if h.latest.rev == 0 && h.baseline == nil || h.live == nil && !t.visibleRev(h.latest) {
+		return historyOf{}, unknown
 	}
 	return h, nil
 }
@@ -1223,6 +1232,9 @@ func (s *Store) History(ctx context.Context, ref Ref, limit int, beforeRev int64
 			if err != nil {
 				return fmt.Errorf("history of %s: %w", h.ref, err)
 			}
+			if !t.visibleRev(rec) { // made while the item lay outside the caller's access
+				continue
+			}
 			r, err := t.revision(rec, metas)
 			if err != nil {
 				return err
@@ -1300,6 +1312,9 @@ func (s *Store) findRevision(t *txn, ref Ref, rev int64) (historyOf, *revRec, er
 	rec, err := decodeRevRec(revKey(h.id, rev), v)
 	if err != nil {
 		return h, nil, fmt.Errorf("revision %d of %s: %w", rev, h.ref, err)
+	}
+	if !t.visibleRev(rec) {
+		return h, nil, newError(ErrNotFound, h.ref, "call history to list the revisions", "%s has no revision %d.", h.ref, rev)
 	}
 	return h, &rec, nil
 }
@@ -1428,11 +1443,13 @@ func (s *Store) Deleted(ctx context.Context, under Ref, limit int) ([]Revision, 
 					return fmt.Errorf("deleted: malformed entry %x", k)
 				}
 				id := k[len(k)-16:]
-				r, err := t.revisionAt(revKey(id, int64(binary.BigEndian.Uint64(v))), metas)
+				r, ok, err := t.visibleRevisionAt(revKey(id, int64(binary.BigEndian.Uint64(v))), metas)
 				if err != nil {
 					return fmt.Errorf("deleted %x: %w", k, err)
 				}
-				out = append(out, r)
+				if ok {
+					out = append(out, r)
+				}
 			}
 		}
 		return nil
@@ -1493,11 +1510,13 @@ func (s *Store) Log(ctx context.Context, q LogQuery) ([]Revision, string, error)
 				next = base64.RawURLEncoding.EncodeToString(out[len(out)-1].logKey())
 				break
 			}
-			r, err := t.revisionAt(lk[8:], metas)
+			r, ok, err := t.visibleRevisionAt(lk[8:], metas)
 			if err != nil {
 				return fmt.Errorf("revision log %x: %w", k, err)
 			}
-			out = append(out, r)
+			if ok {
+				out = append(out, r)
+			}
 		}
 		return nil
 	})

@@ -531,7 +531,8 @@ type ChunkText struct {
 	StartLine, EndLine int
 }
 
-// ReadChunks reads the chunks at refs with their items, in one transaction.
+// ReadChunks reads the chunks at refs with their items, in one transaction;
+// chunks of items outside the context's Access are not found.
 func (s *Store) ReadChunks(ctx context.Context, refs []ChunkRef) ([]ChunkText, error) {
 	out := make([]ChunkText, len(refs))
 	err := s.view(ctx, func(t *txn) error {
@@ -548,6 +549,10 @@ func (s *Store) ReadChunks(ctx context.Context, refs []ChunkRef) ([]ChunkText, e
 			it, err := t.item(u)
 			if err != nil {
 				return err
+			}
+			if !t.access.Allows(it.Drive, it.Path) {
+				out[i] = ChunkText{}
+				continue
 			}
 			ch := decodeChunk(v)
 			content := t.chunkSource(u)

@@ -6,8 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 const defaultListLimit = 1000
@@ -162,17 +160,18 @@ func (s *Store) Info(ctx context.Context, ref Ref) (Info, error) {
 			}
 			info.Item = Item{Drive: n.drive, Path: n.path, Title: title, IsDir: true, MimeType: DirMimeType}
 		}
-		info.Item.Size, info.ItemCount = dirTotals(t.driveBucket(n.drive), n.path)
+		info.Item.Size, info.ItemCount = t.dirTotals(n.drive, n.path)
 		return nil
 	})
 	return info, err
 }
 
-// dirTotals sums sizes and counts the items below dir.
-func dirTotals(b *bolt.Bucket, dir string) (size, count int64) {
-	subtree(b, dir, func(_, v []byte) {
+// dirTotals sums sizes and counts the visible items below dir.
+func (t *txn) dirTotals(drive, dir string) (size, count int64) {
+	t.walkVisible(t.driveBucket(drive), drive, dir, nil, func(_, v []byte) bool {
 		size += sizeOf(v)
 		count++
+		return true
 	})
 	return size, count
 }
@@ -207,7 +206,7 @@ func (s *Store) DirSize(ctx context.Context, ref Ref) (size, count int64, err er
 		case n.isFile():
 			size, count = sizeOf(n.val), 1
 		default:
-			size, count = dirTotals(t.driveBucket(n.drive), n.path)
+			size, count = t.dirTotals(n.drive, n.path)
 		}
 		return nil
 	})
@@ -229,30 +228,22 @@ func (s *Store) CountLines(ctx context.Context, ref Ref) (int64, error) {
 	return lines, err
 }
 
-// ListDrives returns the drives that have items, by name.
+// ListDrives returns the drives that have (visible) items, by name.
 func (s *Store) ListDrives(ctx context.Context) ([]DriveInfo, error) {
 	var out []DriveInfo
 	err := s.view(ctx, func(t *txn) error {
-		out = t.driveInfos()
+		out = t.visibleDrives()
 		return nil
 	})
 	return out, err
 }
 
-func (t *txn) driveInfos() []DriveInfo {
-	var out []DriveInfo
-	for _, name := range t.driveNames() {
-		c, sz := t.counts(name)
-		out = append(out, DriveInfo{Name: name, ItemCount: c, Size: sz})
-	}
-	return out
-}
-
-// Stats summarises the store from the per-drive counters.
+// Stats summarises the store from the per-drive counters. Its file size is
+// the whole store's, whatever the context's Access.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
 	err := s.view(ctx, func(t *txn) error {
-		st = Stats{Drives: t.driveInfos(), FileSize: t.tx.Size()}
+		st = Stats{Drives: t.visibleDrives(), FileSize: t.tx.Size()}
 		for _, d := range st.Drives {
 			st.ItemCount += d.ItemCount
 			st.Size += d.Size
@@ -321,20 +312,11 @@ func (s *Store) List(ctx context.Context, dir Ref, recursive bool, limit int, pa
 			return true
 		}
 		if recursive {
-			c := b.Cursor()
-			k, v := c.Seek(prefix)
-			if after != nil {
-				if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
-					k, v = c.Next()
-				}
-			}
-			for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-				if !add(k, v, strings.TrimPrefix(keyPath(k[len(prefix):]), "/")) {
-					break
-				}
-			}
+			t.walkVisible(b, n.drive, n.path, after, func(k, v []byte) bool {
+				return add(k, v, strings.TrimPrefix(keyPath(k[len(prefix):]), "/"))
+			})
 		} else {
-			children(b, n.path, after, func(k, v []byte) bool {
+			t.visibleChildren(b, n.drive, n.path, after, func(k, v []byte) bool {
 				return add(k, v, baseName(keyPath(k)))
 			})
 		}

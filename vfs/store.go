@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,10 +162,10 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	actor := ActorFrom(ctx)
+	actor, access := ActorFrom(ctx), AccessFrom(ctx)
 	err := s.db.Batch(func(tx *bolt.Tx) error {
 		t := s.newTxn(tx)
-		t.actor = actor
+		t.actor, t.access = actor, access
 		return fn(t)
 	})
 	if err == nil {
@@ -186,10 +187,20 @@ func (s *Store) view(ctx context.Context, fn func(t *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	access := AccessFrom(ctx)
 	if t := s.pinnedTxn(ctx); t != nil {
+		if access.Limited() {
+			limited := *t
+			limited.access = access
+			return fn(&limited)
+		}
 		return fn(t)
 	}
-	return s.db.View(func(tx *bolt.Tx) error { return fn(s.newTxn(tx)) })
+	return s.db.View(func(tx *bolt.Tx) error {
+		t := s.newTxn(tx)
+		t.access = access
+		return fn(t)
+	})
 }
 
 // txn wraps a bbolt transaction with the store's buckets and record helpers.
@@ -211,6 +222,7 @@ type txn struct {
 	model    string  // embedding model id; "" while unknown
 	now      time.Time
 	actor    Actor  // who makes the change (update only)
+	access   Access // what the caller may see and change
 	roots    []Ref  // context roots, for the agent-modification guard
 	op       string // the history operation of the public mutation running (update only)
 
@@ -566,19 +578,29 @@ func (t *txn) lookup(r Ref) (node, error) {
 	}
 	if r.ID != "" {
 		id, _ := parseID(r.ID)
+		unknown := newError(ErrNotFound, r.ID, "ids stay valid across moves but not deletes; use tree or list to find the item by path",
+			"No item has the id %s.", r.ID)
 		if t.items.Get(id) == nil {
-			return node{}, newError(ErrNotFound, r.ID, "ids stay valid across moves but not deletes; use tree or list to find the item by path",
-				"No item has the id %s.", r.ID)
+			return node{}, unknown
 		}
 		it, err := t.item(id)
 		if err != nil {
 			return node{}, err
+		}
+		if !t.access.Allows(it.Drive, it.Path) {
+			return node{}, unknown
 		}
 		r = Ref{Drive: it.Drive, Path: it.Path}
 	}
 	n := node{drive: r.Drive, path: r.Path, key: pathKey(r.Path)}
 	b := t.driveBucket(r.Drive)
 	if b == nil {
+		return n, nil
+	}
+	if !t.access.Allows(r.Drive, r.Path) {
+		// Outside the caller's access: at most a directory on the way to
+		// what it may see.
+		n.children = t.visibleBelow(b, r.Drive, r.Path)
 		return n, nil
 	}
 	if r.Path != "/" {
@@ -675,10 +697,13 @@ func (t *txn) notFound(n node) *Error {
 	ref := n.ref()
 	e := newError(ErrNotFound, ref, "", "No item or directory at %s.", ref)
 	b := t.driveBucket(n.drive)
-	if cnt, _ := t.counts(n.drive); cnt == 0 || b == nil {
-		drives := t.driveNames()
+	drives := t.visibleDriveNames()
+	if !slices.Contains(drives, n.drive) {
 		if len(drives) == 0 {
 			e.Message = fmt.Sprintf("No item at %s: the store is empty.", ref)
+			if t.access.Limited() {
+				e.Message = fmt.Sprintf("No item at %s: nothing within %s exists yet.", ref, t.access)
+			}
 			e.Hint = "write an item first"
 			return e
 		}
@@ -690,7 +715,7 @@ func (t *txn) notFound(n node) *Error {
 		return e
 	}
 	for p := parentOf(n.path); ; p = parentOf(p) {
-		children(b, p, nil, func(k, v []byte) bool {
+		t.visibleChildren(b, n.drive, p, nil, func(k, v []byte) bool {
 			r := FormatRef(n.drive, keyPath(k))
 			if v == nil || v[0]&flagDir != 0 {
 				r += "/"

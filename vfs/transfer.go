@@ -24,6 +24,9 @@ func (s *Store) Delete(ctx context.Context, ref Ref, recursive bool) (int64, err
 		if !n.exists() {
 			return t.notFound(n)
 		}
+		if err := t.access.CheckChange(n.drive, n.path); err != nil { // a directory above what the caller may see
+			return err
+		}
 		var keys [][]byte
 		if n.val != nil {
 			keys = append(keys, n.key)
@@ -95,6 +98,9 @@ func (s *Store) transfer(ctx context.Context, src, dst Ref, move, recursive bool
 		if !sn.exists() {
 			return t.notFound(sn)
 		}
+		if err := t.access.CheckChange(sn.drive, sn.path); err != nil {
+			return err
+		}
 		dn, err := t.lookup(dst)
 		if err != nil {
 			return err
@@ -111,6 +117,9 @@ func (s *Store) transfer(ctx context.Context, src, dst Ref, move, recursive bool
 			dstPath = joinPath(dn.path, baseName(sn.path))
 		}
 		dstRef := FormatRef(dn.drive, dstPath)
+		if err := t.access.CheckChange(dn.drive, dstPath); err != nil {
+			return err
+		}
 		sameDrive := sn.drive == dn.drive
 		if sameDrive && dstPath == sn.path {
 			return newError(ErrInvalid, srcRef, "choose a different destination",

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 const (
@@ -38,11 +36,11 @@ func (s *Store) Tree(ctx context.Context, dir Ref, maxDepth, perDir int) (*TreeN
 	err := s.view(ctx, func(t *txn) error {
 		if dir.Drive == "" && dir.ID == "" {
 			root = &TreeNode{IsDir: true}
-			for _, d := range t.driveInfos() {
+			for _, d := range t.visibleDrives() {
 				n := &TreeNode{Name: d.Name, Drive: d.Name, Path: "/", IsDir: true}
 				if maxDepth > 1 {
 					var err error
-					if n, err = buildTree(ctx, t.driveBucket(d.Name), d.Name, "/", maxDepth-1, perDir); err != nil {
+					if n, err = t.buildTree(ctx, d.Name, "/", maxDepth-1, perDir); err != nil {
 						return err
 					}
 				} else {
@@ -59,7 +57,7 @@ func (s *Store) Tree(ctx context.Context, dir Ref, maxDepth, perDir int) (*TreeN
 		if err != nil {
 			return err
 		}
-		if root, err = buildTree(ctx, t.driveBucket(n.drive), n.drive, n.path, maxDepth, perDir); err != nil {
+		if root, err = t.buildTree(ctx, n.drive, n.path, maxDepth, perDir); err != nil {
 			return err
 		}
 		trimTree(root, perDir)
@@ -71,13 +69,13 @@ func (s *Store) Tree(ctx context.Context, dir Ref, maxDepth, perDir int) (*TreeN
 	return root, nil
 }
 
-// buildTree builds the tree below dir in one scan of its key range, reading
-// only the paths bucket. Keys arrive in depth-first order, so the nodes of the
+// buildTree builds the tree below dir in one scan of its (visible) key
+// range, reading only the paths bucket. Keys arrive in depth-first order, so the nodes of the
 // current key's ancestors form a stack. Directories sort before items, so an
 // item past the first perDir items of its directory can never be shown: it is
 // counted as omitted without allocating a node (this keeps Write's directory
 // snapshot cheap in large directories).
-func buildTree(ctx context.Context, b *bolt.Bucket, drive, dir string, maxDepth, perDir int) (*TreeNode, error) {
+func (t *txn) buildTree(ctx context.Context, drive, dir string, maxDepth, perDir int) (*TreeNode, error) {
 	root := &TreeNode{Name: baseName(dir), Drive: drive, Path: dir, IsDir: true}
 	if dir == "/" {
 		root.Name = drive
@@ -127,16 +125,18 @@ func buildTree(ctx context.Context, b *bolt.Bucket, drive, dir string, maxDepth,
 			pos = end + 1
 		}
 	}
-	if b == nil {
-		return root, nil
-	}
-	c := b.Cursor()
 	seen := 0
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+	var err error
+	t.walkVisible(t.driveBucket(drive), drive, dir, nil, func(k, v []byte) bool {
 		if seen++; seen%checkEvery == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+			err = ctx.Err()
+			return false
 		}
 		add(k, v)
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return root, nil
 }

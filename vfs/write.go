@@ -31,6 +31,9 @@ func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
 		if warning != "" {
 			res.Warnings = []string{warning}
 		}
+		if err := t.access.CheckChange(it.Drive, it.Path); err != nil {
+			return err
+		}
 		n, err := t.lookup(Ref{Drive: it.Drive, Path: it.Path})
 		if err != nil {
 			return err
@@ -295,6 +298,9 @@ func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
 	err = s.update(ctx, func(t *txn) error {
 		t.op = OpMakeDir
 		created = false
+		if err := t.access.CheckChange(r.Drive, r.Path); err != nil {
+			return err
+		}
 		n, err := t.lookup(r)
 		if err != nil {
 			return err

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,24 +29,40 @@ type clients struct {
 	admin ctxdv1.AdminServiceClient
 }
 
-// dial connects to the daemon's unix socket. grpc connects lazily, so a
-// missing daemon surfaces as UNAVAILABLE on the first call.
-func (c *cli) dial() (*clients, error) {
+// dial connects to the daemon's unix socket, with extra dial options after
+// the CLI's own. grpc connects lazily, so a missing daemon surfaces as
+// UNAVAILABLE on the first call.
+func (c *cli) dial(extra ...grpc.DialOption) (*clients, error) {
 	// A relative socket path is relative to the working directory; a unix://
 	// target must be absolute (a relative one would parse as an authority).
 	socket, err := filepath.Abs(c.socket)
 	if err != nil {
 		return nil, fmt.Errorf("socket path %s: %w", c.socket, err)
 	}
-	conn, err := grpc.NewClient("unix://"+socket,
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
-	)
+	}
+	if tok := cmp.Or(c.token, os.Getenv("CTXD_TOKEN")); tok != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken(tok)))
+	}
+	conn, err := grpc.NewClient("unix://"+socket, append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", c.socket, err)
 	}
 	return &clients{conn: conn, vfs: ctxdv1.NewVfsServiceClient(conn), admin: ctxdv1.NewAdminServiceClient(conn)}, nil
 }
+
+// bearerToken sends a token as "authorization: Bearer <token>" on every
+// call, which a daemon with socket_auth requires. The unix socket is local,
+// so the token needs no transport security.
+type bearerToken string
+
+func (t bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(t)}, nil
+}
+
+func (bearerToken) RequireTransportSecurity() bool { return false }
 
 // call dials, runs fn with a deadline, and closes the connection.
 func (c *cli) call(ctx context.Context, fn func(context.Context, *clients) error) error {

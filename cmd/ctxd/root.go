@@ -25,6 +25,7 @@ const (
 // cli carries the global flags and output streams of one invocation.
 type cli struct {
 	socket  string
+	token   string // sent as the bearer token when set; else CTXD_TOKEN
 	json    bool
 	timeout time.Duration
 	stdin   io.Reader
@@ -87,11 +88,15 @@ socket. A ref is drive:/path, a bare /path (the agent drive), or an item id.`,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.socket, "socket", socket, "daemon unix socket (env CTXD_SOCKET)")
+	// The token's default is not shown: help would print the secret.
+	pf.StringVar(&c.token, "token", "", "bearer token sent on every call, needed when the daemon sets socket_auth (env CTXD_TOKEN)")
 	pf.BoolVar(&c.json, "json", false, "print responses as JSON, for scripts")
 	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for each call")
 	root.AddCommand(c.serveCommand())
 	c.addVFSCommands(root)
 	root.AddCommand(c.addCommand(), c.refreshCommand())
+	root.AddCommand(c.mcpCommand())
+	root.AddCommand(c.toolsCommand())
 	return root
 }
 

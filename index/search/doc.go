@@ -19,7 +19,10 @@
 // A query runs the legs concurrently with every filter inside candidate
 // generation, fuses them with weighted reciprocal rank fusion on chunk ids,
 // caps chunks per item, cuts snippets around the real match positions and
-// fills a token budget.
+// fills a token budget. A request's Within (the caller's access) narrows
+// its filter before the legs run, so no leg, snippet or count sees past
+// it. Scores and the key terms of a long query still come from whole-index
+// statistics.
 //
 // Every request is bounded (Limits, refused with a *LimitError). A long
 // query text is searched by its key terms (lexical.Index.KeyTerms), so a

@@ -81,6 +81,14 @@ type Request struct {
 	EmbedQuery func(ctx context.Context, text string) ([]float32, error)
 	// CountTokens counts model tokens of a snippet; nil estimates 4 bytes a token.
 	CountTokens func(string) int
+	// Within, when not nil, bounds what the search may find, whatever
+	// Filter says, to items under these drive-qualified path prefixes
+	// ("agent:/" for a drive, "agent:/project-x"): it is intersected with
+	// Filter's drives and path prefixes and pushed into every leg like
+	// them; an empty intersection (or an empty Within) finds nothing. A
+	// bounded search proposes no spelling corrections, which come from the
+	// vocabulary of the whole index.
+	Within []string
 }
 
 // Response holds fused results.
@@ -148,6 +156,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	if err := req.Filter.Validate(); err != nil {
 		return Response{}, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
 	}
+	scoped := true // false when the filter and Within have nothing in common
+	if req.Within != nil {
+		req.Filter, scoped = within(req.Filter, req.Within)
+	}
 	weights := DefaultWeights
 	for l, w := range req.Weights {
 		if l < 0 || l >= numLegs || w < 0 {
@@ -187,6 +199,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		}
 		if q.Vector != nil && len(q.Vector) != dims {
 			return Response{}, fmt.Errorf("%w: query %d vector has %d dimensions, the model %q has %d", ErrInvalidQuery, qi, len(q.Vector), model, dims)
+		}
+		if !scoped {
+			continue
 		}
 		cands, rep, err := e.runQuery(ctx, req, q, resp.Mode, weights, k, depth)
 		if err != nil {
@@ -270,6 +285,9 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 				return err
 			}
 			if len(hits[LegBM25]) > 0 || len(hits[LegSubstring]) > 0 {
+				return nil
+			}
+			if req.Within != nil {
 				return nil
 			}
 			// Nothing matched the words: try them spelled as the index has them.

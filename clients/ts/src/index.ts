@@ -29,6 +29,7 @@ import {
 } from "./gen/ctxd/v1/context_pb.js";
 import { IngestService } from "./gen/ctxd/v1/ingest_pb.js";
 import { SearchService } from "./gen/ctxd/v1/search_pb.js";
+import { ToolService } from "./gen/ctxd/v1/tools_pb.js";
 import {
   type LogResponse,
   type ReadRevisionResponse,
@@ -45,6 +46,7 @@ export * from "./gen/ctxd/v1/context_pb.js";
 export * from "./gen/ctxd/v1/errors_pb.js";
 export * from "./gen/ctxd/v1/ingest_pb.js";
 export * from "./gen/ctxd/v1/search_pb.js";
+export * from "./gen/ctxd/v1/tools_pb.js";
 export * from "./gen/ctxd/v1/types_pb.js";
 export * from "./gen/ctxd/v1/vfs_pb.js";
 
@@ -63,9 +65,14 @@ export interface ClientOptions {
   address?: string;
   /** Bearer token, sent as `authorization: Bearer <token>` on every call. */
   token?: string;
+  /**
+   * Extra gRPC metadata sent with every call, for example
+   * `{ "ctxd-agent": "researcher" }` to act as an agent of that name.
+   */
+  metadata?: Record<string, string>;
   /** Default deadline of every call in milliseconds; none when unset. */
   timeoutMs?: number;
-  /** Extra Connect interceptors, run inside the token interceptor. */
+  /** Extra Connect interceptors, run inside the one that adds the token and metadata. */
   interceptors?: Interceptor[];
 }
 
@@ -81,6 +88,8 @@ export interface CtxdClient {
   admin: Client<typeof AdminService>;
   /** Persistent agent context: init, update, buildContext. */
   context: Client<typeof ContextService>;
+  /** The agent tools, for tool loops: listTools, callTool (see tools() and callTool()). */
+  toolService: Client<typeof ToolService>;
   /** The underlying gRPC transport, for createClient() of other services. */
   transport: Transport;
   /** Closes the HTTP/2 connection; the clients must not be used afterwards. */
@@ -117,6 +126,70 @@ export interface CtxdClient {
   deleted(ref?: string, options?: { limit?: number }): Promise<Revision[]>;
   /** Revisions across the store, newest first: who changed what, and when. */
   log(options?: LogOptions): Promise<LogResponse>;
+
+  /**
+   * The agent tools this client's token may use (context_read, context_write,
+   * context_search, ...), ready to pass to a provider's API: "openai" (Chat
+   * Completions `tools`), "anthropic" (Messages API `tools`) or "mcp" (the
+   * default). They are the tools of `ctxd mcp` and `ctxd tools`: one
+   * definition, in the daemon.
+   */
+  tools(format: "openai"): Promise<OpenAITool[]>;
+  tools(format: "anthropic"): Promise<AnthropicTool[]>;
+  tools(format?: "mcp"): Promise<McpTool[]>;
+  /**
+   * Runs the tool a model called with its arguments: an object, or the JSON
+   * text the model wrote (OpenAI's `function.arguments`). A failing tool is a
+   * result with `isError`, not a rejection, so that the loop hands it to the
+   * model: its content is `{"is_error": true, "error_type": "not_found",
+   * "message": ..., "next_action_hint": ...}`. Only failures of the call itself
+   * reject with CtxdError (no daemon, a missing token, the deadline).
+   */
+  callTool(name: string, args?: Record<string, unknown> | string): Promise<ToolResult>;
+}
+
+/** A JSON Schema, as the tools' input schemas are. */
+export type JsonSchema = { type: "object"; properties?: Record<string, unknown>; required?: string[] } & Record<
+  string,
+  unknown
+>;
+
+/** A tool in the OpenAI Chat Completions format. */
+export interface OpenAITool {
+  type: "function";
+  function: { name: string; description: string; parameters: JsonSchema };
+}
+
+/** A tool in the Anthropic Messages API format. */
+export interface AnthropicTool {
+  name: string;
+  description: string;
+  input_schema: JsonSchema;
+}
+
+/** A tool as MCP's tools/list has it. */
+export interface McpTool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  annotations: {
+    title?: string;
+    readOnlyHint: boolean;
+    destructiveHint: boolean;
+    idempotentHint: boolean;
+    openWorldHint: boolean;
+  };
+}
+
+/** What a tool call returned: hand `content` to the model as the tool's output. */
+export interface ToolResult {
+  /** JSON text: the tool's output, or the error when isError. */
+  content: string;
+  /** True when the tool failed. */
+  isError: boolean;
+  /** content, parsed. */
+  json(): Record<string, unknown>;
 }
 
 /** Options of buildContext: the BuildContextRequest fields besides the task. */
@@ -151,9 +224,11 @@ export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env): string 
   return path.join(runtime, "ctxd", "ctxd.sock");
 }
 
-function bearer(token: string): Interceptor {
+function withHeaders(headers: Record<string, string>): Interceptor {
   return (next) => async (req) => {
-    req.header.set("authorization", `Bearer ${token}`);
+    for (const [k, v] of Object.entries(headers)) {
+      req.header.set(k, v);
+    }
     return next(req);
   };
 }
@@ -219,10 +294,11 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
     nodeOptions = { createConnection: () => net.connect(socketPath) };
   }
   const sessionManager = new Http2SessionManager(baseUrl, {}, nodeOptions);
-  const interceptors: Interceptor[] = [];
+  const headers = { ...options.metadata };
   if (options.token) {
-    interceptors.push(bearer(options.token));
+    headers.authorization = `Bearer ${options.token}`;
   }
+  const interceptors: Interceptor[] = [withHeaders(headers)];
   interceptors.push(...(options.interceptors ?? []));
   const transport = createGrpcTransport({
     baseUrl,
@@ -232,12 +308,14 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
   });
   const vfs = withCtxdErrors(createConnectClient(VfsService, transport));
   const context = withCtxdErrors(createConnectClient(ContextService, transport));
+  const toolService = withCtxdErrors(createConnectClient(ToolService, transport));
   return {
     vfs,
     search: withCtxdErrors(createConnectClient(SearchService, transport)),
     ingest: withCtxdErrors(createConnectClient(IngestService, transport)),
     admin: withCtxdErrors(createConnectClient(AdminService, transport)),
     context,
+    toolService,
     transport,
     close: () => sessionManager.abort(),
     buildContext: (task, options = {}) => context.buildContext({ ...options, task }),
@@ -255,5 +333,13 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
         limit: options.limit,
         pageToken: options.pageToken,
       }),
+    tools: (async (format = "mcp") => JSON.parse((await toolService.listTools({ format })).toolsJson)) as CtxdClient["tools"],
+    callTool: async (name, args = "") => {
+      const { content, isError } = await toolService.callTool({
+        name,
+        args: { case: "argumentsJson", value: typeof args === "string" ? args : JSON.stringify(args) },
+      });
+      return { content, isError, json: () => JSON.parse(content) };
+    },
   };
 }

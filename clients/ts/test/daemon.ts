@@ -13,7 +13,8 @@ import { CtxdError, createClient } from "../src/index.js";
 // dist/test/daemon.js -> the package dir is two levels up, the repo four.
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, "../../../..");
-const ctxdBin = path.resolve(repoRoot, process.env.CTXD_BIN || ".tmp/bin/ctxd");
+/** The ctxd binary the tests run. */
+export const ctxdBin = path.resolve(repoRoot, process.env.CTXD_BIN || ".tmp/bin/ctxd");
 const READY_TIMEOUT_MS = 20_000;
 
 /** A running daemon on a fresh store and socket. */

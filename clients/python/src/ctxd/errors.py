@@ -1,9 +1,9 @@
-"""Structured errors raised by :class:`ctxd.Client`.
+"""Structured errors raised by :class:`ctxd.Client` and :class:`ctxd.AsyncClient`.
 
 Every error status the daemon returns carries one ``ctxd.v1.ErrorDetail`` in
 the standard ``grpc-status-details-bin`` trailer. :func:`from_rpc_error` turns a
-``grpc.RpcError`` into the :class:`CtxdError` subclass for its type, with the
-detail's fields flattened onto the exception.
+``grpc.RpcError`` (``grpc.aio.AioRpcError`` too) into the :class:`CtxdError`
+subclass for its type, with the detail's fields flattened onto the exception.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ __all__ = [
     "UnavailableError",
     "UnimplementedError",
     "InternalError",
+    "SourceRefusedError",
+    "SourceUnreadableError",
+    "CancelledError",
+    "DeadlineExceededError",
     "from_rpc_error",
 ]
 
@@ -196,6 +200,33 @@ class InternalError(CtxdError):
     error_type = "INTERNAL"
 
 
+class SourceRefusedError(CtxdError):
+    """Policy forbids reading an ingest source: outside the allowed roots, a
+    secret, a private network address."""
+
+    error_type = "SOURCE_REFUSED"
+
+
+class SourceUnreadableError(CtxdError):
+    """An ingest source could not be read or fetched."""
+
+    error_type = "SOURCE_UNREADABLE"
+
+
+class CancelledError(CtxdError):
+    """The call was cancelled before it finished (gRPC CANCELLED). Not
+    :class:`asyncio.CancelledError`, which cancelling a task raises."""
+
+    error_type = "CANCELLED"
+
+
+class DeadlineExceededError(CtxdError):
+    """The call's deadline (the client's ``timeout``) passed before it
+    finished; the daemon stopped working on it."""
+
+    error_type = "DEADLINE_EXCEEDED"
+
+
 _BY_TYPE: Dict[str, Type[CtxdError]] = {
     cls.error_type: cls
     for cls in (
@@ -216,6 +247,10 @@ _BY_TYPE: Dict[str, Type[CtxdError]] = {
         UnavailableError,
         UnimplementedError,
         InternalError,
+        SourceRefusedError,
+        SourceUnreadableError,
+        CancelledError,
+        DeadlineExceededError,
     )
 }
 
@@ -232,6 +267,8 @@ _BY_CODE: Dict[grpc.StatusCode, Type[CtxdError]] = {
     grpc.StatusCode.UNAVAILABLE: UnavailableError,
     grpc.StatusCode.UNIMPLEMENTED: UnimplementedError,
     grpc.StatusCode.INTERNAL: InternalError,
+    grpc.StatusCode.CANCELLED: CancelledError,
+    grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceededError,
 }
 
 

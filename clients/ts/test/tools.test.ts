@@ -1,0 +1,148 @@
+// Integration test: tools() and callTool() against the real daemon, and the
+// tool dispatch of examples/agent_loop.ts.
+import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+
+import { dispatch } from "../examples/agent_loop.js";
+import { type CtxdClient, createClient } from "../src/index.js";
+import { type Daemon, ctxdBin, rejection, startDaemon } from "./daemon.js";
+
+// A test secret for the daemon's agent token (read and write, no ingest), not a real one.
+const AGENT_TOKEN = "tools-test-token-not-a-secret";
+
+/** What `ctxd tools` prints: the one definition the daemon serves too. */
+function cliTools(format: string, scopes = ""): unknown[] {
+  const args = ["tools", "--format", format, ...(scopes ? ["--scopes", scopes] : [])];
+  return JSON.parse(execFileSync(ctxdBin, args, { encoding: "utf8" })) as unknown[];
+}
+
+function names(tools: unknown[]): string[] {
+  return tools.map((t) => {
+    const tool = t as { name?: string; function?: { name: string } };
+    return tool.function?.name ?? tool.name ?? "";
+  });
+}
+
+describe("tools for tool loops", () => {
+  let d: Daemon;
+  let owner: CtxdClient;
+  let agent: CtxdClient;
+
+  before(async () => {
+    const sha = createHash("sha256").update(AGENT_TOKEN).digest("hex");
+    d = await startDaemon({
+      args: ["--grpc-tcp", "127.0.0.1:0"],
+      config: `[[tokens]]\nname = "looper"\nsha256 = "${sha}"\nscopes = ["read", "write"]\nagent = true\n`,
+    });
+    assert.ok(d.tcpAddress, `no grpc_tcp address in the log:\n${d.log()}`);
+    owner = createClient({ socketPath: d.socketPath, timeoutMs: 10_000 });
+    agent = createClient({ address: d.tcpAddress, token: AGENT_TOKEN, timeoutMs: 10_000 });
+  });
+
+  after(async () => {
+    owner?.close();
+    agent?.close();
+    await d?.stop();
+  });
+
+  it("lists the CLI's tools in every format", async () => {
+    const openai = await owner.tools("openai");
+    assert.deepEqual(openai, cliTools("openai"));
+    assert.equal(openai[0].type, "function");
+    assert.equal(openai[0].function.parameters.type, "object");
+    const anthropic = await owner.tools("anthropic");
+    assert.deepEqual(anthropic, cliTools("anthropic"));
+    assert.equal(anthropic[0].input_schema.type, "object");
+    const mcp = await owner.tools();
+    assert.deepEqual(mcp, cliTools("mcp"));
+    assert.equal(typeof mcp[0].annotations.readOnlyHint, "boolean");
+    assert.ok(names(mcp).includes("context_add"));
+    assert.deepEqual(names(openai), names(mcp));
+    assert.deepEqual(names(anthropic), names(mcp));
+
+    const e = await rejection(owner.tools("yaml" as "mcp"));
+    assert.equal(e.type, "INVALID_ARGUMENT");
+    assert.ok(e.hint.includes("openai") && e.hint.includes("anthropic"), e.hint);
+  });
+
+  it("lists only what the token may use", async () => {
+    const listed = names(await agent.tools("openai"));
+    assert.ok(!listed.includes("context_add"), "context_add needs the ingest scope");
+    assert.ok(listed.includes("context_write"));
+    assert.deepEqual(listed, names(cliTools("openai", "read,write")));
+  });
+
+  it("calls tools; failures are results in the seed's shape", async () => {
+    const w = await owner.callTool("context_write", { path: "/ts-tools/a.md", content: "alpha\nbeta\n" });
+    assert.equal(w.isError, false, w.content);
+    assert.equal(w.json().ref, "agent:/ts-tools/a.md");
+    assert.ok(String(w.json().tree).includes("a.md"));
+
+    const r = await owner.callTool("context_read", '{"path": "agent:/ts-tools/a.md", "offset": 1}');
+    assert.deepEqual([r.isError, r.json().content, r.json().start_line], [false, "beta\n", 2]);
+
+    const nf = await owner.callTool("context_read", { path: "/ts-tools/nope.md" });
+    assert.equal(nf.isError, true);
+    const err = nf.json();
+    assert.deepEqual(Object.keys(err), ["is_error", "error_type", "message", "next_action_hint"]);
+    assert.equal(err.error_type, "not_found");
+    assert.ok(String(err.next_action_hint).includes("agent:/ts-tools/a.md"), nf.content);
+
+    for (const [name, args] of [
+      ["context_read", '{"path":'],
+      ["context_nope", {}],
+    ] as const) {
+      const bad = await owner.callTool(name, args);
+      assert.equal(bad.isError, true, bad.content);
+      assert.equal(bad.json().error_type, "invalid_argument", bad.content);
+    }
+    const e = await rejection(owner.callTool("x".repeat(65)));
+    assert.equal(e.type, "INVALID_ARGUMENT");
+  });
+
+  it("runs tools with the caller's token: an agent may not change soul.md", async () => {
+    await owner.initContext();
+    const soul = (await owner.vfs.read({ ref: "self:/soul.md" })).content;
+    const ro = await agent.callTool("context_write", { path: "self:/soul.md", content: "obey\n", on_conflict: "overwrite" });
+    assert.equal(ro.isError, true);
+    assert.equal(ro.json().error_type, "read_only", ro.content);
+    assert.equal((await owner.vfs.read({ ref: "self:/soul.md" })).content, soul);
+    const ok = await agent.callTool("update_beliefs", { body: "- loops run as the agent\n" });
+    assert.equal(ok.isError, false, ok.content);
+    assert.equal((await owner.history("self:/beliefs.md"))[0].actor, "looper");
+  });
+
+  it("sends extra metadata: an owner acting as a named agent", async () => {
+    const named = createClient({ socketPath: d.socketPath, timeoutMs: 10_000, metadata: { "ctxd-agent": "ts-agent" } });
+    try {
+      await named.vfs.write({ ref: "agent:/ts-tools/named.md", body: { case: "content", value: "x\n" } });
+      assert.equal((await owner.history("agent:/ts-tools/named.md"))[0].actor, "ts-agent");
+    } finally {
+      named.close();
+    }
+  });
+
+  it("dispatches the example loop's tool calls", async () => {
+    const answers = await dispatch(owner, [
+      {
+        id: "call_1",
+        type: "function",
+        function: { name: "context_write", arguments: '{"path":"/ts-examples/o.md","content":"from a loop\\n"}' },
+      },
+      { id: "call_2", type: "function", function: { name: "context_read", arguments: '{"path":"/ts-examples/nope.md"}' } },
+    ]);
+    assert.deepEqual(
+      answers.map((m) => [m.role, "tool_call_id" in m ? m.tool_call_id : ""]),
+      [
+        ["tool", "call_1"],
+        ["tool", "call_2"],
+      ],
+    );
+    const [written, missing] = answers.map((m) => JSON.parse(String(m.content)) as Record<string, unknown>);
+    assert.equal(written.ref, "agent:/ts-examples/o.md");
+    assert.equal(missing.error_type, "not_found");
+    assert.equal((await owner.vfs.read({ ref: "agent:/ts-examples/o.md" })).content, "from a loop\n");
+  });
+});
