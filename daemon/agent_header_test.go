@@ -17,7 +17,7 @@ import (
 
 // withAgentMD returns ctx sending the ctxd-agent metadata with name.
 func withAgentMD(ctx context.Context, name string) context.Context {
-	return metadata.AppendToOutgoingContext(ctx, agentMetadata, name)
+	return metadata.AppendToOutgoingContext(ctx, AgentMetadata, name)
 }
 
 // TestAgentMetadata_Downgrade: the owner on the unix socket and a non-agent
@@ -70,8 +70,8 @@ func TestAgentMetadata_Downgrade(t *testing.T) {
 	for _, bad := range []string{"", strings.Repeat("a", 65), "my agent", "agent/1", "a:b"} {
 		err := write(unix, withAgentMD(ctx, bad), "agent:/x.md", "x\n")
 		code, detail := errorDetail(t, err)
-		if code != codes.InvalidArgument || detail.GetType() != ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT || !strings.Contains(detail.GetNextActionHint(), agentMetadata) {
-			t.Errorf("ctxd-agent %q: %v %v, want INVALID_ARGUMENT with a hint naming %s", bad, code, detail, agentMetadata)
+		if code != codes.InvalidArgument || detail.GetType() != ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT || !strings.Contains(detail.GetNextActionHint(), AgentMetadata) {
+			t.Errorf("ctxd-agent %q: %v %v, want INVALID_ARGUMENT with a hint naming %s", bad, code, detail, AgentMetadata)
 		}
 	}
 }
@@ -94,9 +94,9 @@ func TestInterceptors_AdmitAgent(t *testing.T) {
 		want  vfs.Actor
 		grant grant
 	}{
-		{"owner", metadata.NewIncomingContext(unixPeer, metadata.Pairs(agentMetadata, "claude.code-1")),
+		{"owner", metadata.NewIncomingContext(unixPeer, metadata.Pairs(AgentMetadata, "claude.code-1")),
 			vfs.Actor{Name: "claude.code-1", Agent: true}, grant{name: "claude.code-1", scopes: scopeAll, agent: true}},
-		{"token", metadata.NewIncomingContext(tcpPeer, metadata.Pairs("authorization", "Bearer ci", agentMetadata, "mcp")),
+		{"token", metadata.NewIncomingContext(tcpPeer, metadata.Pairs("authorization", "Bearer ci", AgentMetadata, "mcp")),
 			vfs.Actor{Name: "ci", Agent: true}, grant{name: "ci", scopes: ScopeRead | ScopeWrite, agent: true}},
 	}
 	for _, tt := range tests {

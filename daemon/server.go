@@ -115,7 +115,7 @@ func (ic *interceptors) admit(ctx context.Context, method string) (context.Conte
 			return nil, err
 		}
 	}
-	if v := md.Get(agentMetadata); len(v) > 0 {
+	if v := md.Get(AgentMetadata); len(v) > 0 {
 		var err error
 		if g, err = asAgent(g, v[0]); err != nil {
 			return nil, err
@@ -128,10 +128,10 @@ func (ic *interceptors) admit(ctx context.Context, method string) (context.Conte
 	return vfs.WithAccess(vfs.WithActor(withCaller(ctx, g), g.actor()), g.access), nil
 }
 
-// agentMetadata is the gRPC metadata key with which a caller runs as an
+// AgentMetadata is the gRPC metadata key with which a caller runs as an
 // agent, named by its value (`ctxd mcp` sends it, and so do the daemon's
 // own tool calls): agent guards then apply as for an agent token.
-const agentMetadata = "ctxd-agent"
+const AgentMetadata = "ctxd-agent"
 
 // maxAgentName is the longest agent name ctxd-agent may carry.
 const maxAgentName = 64
@@ -153,15 +153,15 @@ func asAgent(g grant, name string) (grant, error) {
 
 // checkAgentName accepts 1..maxAgentName characters of [A-Za-z0-9._-].
 func checkAgentName(name string) error {
-	hint := fmt.Sprintf("Name the agent with 1 to %d characters of A-Z, a-z, 0-9, '.', '_' and '-' in the %s metadata (`ctxd mcp --agent-name`), or leave the metadata out.", maxAgentName, agentMetadata)
+	hint := fmt.Sprintf("Name the agent with 1 to %d characters of A-Z, a-z, 0-9, '.', '_' and '-' in the %s metadata (`ctxd mcp --agent-name`), or leave the metadata out.", maxAgentName, AgentMetadata)
 	if name == "" || len(name) > maxAgentName {
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT,
-			fmt.Sprintf("the %s metadata is %d characters; an agent name has 1 to %d", agentMetadata, len(name), maxAgentName), hint)
+			fmt.Sprintf("the %s metadata is %d characters; an agent name has 1 to %d", AgentMetadata, len(name), maxAgentName), hint)
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
 			return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT,
-				fmt.Sprintf("the %s metadata %q is not an agent name: it has %q", agentMetadata, name, r), hint)
+				fmt.Sprintf("the %s metadata %q is not an agent name: it has %q", AgentMetadata, name, r), hint)
 		}
 	}
 	return nil

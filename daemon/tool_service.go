@@ -58,7 +58,7 @@ func (s *toolService) CallTool(ctx context.Context, req *ctxdv1.CallToolRequest)
 		}
 	}
 	agent := defaultToolAgent
-	if v := metadata.ValueFromIncomingContext(ctx, agentMetadata); len(v) > 0 {
+	if v := metadata.ValueFromIncomingContext(ctx, AgentMetadata); len(v) > 0 {
 		agent = v[0]
 	}
 	res := toolset.Call(ctx, s.d.toolBackend(s.d.callerAuthorization(ctx), agent), name, args)

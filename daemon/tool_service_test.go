@@ -209,7 +209,7 @@ func TestToolService_CallTool(t *testing.T) {
 	}
 
 	// Tools run as an agent: "tools", or the name the caller gives.
-	agentCtx := metadata.AppendToOutgoingContext(ctx, agentMetadata, "researcher")
+	agentCtx := metadata.AppendToOutgoingContext(ctx, AgentMetadata, "researcher")
 	if isErr, out := callTool(t, agentCtx, owner, "context_write", `{"path":"/tools/a.md","content":"gamma\n","on_conflict":"overwrite"}`); isErr {
 		t.Fatalf("overwrite: %v", out)
 	}

@@ -45,7 +45,7 @@ func (d *Daemon) startLoopback() error {
 // caller's "Bearer <token>") and ctxd-agent (agent) metadata, so it runs as
 // that agent with that token's scopes and limits.
 func (d *Daemon) toolBackend(authorization, agent string) toolset.Backend {
-	return toolset.NewBackend(callerConn{cc: d.loopback, md: []string{"authorization", authorization, agentMetadata, agent}})
+	return toolset.NewBackend(toolset.WithMetadata(d.loopback, "authorization", authorization, AgentMetadata, agent))
 }
 
 // callerAuthorization is the authorization to make calls for the caller of
@@ -56,18 +56,4 @@ func (d *Daemon) callerAuthorization(ctx context.Context) string {
 		return v[0]
 	}
 	return "Bearer " + d.auth.owner
-}
-
-// callerConn adds fixed metadata to every call on cc.
-type callerConn struct {
-	cc grpc.ClientConnInterface
-	md []string // key, value, ...
-}
-
-func (c callerConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	return c.cc.Invoke(metadata.AppendToOutgoingContext(ctx, c.md...), method, args, reply, opts...)
-}
-
-func (c callerConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return c.cc.NewStream(metadata.AppendToOutgoingContext(ctx, c.md...), desc, method, opts...)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 )
@@ -310,7 +311,11 @@ func init() {
 			"A missing item is error not_found whose hint names nearby items.",
 		Annotations: readOnly, Scopes: readScope,
 	}, func(ctx context.Context, b Backend, in *itemArgs) (any, error) {
-		return b.Vfs.Info(ctx, &ctxdv1.InfoRequest{Ref: in.ref()})
+		resp, err := b.Vfs.Info(ctx, &ctxdv1.InfoRequest{Ref: in.ref()})
+		if err != nil {
+			return nil, err
+		}
+		return newItemInfo(resp), nil
 	})
 
 	register(Tool{
@@ -621,7 +626,7 @@ func init() {
 			Revisions []revision `json:"revisions"`
 		}{[]revision{}}
 		for _, r := range resp.Revisions {
-			out.Revisions = append(out.Revisions, revision{r.Rev, r.GetTime().AsTime().UTC().Format(time.RFC3339Nano), r.Actor, r.Op, r.Ref,
+			out.Revisions = append(out.Revisions, revision{r.Rev, timeText(r.GetTime()), r.Actor, r.Op, r.Ref,
 				r.ContentHash, r.SizeBytes, r.Deleted})
 		}
 		return out, nil
@@ -730,4 +735,52 @@ func ingestResult[E ingestEvent](recv func() (E, error)) (any, error) {
 			}
 		}
 	}
+}
+
+// itemInfo is context_info's result: the item's metadata with numbers as
+// JSON numbers (protojson writes 64-bit integers as strings) and times as
+// RFC 3339, leaving out what is unset.
+type itemInfo struct {
+	Ref               string   `json:"ref"`
+	ID                string   `json:"id,omitempty"`
+	Title             string   `json:"title,omitempty"`
+	Description       string   `json:"description,omitempty"`
+	MimeType          string   `json:"mime_type,omitempty"`
+	IsText            bool     `json:"is_text"`
+	IsDir             bool     `json:"is_dir"`
+	SizeBytes         int64    `json:"size_bytes"`
+	LineCount         int64    `json:"line_count"`
+	ItemCount         int64    `json:"item_count,omitempty"`
+	ContentHash       string   `json:"content_hash,omitempty"`
+	Tags              []string `json:"tags,omitempty"`
+	Importance        float64  `json:"importance,omitempty"`
+	SourceURL         string   `json:"source_url,omitempty"`
+	Loading           string   `json:"loading,omitempty"`
+	AgentModification bool     `json:"agent_modification"`
+	CreatedAt         string   `json:"created_at,omitempty"`
+	UpdatedAt         string   `json:"updated_at,omitempty"`
+	IndexedAt         string   `json:"indexed_at,omitempty"`
+	RetrievalCount    int64    `json:"retrieval_count,omitempty"`
+	LastRetrievedAt   string   `json:"last_retrieved_at,omitempty"`
+}
+
+func newItemInfo(resp *ctxdv1.InfoResponse) itemInfo {
+	it := resp.GetItem()
+	return itemInfo{
+		Ref: it.GetRef(), ID: it.GetId(), Title: it.GetTitle(), Description: it.GetDescription(),
+		MimeType: it.GetMimeType(), IsText: it.GetIsText(), IsDir: it.GetIsDir(),
+		SizeBytes: it.GetSizeBytes(), LineCount: it.GetLineCount(), ItemCount: resp.GetItemCount(),
+		ContentHash: it.GetContentHash(), Tags: it.GetTags(), Importance: it.GetImportance(),
+		SourceURL: it.GetSourceUrl(), Loading: it.GetLoading(), AgentModification: it.GetAgentModification(),
+		CreatedAt: timeText(it.GetCreatedAt()), UpdatedAt: timeText(it.GetUpdatedAt()), IndexedAt: timeText(it.GetIndexedAt()),
+		RetrievalCount: it.GetRetrievalCount(), LastRetrievedAt: timeText(it.GetLastRetrievedAt()),
+	}
+}
+
+// timeText is t in RFC 3339, or "" when unset.
+func timeText(t *timestamppb.Timestamp) string {
+	if t == nil {
+		return ""
+	}
+	return t.AsTime().UTC().Format(time.RFC3339Nano)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -40,6 +41,25 @@ func NewBackend(cc grpc.ClientConnInterface) Backend {
 		Context: ctxdv1.NewContextServiceClient(cc),
 		Ingest:  ctxdv1.NewIngestServiceClient(cc),
 	}
+}
+
+// WithMetadata returns cc adding kv (key, value, ...) to the outgoing
+// metadata of every call: the credentials and agent name the tools run with.
+func WithMetadata(cc grpc.ClientConnInterface, kv ...string) grpc.ClientConnInterface {
+	return metadataConn{cc: cc, md: kv}
+}
+
+type metadataConn struct {
+	cc grpc.ClientConnInterface
+	md []string // key, value, ...
+}
+
+func (c metadataConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	return c.cc.Invoke(metadata.AppendToOutgoingContext(ctx, c.md...), method, args, reply, opts...)
+}
+
+func (c metadataConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return c.cc.NewStream(metadata.AppendToOutgoingContext(ctx, c.md...), desc, method, opts...)
 }
 
 // Annotations are hints about a tool's behaviour, as MCP defines them.

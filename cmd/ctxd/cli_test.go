@@ -25,16 +25,25 @@ import (
 // socket. Add may read files in the socket's directory.
 func startDaemon(t *testing.T) string {
 	t.Helper()
+	cfg, dir := tempConfig(t)
+	cfg.AllowedRoots = []string{dir}
+	runDaemon(t, cfg)
+	return cfg.Socket
+}
+
+// tempConfig is a socket-only daemon config without a model, its data and
+// socket in dir, a short temp dir (unix socket paths are short) removed
+// when the test ends.
+func tempConfig(t *testing.T) (cfg daemon.Config, dir string) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "ctxdcli")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	cfg := daemon.DefaultConfig()
+	cfg = daemon.DefaultConfig()
 	cfg.DataDir, cfg.Socket, cfg.HTTP, cfg.ModelDir = filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "", ""
-	cfg.AllowedRoots = []string{dir}
-	runDaemon(t, cfg)
-	return cfg.Socket
+	return cfg, dir
 }
 
 // runDaemon starts a real daemon with cfg and stops it when the test ends.
@@ -318,13 +327,7 @@ func TestCLI_AddRefusedNamesFlag(t *testing.T) {
 // TestCLI_OversizeWrite explains a write far over the daemon's limit, which
 // grpc refuses before the daemon sees it.
 func TestCLI_OversizeWrite(t *testing.T) {
-	dir, err := os.MkdirTemp("", "ctxdcli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	cfg := daemon.DefaultConfig()
-	cfg.DataDir, cfg.Socket, cfg.HTTP, cfg.ModelDir = filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "", ""
+	cfg, _ := tempConfig(t)
 	cfg.MaxContentBytes = 1 << 10
 	runDaemon(t, cfg)
 	code, _, errOut := ctxd(t, cfg.Socket, strings.Repeat("x", 4<<20), "write", "/big.txt")

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/ctxd/ctxd/daemon"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
@@ -63,7 +62,7 @@ func (c *cli) serveMCP(ctx context.Context, agent string) error {
 		return err
 	}
 	defer cl.conn.Close()
-	conn := agentConn{cc: cl.conn, md: []string{"ctxd-agent", agent}}
+	conn := toolset.WithMetadata(cl.conn, daemon.AgentMetadata, agent)
 
 	tools, err := c.mcpTools(ctx, conn)
 	if err != nil {
@@ -113,20 +112,6 @@ func (c *cli) mcpTools(ctx context.Context, conn grpc.ClientConnInterface) ([]to
 		}
 	}
 	return tools, nil
-}
-
-// agentConn adds fixed metadata (ctxd-agent) to every call on cc.
-type agentConn struct {
-	cc grpc.ClientConnInterface
-	md []string // key, value, ...
-}
-
-func (c agentConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	return c.cc.Invoke(metadata.AppendToOutgoingContext(ctx, c.md...), method, args, reply, opts...)
-}
-
-func (c agentConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return c.cc.NewStream(metadata.AppendToOutgoingContext(ctx, c.md...), desc, method, opts...)
 }
 
 // nopWriteCloser leaves stdout open when the transport closes.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -240,13 +239,7 @@ func TestMCP_NoDaemon(t *testing.T) {
 // (unavailable, with the hint to start it), and the session goes on: once
 // the daemon is back, its calls succeed again.
 func TestMCP_DaemonGone(t *testing.T) {
-	dir, err := os.MkdirTemp("", "ctxdmcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	cfg := daemon.DefaultConfig()
-	cfg.DataDir, cfg.Socket, cfg.HTTP, cfg.ModelDir = filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "", ""
+	cfg, _ := tempConfig(t)
 	d, err := daemon.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -12,13 +12,7 @@ import (
 // TestCLI_SocketAuth: against a daemon with socket_auth the CLI needs a
 // token, from --token or CTXD_TOKEN, and says so when it has none.
 func TestCLI_SocketAuth(t *testing.T) {
-	dir, err := os.MkdirTemp("", "ctxdcli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	cfg := daemon.DefaultConfig()
-	cfg.DataDir, cfg.Socket, cfg.HTTP, cfg.ModelDir = filepath.Join(dir, "data"), filepath.Join(dir, "s.sock"), "", ""
+	cfg, dir := tempConfig(t)
 	cfg.TokenFile, cfg.SocketAuth = filepath.Join(dir, "token"), true
 	runDaemon(t, cfg)
 	b, err := os.ReadFile(cfg.TokenFile)

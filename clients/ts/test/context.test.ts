@@ -4,8 +4,8 @@ import { strict as assert } from "node:assert";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 
-import { Code, type CtxdClient, OnConflict, SearchMode, createClient } from "../src/index.js";
-import { type Daemon, rejection, startDaemon } from "./daemon.js";
+import { Code, type CtxdClient, OnConflict, SearchMode } from "../src/index.js";
+import { type Daemon, rejection, startWithAgent } from "./daemon.js";
 
 // A test secret for the agent token of the daemon below, not a real one.
 const AGENT_TOKEN = "agent-test-token-not-a-secret";
@@ -26,14 +26,7 @@ describe("agent context and history", () => {
   let agent: CtxdClient;
 
   before(async () => {
-    const sha = createHash("sha256").update(AGENT_TOKEN).digest("hex");
-    d = await startDaemon({
-      args: ["--grpc-tcp", "127.0.0.1:0"],
-      config: `[[tokens]]\nname = "harness"\nsha256 = "${sha}"\nscopes = ["read", "write"]\nagent = true\n`,
-    });
-    assert.ok(d.tcpAddress, `no grpc_tcp address in the log:\n${d.log()}`);
-    owner = createClient({ socketPath: d.socketPath, timeoutMs: 10_000 });
-    agent = createClient({ address: d.tcpAddress, token: AGENT_TOKEN, timeoutMs: 10_000 });
+    ({ d, owner, agent } = await startWithAgent("harness", AGENT_TOKEN));
   });
 
   after(async () => {

@@ -4,11 +4,12 @@
 // .tmp/bin/ctxd in the repo root; `make test-ts` builds it.
 import { strict as assert } from "node:assert";
 import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { CtxdError, createClient } from "../src/index.js";
+import { type CtxdClient, CtxdError, createClient } from "../src/index.js";
 
 // dist/test/daemon.js -> the package dir is two levels up, the repo four.
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -109,6 +110,28 @@ export async function startDaemon(options: { args?: string[]; config?: string } 
   }
   const tcpAddress = /grpc_tcp=(127\.0\.0\.1:\d+)/.exec(log())?.[1] ?? "";
   return { workDir, socketPath, tcpAddress, log, stop };
+}
+
+/**
+ * A daemon with an agent token named `name` (scopes read and write, over
+ * gRPC TCP) for the secret `token`, an owner client on its socket and an
+ * agent client with the token.
+ */
+export async function startWithAgent(
+  name: string,
+  token: string,
+): Promise<{ d: Daemon; owner: CtxdClient; agent: CtxdClient }> {
+  const sha = createHash("sha256").update(token).digest("hex");
+  const d = await startDaemon({
+    args: ["--grpc-tcp", "127.0.0.1:0"],
+    config: `[[tokens]]\nname = "${name}"\nsha256 = "${sha}"\nscopes = ["read", "write"]\nagent = true\n`,
+  });
+  assert.ok(d.tcpAddress, `no grpc_tcp address in the log:\n${d.log()}`);
+  return {
+    d,
+    owner: createClient({ socketPath: d.socketPath, timeoutMs: 10_000 }),
+    agent: createClient({ address: d.tcpAddress, token, timeoutMs: 10_000 }),
+  };
 }
 
 /** The CtxdError a call rejects with; fails the test if it succeeds. */

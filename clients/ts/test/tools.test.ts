@@ -2,12 +2,11 @@
 // tool dispatch of examples/agent_loop.ts.
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 
 import { dispatch } from "../examples/agent_loop.js";
 import { type CtxdClient, createClient } from "../src/index.js";
-import { type Daemon, ctxdBin, rejection, startDaemon } from "./daemon.js";
+import { type Daemon, ctxdBin, rejection, startWithAgent } from "./daemon.js";
 
 // A test secret for the daemon's agent token (read and write, no ingest), not a real one.
 const AGENT_TOKEN = "tools-test-token-not-a-secret";
@@ -31,14 +30,7 @@ describe("tools for tool loops", () => {
   let agent: CtxdClient;
 
   before(async () => {
-    const sha = createHash("sha256").update(AGENT_TOKEN).digest("hex");
-    d = await startDaemon({
-      args: ["--grpc-tcp", "127.0.0.1:0"],
-      config: `[[tokens]]\nname = "looper"\nsha256 = "${sha}"\nscopes = ["read", "write"]\nagent = true\n`,
-    });
-    assert.ok(d.tcpAddress, `no grpc_tcp address in the log:\n${d.log()}`);
-    owner = createClient({ socketPath: d.socketPath, timeoutMs: 10_000 });
-    agent = createClient({ address: d.tcpAddress, token: AGENT_TOKEN, timeoutMs: 10_000 });
+    ({ d, owner, agent } = await startWithAgent("looper", AGENT_TOKEN));
   });
 
   after(async () => {
