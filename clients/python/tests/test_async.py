@@ -204,3 +204,20 @@ def test_same_methods_as_the_sync_client() -> None:
     assert public(ctxd.AsyncClient) == public(ctxd.Client)
     for name in ("read", "add", "call_tool", "tools"):
         assert getattr(ctxd.AsyncClient, name).__doc__ == getattr(ctxd.Client, name).__doc__
+
+
+def test_socket_auth_token_from_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a socket_auth daemon both clients take the token from CTXD_TOKEN, as the CLI does."""
+    secret = "socket-auth-test-token-not-a-secret"
+    token_file = tmp_path_factory.mktemp("ctxd-socket-auth") / "token"
+    token_file.write_text(secret + "\n")
+    monkeypatch.setenv("CTXD_TOKEN", secret)
+    with _run_daemon(tmp_path_factory, ["--socket-auth", "--token-file", str(token_file)]) as d:
+        with ctxd.Client(socket=d.socket) as c:
+            assert c.exists("agent:/nothing-here.md") is False
+        assert run(d, lambda c: c.exists("agent:/nothing-here.md")) is False
+        monkeypatch.delenv("CTXD_TOKEN")
+        with ctxd.Client(socket=d.socket) as c:
+            with pytest.raises(ctxd.UnauthenticatedError) as e:
+                c.exists("agent:/nothing-here.md")
+            assert "CTXD_TOKEN" in e.value.hint

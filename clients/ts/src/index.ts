@@ -63,7 +63,10 @@ export interface ClientOptions {
    * ("http://127.0.0.1:7077"). The daemon requires a token there.
    */
   address?: string;
-  /** Bearer token, sent as `authorization: Bearer <token>` on every call. */
+  /**
+   * Bearer token, sent as `authorization: Bearer <token>` on every call.
+   * Default: $CTXD_TOKEN (needed on the socket when the daemon sets socket_auth).
+   */
   token?: string;
   /**
    * Extra gRPC metadata sent with every call, for example
@@ -295,8 +298,9 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
   }
   const sessionManager = new Http2SessionManager(baseUrl, {}, nodeOptions);
   const headers = { ...options.metadata };
-  if (options.token) {
-    headers.authorization = `Bearer ${options.token}`;
+  const token = options.token || process.env.CTXD_TOKEN;
+  if (token) {
+    headers.authorization = `Bearer ${token}`;
   }
   const interceptors: Interceptor[] = [withHeaders(headers)];
   interceptors.push(...(options.interceptors ?? []));

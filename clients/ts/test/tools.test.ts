@@ -2,11 +2,14 @@
 // tool dispatch of examples/agent_loop.ts.
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
 import { dispatch } from "../examples/agent_loop.js";
 import { type CtxdClient, createClient } from "../src/index.js";
-import { type Daemon, ctxdBin, rejection, startWithAgent } from "./daemon.js";
+import { type Daemon, ctxdBin, rejection, startDaemon, startWithAgent } from "./daemon.js";
 
 // A test secret for the daemon's agent token (read and write, no ingest), not a real one.
 const AGENT_TOKEN = "tools-test-token-not-a-secret";
@@ -136,5 +139,32 @@ describe("tools for tool loops", () => {
     assert.equal(written.ref, "agent:/ts-examples/o.md");
     assert.equal(missing.error_type, "not_found");
     assert.equal((await owner.vfs.read({ ref: "agent:/ts-examples/o.md" })).content, "from a loop\n");
+  });
+});
+
+describe("socket_auth", () => {
+  it("takes the token from CTXD_TOKEN, as the CLI does", async () => {
+    const secret = "socket-auth-test-token-not-a-secret";
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ctxd-ts-sa-"));
+    const tokenFile = path.join(dir, "token");
+    fs.writeFileSync(tokenFile, `${secret}\n`);
+    process.env.CTXD_TOKEN = secret; // the readiness probe needs it too
+    let d: Daemon | undefined;
+    try {
+      d = await startDaemon({ args: ["--socket-auth", "--token-file", tokenFile] });
+      const c = createClient({ socketPath: d.socketPath, timeoutMs: 10_000 });
+      assert.equal((await c.vfs.exists({ ref: "agent:/nothing-here.md" })).exists, false);
+      c.close();
+      delete process.env.CTXD_TOKEN;
+      const anonymous = createClient({ socketPath: d.socketPath, timeoutMs: 10_000 });
+      const e = await rejection(anonymous.vfs.exists({ ref: "agent:/nothing-here.md" }));
+      anonymous.close();
+      assert.equal(e.type, "UNAUTHENTICATED");
+      assert.match(e.hint, /CTXD_TOKEN/);
+    } finally {
+      delete process.env.CTXD_TOKEN;
+      await d?.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

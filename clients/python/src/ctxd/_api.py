@@ -116,6 +116,7 @@ def _call_metadata(
     token: Optional[str], metadata: Optional[Sequence[Tuple[str, str]]]
 ) -> List[Tuple[str, str]]:
     md = list(metadata or [])
+    token = token or os.environ.get("CTXD_TOKEN")  # as the CLI: needed on a socket_auth daemon's socket
     if token:
         md.append(("authorization", f"Bearer {token}"))
     return md

@@ -50,7 +50,8 @@ class Client(_Api):
     With no arguments it connects to the unix socket at
     :func:`default_socket_path`. ``target`` (``"127.0.0.1:7079"``, the daemon's
     ``--grpc-tcp`` address) connects over TCP instead; the daemon requires a
-    ``token`` there, sent as ``authorization: Bearer <token>``. ``timeout`` is
+    ``token`` there (default ``$CTXD_TOKEN``; on the socket too when the daemon
+    sets ``socket_auth``), sent as ``authorization: Bearer <token>``. ``timeout`` is
     the deadline in seconds for each unary call (``None`` for none).
     ``metadata`` is sent with every call, for example
     ``[("ctxd-agent", "researcher")]`` to act as an agent of that name;
