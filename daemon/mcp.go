@@ -2,12 +2,15 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/mcpserver"
 	"github.com/ctxd/ctxd/toolset"
 )
@@ -16,6 +19,11 @@ import (
 // for this long, so abandoned sessions do not pile up; the client's next
 // request gets 404 and it starts a new session.
 const mcpSessionTimeout = 30 * time.Minute
+
+// maxMCPSessions bounds the MCP sessions open over HTTP at once; a request
+// that would open one more is refused with 503 until one ends (DELETE, or
+// mcpSessionTimeout idle).
+const maxMCPSessions = 64
 
 // mcpAgent is the agent name that calls made through /mcp carry (ctxd-agent).
 const mcpAgent = "mcp"
@@ -35,13 +43,16 @@ func (d *Daemon) mcpHandler() http.Handler {
 		}
 		return d.toolBackend(authorization, mcpAgent)
 	}
+	servers := &mcpServers{byToken: map[string]*mcp.Server{}}
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		g, err := d.auth.authenticate(r.Header.Get("Authorization"))
 		if err != nil {
 			return nil // requireToken has refused it already
 		}
-		return mcpserver.New(mcpserver.Options{
-			Tools: toolset.Allowed(g.scopes.names()), Backend: backend, Version: Version, Logger: d.log,
+		return servers.of(g, func() *mcp.Server {
+			return mcpserver.New(mcpserver.Options{
+				Tools: toolset.Allowed(g.scopes.names()), Backend: backend, Version: Version, Logger: d.log,
+			})
 		})
 	}, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      mcpSessionTimeout,
@@ -60,5 +71,52 @@ func (d *Daemon) mcpHandler() http.Handler {
 		}
 		return &auth.TokenInfo{UserID: g.name, Scopes: g.scopes.names()}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	return requireToken(d.auth, limitBody(limit, d.cfg.MaxContentBytes, bind(h)))
+	return requireToken(d.auth, limitBody(limit, d.cfg.MaxContentBytes, bind(servers.limitSessions(h))))
+}
+
+// mcpServers holds one MCP server per token (names are unique), whose
+// sessions are that token's, so the sessions open can be counted.
+type mcpServers struct {
+	mu      sync.Mutex
+	byToken map[string]*mcp.Server
+}
+
+// of returns g's server, built by build on first use.
+func (m *mcpServers) of(g grant, build func() *mcp.Server) *mcp.Server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.byToken[g.name]
+	if !ok {
+		s = build()
+		m.byToken[g.name] = s
+	}
+	return s
+}
+
+// sessions counts the sessions open on every server.
+func (m *mcpServers) sessions() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, s := range m.byToken {
+		for range s.Sessions() {
+			n++
+		}
+	}
+	return n
+}
+
+// limitSessions refuses a request that would open a session (one without
+// Mcp-Session-Id) once maxMCPSessions are open.
+func (m *mcpServers) limitSessions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && m.sessions() >= maxMCPSessions {
+			w.Header().Set("Retry-After", "60")
+			writeStatus(w, http.StatusServiceUnavailable, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE,
+				fmt.Sprintf("%d MCP sessions are open, the most the daemon keeps", maxMCPSessions),
+				fmt.Sprintf("End sessions you no longer use (an HTTP DELETE of /mcp with their Mcp-Session-Id) or retry later; idle sessions close after %s.", mcpSessionTimeout)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

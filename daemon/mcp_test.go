@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -155,5 +156,63 @@ func TestMCP_HTTP(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode < 400 || resp.StatusCode == http.StatusNotFound {
 		t.Errorf("foreign Host on /mcp: %s", resp.Status)
+	}
+}
+
+// TestMCP_HTTPSessionLimit: at most maxMCPSessions are open at once; the one
+// more is refused with 503 and a hint, and ending a session makes room.
+func TestMCP_HTTPSessionLimit(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.HTTP = "127.0.0.1:0"
+	cfg.Tokens = []TokenConfig{{Name: "ci", SHA256: sha256Hex(ciSecret), Scopes: []string{"read"}}}
+	d := mustStart(t, cfg)
+	base := "http://" + d.HTTPAddr().String()
+	sessions := make([]*mcp.ClientSession, maxMCPSessions)
+	for i := range sessions {
+		sessions[i] = mcpConnect(t, base, ciSecret)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "ctxd-test", Version: "0"}, nil)
+	_, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{ciSecret}},
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
+		t.Fatalf("session %d: err = %v, want 503", maxMCPSessions+1, err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Header.Set("Authorization", "Bearer "+ciSecret)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Details []struct {
+			NextActionHint string `json:"next_action_hint"`
+		} `json:"details"`
+	}
+	json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || len(body.Details) == 0 || !strings.Contains(body.Details[0].NextActionHint, "DELETE") {
+		t.Errorf("over the limit: %s %+v", resp.Status, body)
+	}
+	if _, err := sessions[0].ListTools(context.Background(), nil); err != nil {
+		t.Errorf("an open session stopped working: %v", err)
+	}
+	if err := sessions[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The daemon ends the session as the DELETE arrives, which may be just
+	// after Close returns.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+			Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{ciSecret}},
+		}, nil)
+		if err == nil {
+			cs.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no room after a session ended: %v", err)
+		}
 	}
 }
