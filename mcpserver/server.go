@@ -96,17 +96,15 @@ func mcpTool(t toolset.Tool) *mcp.Tool {
 }
 
 // toolHandler runs the tool with toolset.Call. Its result, success or
-// failure, is a tool result: the JSON text as text content and, being a JSON
-// object, as structured content too. toolset validates the arguments, so
-// the raw handler of Server.AddTool is the one to use.
+// failure, is a tool result with the JSON text as its one text content. The
+// tools declare no output schema, so there is no structuredContent: a copy of
+// the text there would double every result's bytes and encoding time, which
+// is most of what `ctxd mcp` adds to a call. toolset validates the arguments,
+// so the raw handler of Server.AddTool is the one to use.
 func toolHandler(name string, backend func(*mcp.RequestExtra) toolset.Backend) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		r := toolset.Call(ctx, backend(req.Extra), name, req.Params.Arguments)
-		return &mcp.CallToolResult{
-			Content:           []mcp.Content{&mcp.TextContent{Text: r.Text}},
-			StructuredContent: json.RawMessage(r.Text),
-			IsError:           r.IsError,
-		}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, IsError: r.IsError}, nil
 	}
 }
 
