@@ -167,17 +167,37 @@ func TestMCP_HTTPSessionLimit(t *testing.T) {
 	cfg.Tokens = []TokenConfig{{Name: "ci", SHA256: sha256Hex(ciSecret), Scopes: []string{"read"}}}
 	d := mustStart(t, cfg)
 	base := "http://" + d.HTTPAddr().String()
-	sessions := make([]*mcp.ClientSession, maxMCPSessions)
-	for i := range sessions {
-		sessions[i] = mcpConnect(t, base, ciSecret)
-	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "ctxd-test", Version: "0"}, nil)
-	_, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{ciSecret}},
-	}, nil)
-	if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
-		t.Fatalf("session %d: err = %v, want 503", maxMCPSessions+1, err)
+	connect := func() (*mcp.ClientSession, error) {
+		return c.Connect(context.Background(), &mcp.StreamableClientTransport{
+			Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{ciSecret}},
+		}, nil)
 	}
+	// Open sessions until one is refused: that must happen, and not after
+	// more than maxMCPSessions are open.
+	var sessions []*mcp.ClientSession
+	t.Cleanup(func() {
+		for _, cs := range sessions {
+			cs.Close()
+		}
+	})
+	for {
+		cs, err := connect()
+		if err != nil {
+			if !strings.Contains(err.Error(), "Service Unavailable") {
+				t.Fatalf("session %d: %v, want 503", len(sessions)+1, err)
+			}
+			break
+		}
+		sessions = append(sessions, cs)
+		if len(sessions) > maxMCPSessions {
+			t.Fatalf("%d sessions open, more than maxMCPSessions (%d)", len(sessions), maxMCPSessions)
+		}
+	}
+	if len(sessions) == 0 {
+		t.Fatal("the first session was refused")
+	}
+	t.Logf("refused after %d sessions", len(sessions))
 	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
 	req.Header.Set("Authorization", "Bearer "+ciSecret)
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -204,9 +224,7 @@ func TestMCP_HTTPSessionLimit(t *testing.T) {
 	// The daemon ends the session as the DELETE arrives, which may be just
 	// after Close returns.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-			Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{ciSecret}},
-		}, nil)
+		cs, err := connect()
 		if err == nil {
 			cs.Close()
 			break
