@@ -55,6 +55,9 @@ func searchError(err error) error {
 	if lerr, ok := searchLimitError(err); ok {
 		return lerr
 	}
+	if errors.Is(err, search.ErrMinScore) {
+		return invalidSearch(err.Error(), "pass a min_score between 0 and 1 (`ctxd search --min-score`), or 0 to keep every result; see SearchRequest.min_score for the scale of scores in each mode")
+	}
 	if errors.Is(err, search.ErrInvalidQuery) {
 		return invalidSearch(err.Error(), "fix the request: see the SearchRequest field docs; 0 means the default for every number")
 	}
@@ -92,12 +95,18 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 			Span:      &ctxdv1.ByteSpan{Start: int64(res.Start), End: int64(res.End)},
 			StartLine: int64(res.StartLine), EndLine: int64(res.EndLine),
 			Score: res.Score, MimeType: res.Mime, TokenCount: int32(res.Tokens),
-		}
-		for _, lr := range res.Ranks {
-			pr.LegRanks = append(pr.LegRanks, &ctxdv1.LegRank{Leg: legsToProto[lr.Leg], Rank: int32(lr.Rank), Score: lr.Score})
+			LegRanks: legRanksToProto(res.Ranks),
 		}
 		for _, qi := range res.QueryIndexes {
 			pr.QueryIndexes = append(pr.QueryIndexes, int32(qi))
+		}
+		for _, m := range res.More {
+			pr.MoreChunks = append(pr.MoreChunks, &ctxdv1.ChunkHit{
+				ChunkId: m.ChunkID, Heading: m.Heading, Snippet: m.Snippet,
+				Span:      &ctxdv1.ByteSpan{Start: int64(m.Start), End: int64(m.End)},
+				StartLine: int64(m.StartLine), EndLine: int64(m.EndLine),
+				Score: m.Score, LegRanks: legRanksToProto(m.Ranks), TokenCount: int32(m.Tokens),
+			})
 		}
 		out.Results = append(out.Results, pr)
 		ids = append(ids, res.ItemID)
@@ -105,6 +114,15 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 	s.b.usage.Record(ids)
 	s.b.fresh.Notice(ids)
 	return out, nil
+}
+
+// legRanksToProto converts where the legs ranked a result or chunk.
+func legRanksToProto(ranks []search.LegRank) []*ctxdv1.LegRank {
+	var out []*ctxdv1.LegRank
+	for _, lr := range ranks {
+		out = append(out, &ctxdv1.LegRank{Leg: legsToProto[lr.Leg], Rank: int32(lr.Rank), Score: lr.Score})
+	}
+	return out
 }
 
 // searchRequest converts a SearchRequest (for Search, and the chunk search
@@ -118,6 +136,15 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 		SnippetChars: int(req.GetSnippetLength()),
 		MaxPerItem:   int(req.GetMaxChunksPerItem()),
 		RRFK:         int(req.GetRrfK()),
+		MinScore:     req.GetMinScore(),
+	}
+	switch req.GetGroupBy() {
+	case ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_UNSPECIFIED, ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_CHUNK:
+		r.GroupBy = search.GroupChunk
+	case ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_ITEM:
+		r.GroupBy = search.GroupItem
+	default:
+		return r, invalidSearch("Unknown group_by.", "use CHUNK or ITEM (`ctxd search --items`)")
 	}
 	switch req.GetMode() {
 	case ctxdv1.SearchMode_SEARCH_MODE_UNSPECIFIED, ctxdv1.SearchMode_SEARCH_MODE_HYBRID:

@@ -399,6 +399,8 @@ func init() {
 		Limit         int         `json:"limit,omitempty" jsonschema:"Maximum results; default 10, at most limits.max_search_limit (default 1000)." schema:"minimum=0"`
 		TokenBudget   int         `json:"token_budget,omitempty" jsonschema:"Stop adding results once their snippets would exceed this many model tokens; default 0 means no budget; at most limits.max_token_budget (default 100000)." schema:"minimum=0"`
 		SnippetLength int         `json:"snippet_length,omitempty" jsonschema:"Snippet length in characters; default 300, at most limits.max_snippet_length (default 4000)." schema:"minimum=0"`
+		GroupBy       string      `json:"group_by,omitempty" jsonschema:"\"chunk\" (default): each result is one chunk, up to 3 per item. \"item\": each result is one item (limit counts items), ranked by where the legs found any of its chunks, with its best chunk's snippet and lines and up to 2 more chunks in more_chunks; use it to find which notes or files matter." schema:"default=chunk,enum=chunk|item"`
+		MinScore      float64     `json:"min_score,omitempty" jsonschema:"Drop results whose score is below this; default 0 keeps all. Scores come from ranks, not from similarity: 1 means first in every search leg, a result one leg of three ranks first scores about 0.33, so a threshold like 0.5 keeps results two legs agree on (in hybrid mode)." schema:"minimum=0,maximum=1"`
 	}
 	register(Tool{
 		Name:  "context_search",
@@ -409,7 +411,8 @@ func init() {
 		Annotations: readOnly, Scopes: readScope,
 	}, func(ctx context.Context, b Backend, in *searchArgs) (any, error) {
 		req := &ctxdv1.SearchRequest{Mode: searchMode(in.Mode), Filter: in.Filter.proto(), Limit: int32(in.Limit),
-			TokenBudget: int32(in.TokenBudget), SnippetLength: int32(in.SnippetLength)}
+			TokenBudget: int32(in.TokenBudget), SnippetLength: int32(in.SnippetLength), MinScore: in.MinScore,
+			GroupBy: ctxdv1.SearchGroupBy(ctxdv1.SearchGroupBy_value["SEARCH_GROUP_BY_"+strings.ToUpper(in.GroupBy)])}
 		for _, q := range in.Queries {
 			req.Queries = append(req.Queries, &ctxdv1.SearchQuery{Text: q})
 		}
@@ -423,7 +426,7 @@ func init() {
 
 // searchHit is one search result as the tools show it.
 type searchHit struct {
-	Ref       string           `json:"ref"`
+	Ref       string           `json:"ref,omitempty"` // empty in more_chunks
 	Title     string           `json:"title,omitempty"`
 	Heading   string           `json:"heading,omitempty"`
 	Snippet   string           `json:"snippet"`
@@ -432,6 +435,20 @@ type searchHit struct {
 	EndLine   int64            `json:"end_line,omitempty"`
 	Ranks     map[string]int32 `json:"ranks,omitempty"`
 	Queries   []int32          `json:"queries,omitempty"`
+	// MoreChunks are an item result's next best chunks (group_by "item").
+	MoreChunks []searchHit `json:"more_chunks,omitempty"`
+}
+
+// toolRanks flattens per-leg ranks to {"bm25":1,...}; nil when none.
+func toolRanks(lrs []*ctxdv1.LegRank) map[string]int32 {
+	var out map[string]int32
+	for _, lr := range lrs {
+		if out == nil {
+			out = map[string]int32{}
+		}
+		out[lower(lr.Leg.String(), "SEARCH_LEG_")] = lr.Rank
+	}
+	return out
 }
 
 // searchResult flattens a SearchResponse: per-leg ranks as {"bm25":1,...},
@@ -452,12 +469,10 @@ func searchResult(resp *ctxdv1.SearchResponse) any {
 	}{Results: []searchHit{}, ModeUsed: lower(resp.ModeUsed.String(), "SEARCH_MODE_"), ModeReason: resp.ModeReason, TokensUsed: resp.TokensUsed}
 	for _, r := range resp.Results {
 		h := searchHit{Ref: r.Ref, Title: r.Title, Heading: r.Heading, Snippet: r.Snippet, Score: r.Score,
-			StartLine: r.StartLine, EndLine: r.EndLine, Queries: r.QueryIndexes}
-		for _, lr := range r.LegRanks {
-			if h.Ranks == nil {
-				h.Ranks = map[string]int32{}
-			}
-			h.Ranks[lower(lr.Leg.String(), "SEARCH_LEG_")] = lr.Rank
+			StartLine: r.StartLine, EndLine: r.EndLine, Ranks: toolRanks(r.LegRanks), Queries: r.QueryIndexes}
+		for _, m := range r.MoreChunks {
+			h.MoreChunks = append(h.MoreChunks, searchHit{Heading: m.Heading, Snippet: m.Snippet, Score: m.Score,
+				StartLine: m.StartLine, EndLine: m.EndLine, Ranks: toolRanks(m.LegRanks)})
 		}
 		out.Results = append(out.Results, h)
 	}

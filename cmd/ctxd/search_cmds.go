@@ -20,13 +20,16 @@ var searchModes = map[string]ctxdv1.SearchMode{
 func (c *cli) searchCommand() *cobra.Command {
 	req := &ctxdv1.SearchRequest{Filter: &ctxdv1.SearchFilter{}}
 	var mode string
+	var items bool
 	cmd := &cobra.Command{
 		Use:   "search QUERY...",
 		Short: "Search stored items; each argument is one query of a batch",
 		Long: "Search chunks of stored items by words and meaning. Each argument is a query; " +
 			"results of a batch are fused and de-duplicated. Prints ref, the chunk's lines, score, heading " +
 			"and snippet; `ctxd read REF --offset START-1 --limit END-START+1` prints the lines START-END. " +
-			"A long query (a pasted page) is searched by its most informative words, which are shown.",
+			"A long query (a pasted page) is searched by its most informative words, which are shown. " +
+			"With --items each result is an item, ranked by where the legs found any of its chunks, " +
+			"printed with its best chunk and then its next best (up to --per-item in all), indented.",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{fmt.Errorf("give at least one query")}
@@ -36,6 +39,9 @@ func (c *cli) searchCommand() *cobra.Command {
 		PreRunE: func(_ *cobra.Command, args []string) (err error) {
 			if req.Mode, err = searchModeFlag(mode); err != nil {
 				return err
+			}
+			if items {
+				req.GroupBy = ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_ITEM
 			}
 			for _, q := range args {
 				req.Queries = append(req.Queries, &ctxdv1.SearchQuery{Text: q})
@@ -66,6 +72,13 @@ func (c *cli) searchCommand() *cobra.Command {
 					fmt.Fprintf(c.stdout, "   %s\n", res.Heading)
 				}
 				fmt.Fprintf(c.stdout, "   %s\n", strings.TrimSpace(res.Snippet))
+				for _, m := range res.MoreChunks {
+					fmt.Fprintf(c.stdout, "   + lines %d-%d  (%.3f)\n", m.StartLine, m.EndLine, m.Score)
+					if m.Heading != "" {
+						fmt.Fprintf(c.stdout, "     %s\n", m.Heading)
+					}
+					fmt.Fprintf(c.stdout, "     %s\n", strings.TrimSpace(m.Snippet))
+				}
 			}
 		}),
 	}
@@ -74,6 +87,8 @@ func (c *cli) searchCommand() *cobra.Command {
 	f.Int32Var(&req.MaxChunksPerItem, "per-item", 0, "at most this many chunks per item (0: 3)")
 	f.Int32Var(&req.TokenBudget, "token-budget", 0, "stop adding results past this many model tokens of snippets (0: none)")
 	f.Int32Var(&req.SnippetLength, "snippet-length", 0, "snippet length in characters (0: 300)")
+	f.BoolVar(&items, "items", false, "one result per item with its best chunks: --limit counts items, --per-item caps each item's chunks")
+	f.Float64Var(&req.MinScore, "min-score", 0, "drop results scoring below this, in [0, 1] (0: keep all; scores come from the legs' ranks)")
 	return cmd
 }
 

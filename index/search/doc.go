@@ -19,7 +19,10 @@
 // A query runs the legs concurrently with every filter inside candidate
 // generation, fuses them with weighted reciprocal rank fusion on chunk ids,
 // caps chunks per item, cuts snippets around the real match positions and
-// fills a token budget. A request's Within (the caller's access) narrows
+// fills a token budget. Grouped by item (GroupItem), fusion runs over items
+// instead: each leg ranks an item by its best chunk, so legs that agree on
+// an item through different chunks all credit it, and each result is an
+// item with its best chunks. MinScore drops results under a fused score. A request's Within (the caller's access) narrows
 // its filter before the legs run, so no leg, snippet or count sees past
 // it. Scores and the key terms of a long query still come from whole-index
 // statistics.

@@ -44,6 +44,19 @@ const (
 // DefaultWeights are the fusion weights of the legs.
 var DefaultWeights = [numLegs]float64{LegBM25: 1, LegSubstring: 1, LegVector: 1}
 
+// GroupBy selects what one result is.
+type GroupBy int
+
+// Groupings.
+const (
+	GroupChunk GroupBy = iota // each result is one chunk
+	// GroupItem makes each result one item: the limit counts items, legs
+	// rank items by their best chunk and fusion runs over those item ranks
+	// (fuseItems); a result is the item's best chunk with its next best in
+	// Result.More.
+	GroupItem
+)
+
 // Defaults of a Request.
 const (
 	DefaultLimit        = 10
@@ -54,6 +67,10 @@ const (
 
 // ErrInvalidQuery marks a request that cannot be answered as given.
 var ErrInvalidQuery = errors.New("invalid query")
+
+// ErrMinScore marks a Request.MinScore outside [0, 1]; it is an
+// ErrInvalidQuery.
+var ErrMinScore = fmt.Errorf("%w: min score must be in [0, 1], the range of scores", ErrInvalidQuery)
 
 // Query is one query of a batch: text, a vector, or both (the vector then
 // replaces embedding the text).
@@ -75,6 +92,10 @@ type Request struct {
 	RRFK         int
 	// Weights overrides per-leg weights; 0 disables a leg.
 	Weights map[Leg]float64
+	// GroupBy makes results chunks (the default) or items.
+	GroupBy GroupBy
+	// MinScore drops results whose Score is below it; in [0, 1], 0 keeps all.
+	MinScore float64
 	// EmbedQuery embeds query text with the store's model (which reads only
 	// what fits its window); nil when no model can run, which makes
 	// text-only queries fall back to BM25.
@@ -126,6 +147,9 @@ type Result struct {
 	Ranks              []LegRank
 	QueryIndexes       []int
 	Tokens             int
+	// More holds, with GroupItem, the item's next best chunks, best first
+	// (their Score and Ranks are chunk-level); nil otherwise.
+	More []Result
 }
 
 // candidate is a chunk found by at least one leg for one query.
@@ -136,6 +160,9 @@ type candidate struct {
 	spans   [][2]int // match positions in the chunk text
 	fused   float64
 	queries []int
+	// chunks holds, when the candidate is an item (GroupItem), its chunk
+	// candidates, best first.
+	chunks []*candidate
 }
 
 // Search runs every query of req and returns fused, de-duplicated results.
@@ -147,6 +174,12 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	}
 	if req.Limit < 0 || req.TokenBudget < 0 || req.SnippetChars < 0 || req.MaxPerItem < 0 || req.RRFK < 0 {
 		return Response{}, fmt.Errorf("%w: limit, token budget, snippet length, chunks per item and RRF k must not be negative (0 means the default)", ErrInvalidQuery)
+	}
+	if !(req.MinScore >= 0 && req.MinScore <= 1) { // NaN too
+		return Response{}, fmt.Errorf("%w, not %v", ErrMinScore, req.MinScore)
+	}
+	if req.GroupBy != GroupChunk && req.GroupBy != GroupItem {
+		return Response{}, fmt.Errorf("%w: unknown grouping %d", ErrInvalidQuery, req.GroupBy)
 	}
 	lim := e.opts.Limits
 	if err := lim.check(req); err != nil {
@@ -170,8 +203,12 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	k := float64(cmp.Or(req.RRFK, DefaultRRFK))
 	perItem := cmp.Or(req.MaxPerItem, DefaultMaxPerItem)
 	// Enough candidates per leg that the per-item cap and the token budget
-	// still leave limit results.
-	depth := min(max(1000, limit), max(50, 4*limit))
+	// still leave limit results (items, each taking up to perItem chunks).
+	wanted := limit
+	if req.GroupBy == GroupItem {
+		wanted *= perItem
+	}
+	depth := min(max(1000, limit), max(50, 4*wanted))
 
 	// The engine's lock is held only around index scans, never while a
 	// query waits for the embedder: index updates must not queue behind it.
@@ -187,6 +224,8 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	}
 	merged := map[string]*candidate{}
 	words := map[string]bool{} // what snippets of vector-only hits highlight
+	// With GroupItem, the items found.
+	mergedItems := map[string]*candidate{}
 	for qi, q := range req.Queries {
 		if err := ctx.Err(); err != nil {
 			return Response{}, err
@@ -203,24 +242,49 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		if !scoped {
 			continue
 		}
-		cands, rep, err := e.runQuery(ctx, req, q, resp.Mode, weights, k, depth)
+		cands, items, rep, err := e.runQuery(ctx, req, q, resp.Mode, weights, k, depth)
 		if err != nil {
 			return Response{}, err
 		}
 		resp.Queries[qi] = rep
 		addWords(words, cmp.Or(rep.Reduced, q.Text), lim.MaxQueryTerms)
-		for _, c := range cands {
-			m := merged[c.id]
-			if m == nil || c.fused > m.fused {
-				if m != nil {
-					c.queries = m.queries
-				}
-				m = c
-				merged[c.id] = m
-			}
-			m.queries = append(m.queries, qi)
-		}
+		mergeQuery(merged, cands, qi)
+		mergeQuery(mergedItems, items, qi)
 	}
+	all := ranked(merged)
+	var err error
+	if req.GroupBy == GroupItem {
+		items := ranked(mergedItems)
+		for _, c := range all {
+			if it, _, ok := ParseChunkID(c.id); ok && mergedItems[it] != nil {
+				mergedItems[it].chunks = append(mergedItems[it].chunks, c)
+			}
+		}
+		resp.Results, resp.TokensUsed, err = e.presentItems(ctx, req, aboveMin(items, req.MinScore), words, limit, perItem)
+		return resp, err
+	}
+	resp.Results, resp.TokensUsed, err = e.present(ctx, req, aboveMin(all, req.MinScore), words, limit, perItem)
+	return resp, err
+}
+
+// mergeQuery merges the candidates one query found into those of the batch:
+// a candidate several queries found keeps its best fusion and lists them all.
+func mergeQuery(merged map[string]*candidate, cands []*candidate, qi int) {
+	for _, c := range cands {
+		m := merged[c.id]
+		if m == nil || c.fused > m.fused {
+			if m != nil {
+				c.queries = m.queries
+			}
+			m = c
+			merged[c.id] = m
+		}
+		m.queries = append(m.queries, qi)
+	}
+}
+
+// ranked returns the merged candidates best first, ties by id.
+func ranked(merged map[string]*candidate) []*candidate {
 	all := make([]*candidate, 0, len(merged))
 	for _, c := range merged {
 		slices.Sort(c.queries)
@@ -232,9 +296,16 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	var err error
-	resp.Results, resp.TokensUsed, err = e.present(ctx, req, all, words, limit, perItem)
-	return resp, err
+	return all
+}
+
+// aboveMin cuts ranked candidates at the first whose score is below floor.
+func aboveMin(all []*candidate, floor float64) []*candidate {
+	n := 0
+	for n < len(all) && all[n].fused >= floor {
+		n++
+	}
+	return all[:n]
 }
 
 // vectorUnavailable says why the vector leg cannot serve req, or ""; the
@@ -254,7 +325,8 @@ func (e *Engine) vectorUnavailable(req Request) string {
 }
 
 // runQuery runs the legs of mode for one query concurrently and fuses them.
-func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, w [numLegs]float64, k float64, depth int) ([]*candidate, QueryReport, error) {
+// With GroupItem it fuses the items the legs found as well (fuseItems).
+func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, w [numLegs]float64, k float64, depth int) ([]*candidate, []*candidate, QueryReport, error) {
 	var rep QueryReport
 	var hits [numLegs][]legHit
 	var errs [numLegs]error
@@ -305,9 +377,9 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 	wg.Wait()
 	if err := errors.Join(errs[:]...); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, rep, cerr
+			return nil, nil, rep, cerr
 		}
-		return nil, rep, err
+		return nil, nil, rep, err
 	}
 	byID := map[string]*candidate{}
 	var out []*candidate
@@ -333,7 +405,11 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 		c.fused /= best
 	}
 	rep.Candidates = len(out)
-	return out, rep, nil
+	var items []*candidate
+	if req.GroupBy == GroupItem {
+		items = fuseItems(hits, w, k, best)
+	}
+	return out, items, rep, nil
 }
 
 // legHit is one hit of one leg.
@@ -421,10 +497,7 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 // skipped and later ones are tried). Candidates whose chunk no longer exists
 // (an index running behind the store) are dropped.
 func (e *Engine) present(ctx context.Context, req Request, all []*candidate, words map[string]bool, limit, perItem int) ([]Result, int, error) {
-	count := req.CountTokens
-	if count == nil {
-		count = func(s string) int { return (len(s) + 3) / 4 }
-	}
+	count := tokenCounter(req)
 	perItemSeen := map[string]int{}
 	var out []Result
 	used := 0
@@ -450,32 +523,58 @@ func (e *Engine) present(ctx context.Context, req Request, all []*candidate, wor
 			if !t.Found || perItemSeen[t.Item.ID] >= perItem || len(out) >= limit {
 				continue
 			}
-			spans := c.spans
-			if len(spans) == 0 {
-				spans = findWords(t.Text, words)
-			}
-			snip := Snippet(t.Text, spans, req.SnippetChars)
+			snip := snippetOf(c, t.Text, words, req.SnippetChars)
 			n := count(snip)
 			if req.TokenBudget > 0 && used+n > req.TokenBudget {
 				continue
 			}
 			used += n
 			perItemSeen[t.Item.ID]++
-			r := Result{
-				ItemID: t.Item.ID, ChunkID: c.id, Drive: t.Item.Drive, Path: t.Item.Path,
-				Title: t.Item.Title, Mime: t.Item.MimeType, Heading: t.Heading, Snippet: snip,
-				Start: t.Start, End: t.End, StartLine: t.StartLine, EndLine: t.EndLine,
-				Score: c.fused, QueryIndexes: c.queries, Tokens: n,
-			}
-			for leg, rank := range c.ranks {
-				if rank > 0 {
-					r.Ranks = append(r.Ranks, LegRank{Leg: Leg(leg), Rank: rank, Score: c.scores[leg]})
-				}
-			}
-			out = append(out, r)
+			out = append(out, chunkResult(c, t, snip, n))
 		}
 	}
 	return out, used, nil
+}
+
+// tokenCounter is req's token counter, or an estimate of 4 bytes a token.
+func tokenCounter(req Request) func(string) int {
+	if req.CountTokens != nil {
+		return req.CountTokens
+	}
+	return func(s string) int { return (len(s) + 3) / 4 }
+}
+
+// snippetOf cuts the snippet of chunk candidate c from its text: around
+// its match positions, or, for a chunk only the vector leg found, the
+// query's words.
+func snippetOf(c *candidate, text string, words map[string]bool, chars int) string {
+	spans := c.spans
+	if len(spans) == 0 {
+		spans = findWords(text, words)
+	}
+	return Snippet(text, spans, chars)
+}
+
+// chunkResult is the result for chunk candidate c, read as t, with its
+// snippet of n tokens.
+func chunkResult(c *candidate, t vfs.ChunkText, snip string, n int) Result {
+	return Result{
+		ItemID: t.Item.ID, ChunkID: c.id, Drive: t.Item.Drive, Path: t.Item.Path,
+		Title: t.Item.Title, Mime: t.Item.MimeType, Heading: t.Heading, Snippet: snip,
+		Start: t.Start, End: t.End, StartLine: t.StartLine, EndLine: t.EndLine,
+		Score: c.fused, Ranks: legRanks(c), QueryIndexes: c.queries, Tokens: n,
+	}
+}
+
+// legRanks lists where the legs that found c ranked it.
+func legRanks(c *candidate) []LegRank {
+	var out []LegRank
+	for leg, rank := range c.ranks {
+		if rank > 0 {
+			out = append(out, LegRank{Leg: Leg(leg), Rank: rank, Score: c.scores[leg]})
+		}
+	}
+	return out
 }
 
 // addWords adds the first max lowercased words of text worth showing in a

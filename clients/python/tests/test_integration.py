@@ -198,6 +198,32 @@ def test_search_without_a_model_answers_bm25(client: ctxd.Client) -> None:
     assert [lr.leg for lr in r.results[0].leg_ranks] == [search_pb2.SEARCH_LEG_SUBSTRING]
 
 
+def test_search_group_by_item_and_min_score(client: ctxd.Client) -> None:
+    # Sections long enough that the chunker keeps each a chunk of its own.
+    filler = "Some words of plain description follow here. " * 25
+    client.write(
+        "agent:/it/items/many.md",
+        f"# Narwhals\n\n## Tusks\n\nNarwhal tusks are teeth. {filler}\n\n## Diet\n\nNarwhal diet is fish. {filler}\n",
+    )
+    client.write("agent:/it/items/one.md", f"A narwhal was seen. {filler}\n")
+    scope = {"mode": "bm25", "path_prefixes": ["agent:/it/items"]}
+    def indexed() -> bool:
+        return "agent:/it/items/one.md" in [x.ref for x in client.search("narwhal", **scope).results]
+
+    deadline = time.monotonic() + 10
+    while not indexed() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    r = client.search("narwhal", limit=2, group_by="item", max_chunks_per_item=2, **scope)
+    assert [x.ref for x in r.results] == ["agent:/it/items/many.md", "agent:/it/items/one.md"]
+    assert len(r.results[0].more_chunks) == 1 and "Narwhal" in r.results[0].more_chunks[0].snippet
+    floor = (r.results[0].score + r.results[1].score) / 2
+    r = client.search("narwhal", group_by=search_pb2.SEARCH_GROUP_BY_ITEM, min_score=floor, **scope)
+    assert [x.ref for x in r.results] == ["agent:/it/items/many.md"]
+    with pytest.raises(ctxd.InvalidArgumentError) as ei:
+        client.search("narwhal", min_score=1.5)
+    assert "--min-score" in ei.value.hint
+
+
 def test_add_tree_then_refresh(client: ctxd.Client, tmp_path_factory: pytest.TempPathFactory) -> None:
     tree = tmp_path_factory.mktemp("tree")
     (tree / "kiln.md").write_text("# Kiln\n\nA solar kiln dries oak in six weeks.\n")

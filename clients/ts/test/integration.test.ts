@@ -9,6 +9,7 @@ import {
   Code,
   ErrorType,
   IngestAction,
+  SearchGroupBy,
   SearchMode,
   type CtxdClient,
   type TreeNode,
@@ -107,6 +108,28 @@ describe("ctxd daemon", () => {
     assert.match(r.results[0].snippet, /otters/i);
 
     const e = await rejection(c.search.search({}));
+    assert.equal(e.type, "INVALID_ARGUMENT");
+  });
+
+  it("groups search results by item and drops those under min_score", async () => {
+    // Sections long enough that the chunker keeps each a chunk of its own.
+    const filler = "Some words of plain description follow here. ".repeat(25);
+    const content = `# Narwhals\n\n## Tusks\n\nNarwhal tusks are teeth. ${filler}\n\n## Diet\n\nNarwhal diet is fish. ${filler}\n`;
+    await c.vfs.write({ ref: "agent:/it/items/many.md", body: { case: "content", value: content } });
+    await c.vfs.write({ ref: "agent:/it/items/one.md", body: { case: "content", value: `A narwhal was seen. ${filler}\n` } });
+    const base = { queries: [{ text: "narwhal" }], mode: SearchMode.BM25, filter: { pathPrefixes: ["agent:/it/items"] } };
+    const indexed = async () => (await c.search.search(base)).results.some((x) => x.ref === "agent:/it/items/one.md");
+    for (let i = 0; i < 200 && !(await indexed()); i++) {
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    const r = await c.search.search({ ...base, limit: 2, maxChunksPerItem: 2, groupBy: SearchGroupBy.ITEM });
+    assert.deepEqual(r.results.map((x) => x.ref), ["agent:/it/items/many.md", "agent:/it/items/one.md"]);
+    assert.equal(r.results[0].moreChunks.length, 1);
+    assert.match(r.results[0].moreChunks[0].snippet, /Narwhal/);
+    const minScore = (r.results[0].score + r.results[1].score) / 2;
+    const top = await c.search.search({ ...base, groupBy: SearchGroupBy.ITEM, minScore });
+    assert.deepEqual(top.results.map((x) => x.ref), ["agent:/it/items/many.md"]);
+    const e = await rejection(c.search.search({ ...base, minScore: 1.5 }));
     assert.equal(e.type, "INVALID_ARGUMENT");
   });
 

@@ -135,6 +135,66 @@ func (SearchLeg) EnumDescriptor() ([]byte, []int) {
 	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{1}
 }
 
+// SearchGroupBy selects what one result is: a chunk or an item.
+type SearchGroupBy int32
+
+const (
+	// The default: CHUNK.
+	SearchGroupBy_SEARCH_GROUP_BY_UNSPECIFIED SearchGroupBy = 0
+	// Each result is one chunk; an item has at most max_chunks_per_item
+	// results.
+	SearchGroupBy_SEARCH_GROUP_BY_CHUNK SearchGroupBy = 1
+	// Each result is one item: limit counts items. Fusion ranks items, not
+	// chunks: each leg ranks an item by its best chunk there, and reciprocal
+	// rank fusion (the same rrf_k and leg weights) runs over those item ranks,
+	// so an item one leg finds through one chunk and another leg through
+	// another gets credit from both. The result's chunk fields (chunk_id,
+	// heading, snippet, span, lines) describe the item's best chunk, and
+	// more_chunks its next best, up to max_chunks_per_item in all.
+	SearchGroupBy_SEARCH_GROUP_BY_ITEM SearchGroupBy = 2
+)
+
+// Enum value maps for SearchGroupBy.
+var (
+	SearchGroupBy_name = map[int32]string{
+		0: "SEARCH_GROUP_BY_UNSPECIFIED",
+		1: "SEARCH_GROUP_BY_CHUNK",
+		2: "SEARCH_GROUP_BY_ITEM",
+	}
+	SearchGroupBy_value = map[string]int32{
+		"SEARCH_GROUP_BY_UNSPECIFIED": 0,
+		"SEARCH_GROUP_BY_CHUNK":       1,
+		"SEARCH_GROUP_BY_ITEM":        2,
+	}
+)
+
+func (x SearchGroupBy) Enum() *SearchGroupBy {
+	p := new(SearchGroupBy)
+	*p = x
+	return p
+}
+
+func (x SearchGroupBy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SearchGroupBy) Descriptor() protoreflect.EnumDescriptor {
+	return file_ctxd_v1_search_proto_enumTypes[2].Descriptor()
+}
+
+func (SearchGroupBy) Type() protoreflect.EnumType {
+	return &file_ctxd_v1_search_proto_enumTypes[2]
+}
+
+func (x SearchGroupBy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SearchGroupBy.Descriptor instead.
+func (SearchGroupBy) EnumDescriptor() ([]byte, []int) {
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{2}
+}
+
 // SearchQuery is one query of a batch: text, a vector, or both.
 type SearchQuery struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -337,23 +397,39 @@ type SearchRequest struct {
 	Mode SearchMode `protobuf:"varint,2,opt,name=mode,enum=ctxd.v1.SearchMode" json:"mode,omitempty"`
 	// Filters applied inside every leg.
 	Filter *SearchFilter `protobuf:"bytes,3,opt,name=filter" json:"filter,omitempty"`
-	// Maximum results; 0 means the default (10); at most
+	// Maximum results (items with ITEM grouping); 0 means the default (10); at most
 	// limits.max_search_limit (default 1000).
 	Limit int32 `protobuf:"varint,4,opt,name=limit" json:"limit,omitempty"`
 	// Stop adding results once their snippets would exceed this many model
-	// tokens; a result that does not fit is skipped and later ones are tried.
+	// tokens; a result that does not fit is skipped and later ones are tried
+	// (with ITEM grouping: an item whose best chunk does not fit, and any
+	// further chunk of an item that does not).
 	// 0 means no budget; at most limits.max_token_budget (default 100000).
 	TokenBudget int32 `protobuf:"varint,5,opt,name=token_budget,json=tokenBudget" json:"token_budget,omitempty"`
 	// Snippet length in characters; 0 means the default (300); at most
 	// limits.max_snippet_length (default 4000).
 	SnippetLength int32 `protobuf:"varint,6,opt,name=snippet_length,json=snippetLength" json:"snippet_length,omitempty"`
-	// At most this many chunks per item; 0 means the default (3); at most
-	// limits.max_chunks_per_item (default 100).
+	// At most this many chunks per item (with ITEM grouping, per result);
+	// 0 means the default (3); at most limits.max_chunks_per_item (default 100).
 	MaxChunksPerItem int32 `protobuf:"varint,7,opt,name=max_chunks_per_item,json=maxChunksPerItem" json:"max_chunks_per_item,omitempty"`
 	// Per-leg fusion weights, at most one per leg.
 	LegWeights []*LegWeight `protobuf:"bytes,8,rep,name=leg_weights,json=legWeights" json:"leg_weights,omitempty"`
 	// Reciprocal rank fusion constant; 0 means the default (60).
-	RrfK          int32 `protobuf:"varint,9,opt,name=rrf_k,json=rrfK" json:"rrf_k,omitempty"`
+	RrfK int32 `protobuf:"varint,9,opt,name=rrf_k,json=rrfK" json:"rrf_k,omitempty"`
+	// Whether a result is a chunk (the default) or an item with its best
+	// chunks; see SearchGroupBy.
+	GroupBy SearchGroupBy `protobuf:"varint,10,opt,name=group_by,json=groupBy,enum=ctxd.v1.SearchGroupBy" json:"group_by,omitempty"`
+	// Drop results whose score (SearchResult.score) is below this; 0 keeps
+	// all. Scores are in [0, 1] and come from ranks, not from the legs' own
+	// scores: a result gets weight/(rrf_k + rank) from each leg that found it
+	// (with ITEM grouping, the item's rank), divided by what a result ranked
+	// first by every leg that found anything gets. So in HYBRID mode (three
+	// legs: BM25, substring, vector) 1 means first in all three and a result
+	// found by one leg only scores at most about 1/3; in BM25 mode (BM25 and
+	// substring) one leg alone gives at most about 1/2; in VECTOR mode (one
+	// leg) the result at rank r scores (rrf_k + 1)/(rrf_k + r), 0.5 at rank
+	// rrf_k + 2. A value outside [0, 1] (or NaN) is INVALID_ARGUMENT.
+	MinScore      float64 `protobuf:"fixed64,11,opt,name=min_score,json=minScore" json:"min_score,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -447,6 +523,20 @@ func (x *SearchRequest) GetLegWeights() []*LegWeight {
 func (x *SearchRequest) GetRrfK() int32 {
 	if x != nil {
 		return x.RrfK
+	}
+	return 0
+}
+
+func (x *SearchRequest) GetGroupBy() SearchGroupBy {
+	if x != nil {
+		return x.GroupBy
+	}
+	return SearchGroupBy_SEARCH_GROUP_BY_UNSPECIFIED
+}
+
+func (x *SearchRequest) GetMinScore() float64 {
+	if x != nil {
+		return x.MinScore
 	}
 	return 0
 }
@@ -570,7 +660,126 @@ func (x *ByteSpan) GetEnd() int64 {
 	return 0
 }
 
-// SearchResult is one matching chunk.
+// ChunkHit is one more chunk of an item result (group_by ITEM).
+type ChunkHit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The chunk's id.
+	ChunkId string `protobuf:"bytes,1,opt,name=chunk_id,json=chunkId" json:"chunk_id,omitempty"`
+	// The chunk's heading breadcrumb.
+	Heading string `protobuf:"bytes,2,opt,name=heading" json:"heading,omitempty"`
+	// Text around the match positions, with "…" where text was cut.
+	Snippet string `protobuf:"bytes,3,opt,name=snippet" json:"snippet,omitempty"`
+	// The chunk's span in the item's content.
+	Span *ByteSpan `protobuf:"bytes,4,opt,name=span" json:"span,omitempty"`
+	// The chunk's own fused score, on the scale of CHUNK grouping.
+	Score float64 `protobuf:"fixed64,5,opt,name=score" json:"score,omitempty"`
+	// Where each leg that found the chunk ranked it among chunks.
+	LegRanks []*LegRank `protobuf:"bytes,6,rep,name=leg_ranks,json=legRanks" json:"leg_ranks,omitempty"`
+	// Model tokens in the snippet, as counted against token_budget.
+	TokenCount int32 `protobuf:"varint,7,opt,name=token_count,json=tokenCount" json:"token_count,omitempty"`
+	// First line of the chunk, 1-based.
+	StartLine int64 `protobuf:"varint,8,opt,name=start_line,json=startLine" json:"start_line,omitempty"`
+	// Last line of the chunk, 1-based and inclusive.
+	EndLine       int64 `protobuf:"varint,9,opt,name=end_line,json=endLine" json:"end_line,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkHit) Reset() {
+	*x = ChunkHit{}
+	mi := &file_ctxd_v1_search_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkHit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkHit) ProtoMessage() {}
+
+func (x *ChunkHit) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_search_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkHit.ProtoReflect.Descriptor instead.
+func (*ChunkHit) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ChunkHit) GetChunkId() string {
+	if x != nil {
+		return x.ChunkId
+	}
+	return ""
+}
+
+func (x *ChunkHit) GetHeading() string {
+	if x != nil {
+		return x.Heading
+	}
+	return ""
+}
+
+func (x *ChunkHit) GetSnippet() string {
+	if x != nil {
+		return x.Snippet
+	}
+	return ""
+}
+
+func (x *ChunkHit) GetSpan() *ByteSpan {
+	if x != nil {
+		return x.Span
+	}
+	return nil
+}
+
+func (x *ChunkHit) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *ChunkHit) GetLegRanks() []*LegRank {
+	if x != nil {
+		return x.LegRanks
+	}
+	return nil
+}
+
+func (x *ChunkHit) GetTokenCount() int32 {
+	if x != nil {
+		return x.TokenCount
+	}
+	return 0
+}
+
+func (x *ChunkHit) GetStartLine() int64 {
+	if x != nil {
+		return x.StartLine
+	}
+	return 0
+}
+
+func (x *ChunkHit) GetEndLine() int64 {
+	if x != nil {
+		return x.EndLine
+	}
+	return 0
+}
+
+// SearchResult is one matching chunk or, with group_by ITEM, one matching
+// item described by its best chunk.
 type SearchResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The item's ref.
@@ -587,15 +796,19 @@ type SearchResult struct {
 	Snippet string `protobuf:"bytes,6,opt,name=snippet" json:"snippet,omitempty"`
 	// The chunk's span in the item's content.
 	Span *ByteSpan `protobuf:"bytes,7,opt,name=span" json:"span,omitempty"`
-	// Fused score normalised to [0, 1]; 1 is the best possible.
+	// Fused score normalised to [0, 1]; 1 is the best possible (see
+	// SearchRequest.min_score for the scale). With ITEM grouping, the item's.
 	Score float64 `protobuf:"fixed64,8,opt,name=score" json:"score,omitempty"`
-	// Where each leg that found the chunk ranked it.
+	// Where each leg that found the chunk ranked it. With ITEM grouping, the
+	// item's rank among items in each leg (the rank of its best chunk there)
+	// and that chunk's score in the leg.
 	LegRanks []*LegRank `protobuf:"bytes,9,rep,name=leg_ranks,json=legRanks" json:"leg_ranks,omitempty"`
 	// Indexes into the request's queries of those that found this chunk.
 	QueryIndexes []int32 `protobuf:"varint,10,rep,packed,name=query_indexes,json=queryIndexes" json:"query_indexes,omitempty"`
 	// The item's MIME type.
 	MimeType string `protobuf:"bytes,11,opt,name=mime_type,json=mimeType" json:"mime_type,omitempty"`
-	// Model tokens in the snippet, as counted against token_budget.
+	// Model tokens in the snippet, as counted against token_budget (with ITEM
+	// grouping, this snippet's only; more_chunks count their own).
 	TokenCount int32 `protobuf:"varint,12,opt,name=token_count,json=tokenCount" json:"token_count,omitempty"`
 	// First line of the chunk, 1-based: `ctxd read REF --offset start_line-1
 	// --limit end_line-start_line+1` (ReadRequest line_offset/line_limit the
@@ -603,14 +816,18 @@ type SearchResult struct {
 	StartLine int64 `protobuf:"varint,13,opt,name=start_line,json=startLine" json:"start_line,omitempty"`
 	// Last line of the chunk, 1-based and inclusive (the line holding the
 	// chunk's last byte).
-	EndLine       int64 `protobuf:"varint,14,opt,name=end_line,json=endLine" json:"end_line,omitempty"`
+	EndLine int64 `protobuf:"varint,14,opt,name=end_line,json=endLine" json:"end_line,omitempty"`
+	// With ITEM grouping, the item's next best chunks after the one the
+	// fields above describe, best first: at most max_chunks_per_item - 1,
+	// those whose snippets still fit token_budget. Empty with CHUNK grouping.
+	MoreChunks    []*ChunkHit `protobuf:"bytes,15,rep,name=more_chunks,json=moreChunks" json:"more_chunks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchResult) Reset() {
 	*x = SearchResult{}
-	mi := &file_ctxd_v1_search_proto_msgTypes[6]
+	mi := &file_ctxd_v1_search_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -622,7 +839,7 @@ func (x *SearchResult) String() string {
 func (*SearchResult) ProtoMessage() {}
 
 func (x *SearchResult) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_search_proto_msgTypes[6]
+	mi := &file_ctxd_v1_search_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -635,7 +852,7 @@ func (x *SearchResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResult.ProtoReflect.Descriptor instead.
 func (*SearchResult) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{6}
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SearchResult) GetRef() string {
@@ -736,6 +953,13 @@ func (x *SearchResult) GetEndLine() int64 {
 	return 0
 }
 
+func (x *SearchResult) GetMoreChunks() []*ChunkHit {
+	if x != nil {
+		return x.MoreChunks
+	}
+	return nil
+}
+
 // QueryReport says how one query of the batch was understood.
 type QueryReport struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -755,7 +979,7 @@ type QueryReport struct {
 
 func (x *QueryReport) Reset() {
 	*x = QueryReport{}
-	mi := &file_ctxd_v1_search_proto_msgTypes[7]
+	mi := &file_ctxd_v1_search_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -767,7 +991,7 @@ func (x *QueryReport) String() string {
 func (*QueryReport) ProtoMessage() {}
 
 func (x *QueryReport) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_search_proto_msgTypes[7]
+	mi := &file_ctxd_v1_search_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -780,7 +1004,7 @@ func (x *QueryReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReport.ProtoReflect.Descriptor instead.
 func (*QueryReport) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{7}
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *QueryReport) GetText() string {
@@ -832,7 +1056,7 @@ type SearchResponse struct {
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_ctxd_v1_search_proto_msgTypes[8]
+	mi := &file_ctxd_v1_search_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -844,7 +1068,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_search_proto_msgTypes[8]
+	mi := &file_ctxd_v1_search_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -857,7 +1081,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{8}
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SearchResponse) GetResults() []*SearchResult {
@@ -911,7 +1135,7 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\"I\n" +
 	"\tLegWeight\x12$\n" +
 	"\x03leg\x18\x01 \x01(\x0e2\x12.ctxd.v1.SearchLegR\x03leg\x12\x16\n" +
-	"\x06weight\x18\x02 \x01(\x01R\x06weight\"\xf0\x02\n" +
+	"\x06weight\x18\x02 \x01(\x01R\x06weight\"\xc0\x03\n" +
 	"\rSearchRequest\x12.\n" +
 	"\aqueries\x18\x01 \x03(\v2\x14.ctxd.v1.SearchQueryR\aqueries\x12'\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x13.ctxd.v1.SearchModeR\x04mode\x12-\n" +
@@ -922,14 +1146,29 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"\x13max_chunks_per_item\x18\a \x01(\x05R\x10maxChunksPerItem\x123\n" +
 	"\vleg_weights\x18\b \x03(\v2\x12.ctxd.v1.LegWeightR\n" +
 	"legWeights\x12\x13\n" +
-	"\x05rrf_k\x18\t \x01(\x05R\x04rrfK\"Y\n" +
+	"\x05rrf_k\x18\t \x01(\x05R\x04rrfK\x121\n" +
+	"\bgroup_by\x18\n" +
+	" \x01(\x0e2\x16.ctxd.v1.SearchGroupByR\agroupBy\x12\x1b\n" +
+	"\tmin_score\x18\v \x01(\x01R\bminScore\"Y\n" +
 	"\aLegRank\x12$\n" +
 	"\x03leg\x18\x01 \x01(\x0e2\x12.ctxd.v1.SearchLegR\x03leg\x12\x12\n" +
 	"\x04rank\x18\x02 \x01(\x05R\x04rank\x12\x14\n" +
 	"\x05score\x18\x03 \x01(\x01R\x05score\"2\n" +
 	"\bByteSpan\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
-	"\x03end\x18\x02 \x01(\x03R\x03end\"\xa7\x03\n" +
+	"\x03end\x18\x02 \x01(\x03R\x03end\"\xa0\x02\n" +
+	"\bChunkHit\x12\x19\n" +
+	"\bchunk_id\x18\x01 \x01(\tR\achunkId\x12\x18\n" +
+	"\aheading\x18\x02 \x01(\tR\aheading\x12\x18\n" +
+	"\asnippet\x18\x03 \x01(\tR\asnippet\x12%\n" +
+	"\x04span\x18\x04 \x01(\v2\x11.ctxd.v1.ByteSpanR\x04span\x12\x14\n" +
+	"\x05score\x18\x05 \x01(\x01R\x05score\x12-\n" +
+	"\tleg_ranks\x18\x06 \x03(\v2\x10.ctxd.v1.LegRankR\blegRanks\x12\x1f\n" +
+	"\vtoken_count\x18\a \x01(\x05R\n" +
+	"tokenCount\x12\x1d\n" +
+	"\n" +
+	"start_line\x18\b \x01(\x03R\tstartLine\x12\x19\n" +
+	"\bend_line\x18\t \x01(\x03R\aendLine\"\xdb\x03\n" +
 	"\fSearchResult\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x17\n" +
 	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x12\x19\n" +
@@ -947,7 +1186,9 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"tokenCount\x12\x1d\n" +
 	"\n" +
 	"start_line\x18\r \x01(\x03R\tstartLine\x12\x19\n" +
-	"\bend_line\x18\x0e \x01(\x03R\aendLine\"\x94\x01\n" +
+	"\bend_line\x18\x0e \x01(\x03R\aendLine\x122\n" +
+	"\vmore_chunks\x18\x0f \x03(\v2\x11.ctxd.v1.ChunkHitR\n" +
+	"moreChunks\"\x94\x01\n" +
 	"\vQueryReport\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12%\n" +
 	"\x0ecorrected_text\x18\x02 \x01(\tR\rcorrectedText\x12'\n" +
@@ -971,7 +1212,11 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"\x16SEARCH_LEG_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSEARCH_LEG_BM25\x10\x01\x12\x18\n" +
 	"\x14SEARCH_LEG_SUBSTRING\x10\x02\x12\x15\n" +
-	"\x11SEARCH_LEG_VECTOR\x10\x032J\n" +
+	"\x11SEARCH_LEG_VECTOR\x10\x03*e\n" +
+	"\rSearchGroupBy\x12\x1f\n" +
+	"\x1bSEARCH_GROUP_BY_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15SEARCH_GROUP_BY_CHUNK\x10\x01\x12\x18\n" +
+	"\x14SEARCH_GROUP_BY_ITEM\x10\x022J\n" +
 	"\rSearchService\x129\n" +
 	"\x06Search\x12\x16.ctxd.v1.SearchRequest\x1a\x17.ctxd.v1.SearchResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
@@ -987,40 +1232,46 @@ func file_ctxd_v1_search_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_search_proto_rawDescData
 }
 
-var file_ctxd_v1_search_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_ctxd_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_ctxd_v1_search_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_ctxd_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_ctxd_v1_search_proto_goTypes = []any{
 	(SearchMode)(0),        // 0: ctxd.v1.SearchMode
 	(SearchLeg)(0),         // 1: ctxd.v1.SearchLeg
-	(*SearchQuery)(nil),    // 2: ctxd.v1.SearchQuery
-	(*SearchFilter)(nil),   // 3: ctxd.v1.SearchFilter
-	(*LegWeight)(nil),      // 4: ctxd.v1.LegWeight
-	(*SearchRequest)(nil),  // 5: ctxd.v1.SearchRequest
-	(*LegRank)(nil),        // 6: ctxd.v1.LegRank
-	(*ByteSpan)(nil),       // 7: ctxd.v1.ByteSpan
-	(*SearchResult)(nil),   // 8: ctxd.v1.SearchResult
-	(*QueryReport)(nil),    // 9: ctxd.v1.QueryReport
-	(*SearchResponse)(nil), // 10: ctxd.v1.SearchResponse
+	(SearchGroupBy)(0),     // 2: ctxd.v1.SearchGroupBy
+	(*SearchQuery)(nil),    // 3: ctxd.v1.SearchQuery
+	(*SearchFilter)(nil),   // 4: ctxd.v1.SearchFilter
+	(*LegWeight)(nil),      // 5: ctxd.v1.LegWeight
+	(*SearchRequest)(nil),  // 6: ctxd.v1.SearchRequest
+	(*LegRank)(nil),        // 7: ctxd.v1.LegRank
+	(*ByteSpan)(nil),       // 8: ctxd.v1.ByteSpan
+	(*ChunkHit)(nil),       // 9: ctxd.v1.ChunkHit
+	(*SearchResult)(nil),   // 10: ctxd.v1.SearchResult
+	(*QueryReport)(nil),    // 11: ctxd.v1.QueryReport
+	(*SearchResponse)(nil), // 12: ctxd.v1.SearchResponse
 }
 var file_ctxd_v1_search_proto_depIdxs = []int32{
 	1,  // 0: ctxd.v1.LegWeight.leg:type_name -> ctxd.v1.SearchLeg
-	2,  // 1: ctxd.v1.SearchRequest.queries:type_name -> ctxd.v1.SearchQuery
+	3,  // 1: ctxd.v1.SearchRequest.queries:type_name -> ctxd.v1.SearchQuery
 	0,  // 2: ctxd.v1.SearchRequest.mode:type_name -> ctxd.v1.SearchMode
-	3,  // 3: ctxd.v1.SearchRequest.filter:type_name -> ctxd.v1.SearchFilter
-	4,  // 4: ctxd.v1.SearchRequest.leg_weights:type_name -> ctxd.v1.LegWeight
-	1,  // 5: ctxd.v1.LegRank.leg:type_name -> ctxd.v1.SearchLeg
-	7,  // 6: ctxd.v1.SearchResult.span:type_name -> ctxd.v1.ByteSpan
-	6,  // 7: ctxd.v1.SearchResult.leg_ranks:type_name -> ctxd.v1.LegRank
-	8,  // 8: ctxd.v1.SearchResponse.results:type_name -> ctxd.v1.SearchResult
-	0,  // 9: ctxd.v1.SearchResponse.mode_used:type_name -> ctxd.v1.SearchMode
-	9,  // 10: ctxd.v1.SearchResponse.queries:type_name -> ctxd.v1.QueryReport
-	5,  // 11: ctxd.v1.SearchService.Search:input_type -> ctxd.v1.SearchRequest
-	10, // 12: ctxd.v1.SearchService.Search:output_type -> ctxd.v1.SearchResponse
-	12, // [12:13] is the sub-list for method output_type
-	11, // [11:12] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	4,  // 3: ctxd.v1.SearchRequest.filter:type_name -> ctxd.v1.SearchFilter
+	5,  // 4: ctxd.v1.SearchRequest.leg_weights:type_name -> ctxd.v1.LegWeight
+	2,  // 5: ctxd.v1.SearchRequest.group_by:type_name -> ctxd.v1.SearchGroupBy
+	1,  // 6: ctxd.v1.LegRank.leg:type_name -> ctxd.v1.SearchLeg
+	8,  // 7: ctxd.v1.ChunkHit.span:type_name -> ctxd.v1.ByteSpan
+	7,  // 8: ctxd.v1.ChunkHit.leg_ranks:type_name -> ctxd.v1.LegRank
+	8,  // 9: ctxd.v1.SearchResult.span:type_name -> ctxd.v1.ByteSpan
+	7,  // 10: ctxd.v1.SearchResult.leg_ranks:type_name -> ctxd.v1.LegRank
+	9,  // 11: ctxd.v1.SearchResult.more_chunks:type_name -> ctxd.v1.ChunkHit
+	10, // 12: ctxd.v1.SearchResponse.results:type_name -> ctxd.v1.SearchResult
+	0,  // 13: ctxd.v1.SearchResponse.mode_used:type_name -> ctxd.v1.SearchMode
+	11, // 14: ctxd.v1.SearchResponse.queries:type_name -> ctxd.v1.QueryReport
+	6,  // 15: ctxd.v1.SearchService.Search:input_type -> ctxd.v1.SearchRequest
+	12, // 16: ctxd.v1.SearchService.Search:output_type -> ctxd.v1.SearchResponse
+	16, // [16:17] is the sub-list for method output_type
+	15, // [15:16] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_search_proto_init() }
@@ -1033,8 +1284,8 @@ func file_ctxd_v1_search_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_search_proto_rawDesc), len(file_ctxd_v1_search_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   9,
+			NumEnums:      3,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from ctxd.aio import AsyncClient
     from ctxd.client import Client
 
-__all__ = ["PatchLike", "OnConflictLike", "SearchModeLike", "ToolResult", "default_socket_path"]
+__all__ = ["PatchLike", "OnConflictLike", "SearchModeLike", "GroupByLike", "ToolResult", "default_socket_path"]
 
 #: The default deadline of a unary call, in seconds.
 DEFAULT_TIMEOUT = 30.0
@@ -77,6 +77,8 @@ PatchLike = Union[vfs_pb2.Patch, Tuple[int, int, str], Mapping[str, Any]]
 OnConflictLike = Union[str, int, None]
 # "hybrid", "bm25", "vector" (any case), a search_pb2.SearchMode value, or None.
 SearchModeLike = Union[str, int, None]
+# "chunk", "item" (any case), a search_pb2.SearchGroupBy value, or None.
+GroupByLike = Union[str, int, None]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -136,6 +138,14 @@ def _search_mode(value: SearchModeLike) -> search_pb2.SearchMode:
     if isinstance(value, str):
         return cast(search_pb2.SearchMode, search_pb2.SearchMode.Value("SEARCH_MODE_" + value.upper()))
     return cast(search_pb2.SearchMode, int(value))
+
+
+def _group_by(value: GroupByLike) -> search_pb2.SearchGroupBy:
+    if value is None:
+        return search_pb2.SEARCH_GROUP_BY_UNSPECIFIED
+    if isinstance(value, str):
+        return cast(search_pb2.SearchGroupBy, search_pb2.SearchGroupBy.Value("SEARCH_GROUP_BY_" + value.upper()))
+    return cast(search_pb2.SearchGroupBy, int(value))
 
 
 def _search_filter(
@@ -626,12 +636,17 @@ class _Api:
         max_chunks_per_item: int = 0,
         rrf_k: int = 0,
         leg_weights: Optional[Mapping[str, float]] = None,
+        group_by: GroupByLike = None,
+        min_score: float = 0.0,
     ) -> _Call[search_pb2.SearchResponse]:
         """Runs one query or a batch; ``mode`` is "hybrid", "bm25" or "vector".
 
         A query is text, or a sequence of floats: a query embedding from the
         store's model. ``leg_weights`` maps "bm25", "substring" or "vector"
-        to a fusion weight (0 turns the leg off).
+        to a fusion weight (0 turns the leg off). ``group_by="item"`` makes
+        each result an item (``limit`` counts items) with its next best
+        chunks in ``more_chunks``; ``min_score`` drops results scoring below
+        it (scores are in [0, 1] and come from the legs' ranks).
         """
         if isinstance(queries, str):
             queries = [queries]
@@ -658,6 +673,8 @@ class _Api:
             max_chunks_per_item=max_chunks_per_item,
             rrf_k=rrf_k,
             leg_weights=weights,
+            group_by=_group_by(group_by),
+            min_score=min_score,
         )
         return _Call("search_stub", "Search", req)
 

@@ -20,6 +20,12 @@ class SearchLeg(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEARCH_LEG_BM25: _ClassVar[SearchLeg]
     SEARCH_LEG_SUBSTRING: _ClassVar[SearchLeg]
     SEARCH_LEG_VECTOR: _ClassVar[SearchLeg]
+
+class SearchGroupBy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SEARCH_GROUP_BY_UNSPECIFIED: _ClassVar[SearchGroupBy]
+    SEARCH_GROUP_BY_CHUNK: _ClassVar[SearchGroupBy]
+    SEARCH_GROUP_BY_ITEM: _ClassVar[SearchGroupBy]
 SEARCH_MODE_UNSPECIFIED: SearchMode
 SEARCH_MODE_HYBRID: SearchMode
 SEARCH_MODE_BM25: SearchMode
@@ -28,6 +34,9 @@ SEARCH_LEG_UNSPECIFIED: SearchLeg
 SEARCH_LEG_BM25: SearchLeg
 SEARCH_LEG_SUBSTRING: SearchLeg
 SEARCH_LEG_VECTOR: SearchLeg
+SEARCH_GROUP_BY_UNSPECIFIED: SearchGroupBy
+SEARCH_GROUP_BY_CHUNK: SearchGroupBy
+SEARCH_GROUP_BY_ITEM: SearchGroupBy
 
 class SearchQuery(_message.Message):
     __slots__ = ("text", "vector")
@@ -58,7 +67,7 @@ class LegWeight(_message.Message):
     def __init__(self, leg: _Optional[_Union[SearchLeg, str]] = ..., weight: _Optional[float] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("queries", "mode", "filter", "limit", "token_budget", "snippet_length", "max_chunks_per_item", "leg_weights", "rrf_k")
+    __slots__ = ("queries", "mode", "filter", "limit", "token_budget", "snippet_length", "max_chunks_per_item", "leg_weights", "rrf_k", "group_by", "min_score")
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
@@ -68,6 +77,8 @@ class SearchRequest(_message.Message):
     MAX_CHUNKS_PER_ITEM_FIELD_NUMBER: _ClassVar[int]
     LEG_WEIGHTS_FIELD_NUMBER: _ClassVar[int]
     RRF_K_FIELD_NUMBER: _ClassVar[int]
+    GROUP_BY_FIELD_NUMBER: _ClassVar[int]
+    MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
     queries: _containers.RepeatedCompositeFieldContainer[SearchQuery]
     mode: SearchMode
     filter: SearchFilter
@@ -77,7 +88,9 @@ class SearchRequest(_message.Message):
     max_chunks_per_item: int
     leg_weights: _containers.RepeatedCompositeFieldContainer[LegWeight]
     rrf_k: int
-    def __init__(self, queries: _Optional[_Iterable[_Union[SearchQuery, _Mapping]]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., filter: _Optional[_Union[SearchFilter, _Mapping]] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ..., snippet_length: _Optional[int] = ..., max_chunks_per_item: _Optional[int] = ..., leg_weights: _Optional[_Iterable[_Union[LegWeight, _Mapping]]] = ..., rrf_k: _Optional[int] = ...) -> None: ...
+    group_by: SearchGroupBy
+    min_score: float
+    def __init__(self, queries: _Optional[_Iterable[_Union[SearchQuery, _Mapping]]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., filter: _Optional[_Union[SearchFilter, _Mapping]] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ..., snippet_length: _Optional[int] = ..., max_chunks_per_item: _Optional[int] = ..., leg_weights: _Optional[_Iterable[_Union[LegWeight, _Mapping]]] = ..., rrf_k: _Optional[int] = ..., group_by: _Optional[_Union[SearchGroupBy, str]] = ..., min_score: _Optional[float] = ...) -> None: ...
 
 class LegRank(_message.Message):
     __slots__ = ("leg", "rank", "score")
@@ -97,8 +110,30 @@ class ByteSpan(_message.Message):
     end: int
     def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ...) -> None: ...
 
+class ChunkHit(_message.Message):
+    __slots__ = ("chunk_id", "heading", "snippet", "span", "score", "leg_ranks", "token_count", "start_line", "end_line")
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    HEADING_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_FIELD_NUMBER: _ClassVar[int]
+    SPAN_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    LEG_RANKS_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_COUNT_FIELD_NUMBER: _ClassVar[int]
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
+    chunk_id: str
+    heading: str
+    snippet: str
+    span: ByteSpan
+    score: float
+    leg_ranks: _containers.RepeatedCompositeFieldContainer[LegRank]
+    token_count: int
+    start_line: int
+    end_line: int
+    def __init__(self, chunk_id: _Optional[str] = ..., heading: _Optional[str] = ..., snippet: _Optional[str] = ..., span: _Optional[_Union[ByteSpan, _Mapping]] = ..., score: _Optional[float] = ..., leg_ranks: _Optional[_Iterable[_Union[LegRank, _Mapping]]] = ..., token_count: _Optional[int] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ...) -> None: ...
+
 class SearchResult(_message.Message):
-    __slots__ = ("ref", "item_id", "chunk_id", "title", "heading", "snippet", "span", "score", "leg_ranks", "query_indexes", "mime_type", "token_count", "start_line", "end_line")
+    __slots__ = ("ref", "item_id", "chunk_id", "title", "heading", "snippet", "span", "score", "leg_ranks", "query_indexes", "mime_type", "token_count", "start_line", "end_line", "more_chunks")
     REF_FIELD_NUMBER: _ClassVar[int]
     ITEM_ID_FIELD_NUMBER: _ClassVar[int]
     CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -113,6 +148,7 @@ class SearchResult(_message.Message):
     TOKEN_COUNT_FIELD_NUMBER: _ClassVar[int]
     START_LINE_FIELD_NUMBER: _ClassVar[int]
     END_LINE_FIELD_NUMBER: _ClassVar[int]
+    MORE_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     ref: str
     item_id: str
     chunk_id: str
@@ -127,7 +163,8 @@ class SearchResult(_message.Message):
     token_count: int
     start_line: int
     end_line: int
-    def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., chunk_id: _Optional[str] = ..., title: _Optional[str] = ..., heading: _Optional[str] = ..., snippet: _Optional[str] = ..., span: _Optional[_Union[ByteSpan, _Mapping]] = ..., score: _Optional[float] = ..., leg_ranks: _Optional[_Iterable[_Union[LegRank, _Mapping]]] = ..., query_indexes: _Optional[_Iterable[int]] = ..., mime_type: _Optional[str] = ..., token_count: _Optional[int] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ...) -> None: ...
+    more_chunks: _containers.RepeatedCompositeFieldContainer[ChunkHit]
+    def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., chunk_id: _Optional[str] = ..., title: _Optional[str] = ..., heading: _Optional[str] = ..., snippet: _Optional[str] = ..., span: _Optional[_Union[ByteSpan, _Mapping]] = ..., score: _Optional[float] = ..., leg_ranks: _Optional[_Iterable[_Union[LegRank, _Mapping]]] = ..., query_indexes: _Optional[_Iterable[int]] = ..., mime_type: _Optional[str] = ..., token_count: _Optional[int] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., more_chunks: _Optional[_Iterable[_Union[ChunkHit, _Mapping]]] = ...) -> None: ...
 
 class QueryReport(_message.Message):
     __slots__ = ("text", "corrected_text", "candidate_count", "reduced_text")

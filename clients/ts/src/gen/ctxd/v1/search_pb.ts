@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/search.proto.
  */
 export const file_ctxd_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChRjdHhkL3YxL3NlYXJjaC5wcm90bxIHY3R4ZC52MSIrCgtTZWFyY2hRdWVyeRIMCgR0ZXh0GAEgASgJEg4KBnZlY3RvchgCIAMoAiJXCgxTZWFyY2hGaWx0ZXISDgoGZHJpdmVzGAEgAygJEhUKDXBhdGhfcHJlZml4ZXMYAiADKAkSEgoKbWltZV90eXBlcxgDIAMoCRIMCgR0YWdzGAQgAygJIjwKCUxlZ1dlaWdodBIfCgNsZWcYASABKA4yEi5jdHhkLnYxLlNlYXJjaExlZxIOCgZ3ZWlnaHQYAiABKAEikgIKDVNlYXJjaFJlcXVlc3QSJQoHcXVlcmllcxgBIAMoCzIULmN0eGQudjEuU2VhcmNoUXVlcnkSIQoEbW9kZRgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRIlCgZmaWx0ZXIYAyABKAsyFS5jdHhkLnYxLlNlYXJjaEZpbHRlchINCgVsaW1pdBgEIAEoBRIUCgx0b2tlbl9idWRnZXQYBSABKAUSFgoOc25pcHBldF9sZW5ndGgYBiABKAUSGwoTbWF4X2NodW5rc19wZXJfaXRlbRgHIAEoBRInCgtsZWdfd2VpZ2h0cxgIIAMoCzISLmN0eGQudjEuTGVnV2VpZ2h0Eg0KBXJyZl9rGAkgASgFIkcKB0xlZ1JhbmsSHwoDbGVnGAEgASgOMhIuY3R4ZC52MS5TZWFyY2hMZWcSDAoEcmFuaxgCIAEoBRINCgVzY29yZRgDIAEoASImCghCeXRlU3BhbhINCgVzdGFydBgBIAEoAxILCgNlbmQYAiABKAMiqQIKDFNlYXJjaFJlc3VsdBILCgNyZWYYASABKAkSDwoHaXRlbV9pZBgCIAEoCRIQCghjaHVua19pZBgDIAEoCRINCgV0aXRsZRgEIAEoCRIPCgdoZWFkaW5nGAUgASgJEg8KB3NuaXBwZXQYBiABKAkSHwoEc3BhbhgHIAEoCzIRLmN0eGQudjEuQnl0ZVNwYW4SDQoFc2NvcmUYCCABKAESIwoJbGVnX3JhbmtzGAkgAygLMhAuY3R4ZC52MS5MZWdSYW5rEhUKDXF1ZXJ5X2luZGV4ZXMYCiADKAUSEQoJbWltZV90eXBlGAsgASgJEhMKC3Rva2VuX2NvdW50GAwgASgFEhIKCnN0YXJ0X2xpbmUYDSABKAMSEAoIZW5kX2xpbmUYDiABKAMiYgoLUXVlcnlSZXBvcnQSDAoEdGV4dBgBIAEoCRIWCg5jb3JyZWN0ZWRfdGV4dBgCIAEoCRIXCg9jYW5kaWRhdGVfY291bnQYAyABKAUSFAoMcmVkdWNlZF90ZXh0GAQgASgJIrEBCg5TZWFyY2hSZXNwb25zZRImCgdyZXN1bHRzGAEgAygLMhUuY3R4ZC52MS5TZWFyY2hSZXN1bHQSJgoJbW9kZV91c2VkGAIgASgOMhMuY3R4ZC52MS5TZWFyY2hNb2RlEhMKC21vZGVfcmVhc29uGAMgASgJEiUKB3F1ZXJpZXMYBCADKAsyFC5jdHhkLnYxLlF1ZXJ5UmVwb3J0EhMKC3Rva2Vuc191c2VkGAUgASgFKm8KClNlYXJjaE1vZGUSGwoXU0VBUkNIX01PREVfVU5TUEVDSUZJRUQQABIWChJTRUFSQ0hfTU9ERV9IWUJSSUQQARIUChBTRUFSQ0hfTU9ERV9CTTI1EAISFgoSU0VBUkNIX01PREVfVkVDVE9SEAMqbQoJU2VhcmNoTGVnEhoKFlNFQVJDSF9MRUdfVU5TUEVDSUZJRUQQABITCg9TRUFSQ0hfTEVHX0JNMjUQARIYChRTRUFSQ0hfTEVHX1NVQlNUUklORxACEhUKEVNFQVJDSF9MRUdfVkVDVE9SEAMySgoNU2VhcmNoU2VydmljZRI5CgZTZWFyY2gSFi5jdHhkLnYxLlNlYXJjaFJlcXVlc3QaFy5jdHhkLnYxLlNlYXJjaFJlc3BvbnNlQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH");
+  fileDesc("ChRjdHhkL3YxL3NlYXJjaC5wcm90bxIHY3R4ZC52MSIrCgtTZWFyY2hRdWVyeRIMCgR0ZXh0GAEgASgJEg4KBnZlY3RvchgCIAMoAiJXCgxTZWFyY2hGaWx0ZXISDgoGZHJpdmVzGAEgAygJEhUKDXBhdGhfcHJlZml4ZXMYAiADKAkSEgoKbWltZV90eXBlcxgDIAMoCRIMCgR0YWdzGAQgAygJIjwKCUxlZ1dlaWdodBIfCgNsZWcYASABKA4yEi5jdHhkLnYxLlNlYXJjaExlZxIOCgZ3ZWlnaHQYAiABKAEizwIKDVNlYXJjaFJlcXVlc3QSJQoHcXVlcmllcxgBIAMoCzIULmN0eGQudjEuU2VhcmNoUXVlcnkSIQoEbW9kZRgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRIlCgZmaWx0ZXIYAyABKAsyFS5jdHhkLnYxLlNlYXJjaEZpbHRlchINCgVsaW1pdBgEIAEoBRIUCgx0b2tlbl9idWRnZXQYBSABKAUSFgoOc25pcHBldF9sZW5ndGgYBiABKAUSGwoTbWF4X2NodW5rc19wZXJfaXRlbRgHIAEoBRInCgtsZWdfd2VpZ2h0cxgIIAMoCzISLmN0eGQudjEuTGVnV2VpZ2h0Eg0KBXJyZl9rGAkgASgFEigKCGdyb3VwX2J5GAogASgOMhYuY3R4ZC52MS5TZWFyY2hHcm91cEJ5EhEKCW1pbl9zY29yZRgLIAEoASJHCgdMZWdSYW5rEh8KA2xlZxgBIAEoDjISLmN0eGQudjEuU2VhcmNoTGVnEgwKBHJhbmsYAiABKAUSDQoFc2NvcmUYAyABKAEiJgoIQnl0ZVNwYW4SDQoFc3RhcnQYASABKAMSCwoDZW5kGAIgASgDIs4BCghDaHVua0hpdBIQCghjaHVua19pZBgBIAEoCRIPCgdoZWFkaW5nGAIgASgJEg8KB3NuaXBwZXQYAyABKAkSHwoEc3BhbhgEIAEoCzIRLmN0eGQudjEuQnl0ZVNwYW4SDQoFc2NvcmUYBSABKAESIwoJbGVnX3JhbmtzGAYgAygLMhAuY3R4ZC52MS5MZWdSYW5rEhMKC3Rva2VuX2NvdW50GAcgASgFEhIKCnN0YXJ0X2xpbmUYCCABKAMSEAoIZW5kX2xpbmUYCSABKAMi0QIKDFNlYXJjaFJlc3VsdBILCgNyZWYYASABKAkSDwoHaXRlbV9pZBgCIAEoCRIQCghjaHVua19pZBgDIAEoCRINCgV0aXRsZRgEIAEoCRIPCgdoZWFkaW5nGAUgASgJEg8KB3NuaXBwZXQYBiABKAkSHwoEc3BhbhgHIAEoCzIRLmN0eGQudjEuQnl0ZVNwYW4SDQoFc2NvcmUYCCABKAESIwoJbGVnX3JhbmtzGAkgAygLMhAuY3R4ZC52MS5MZWdSYW5rEhUKDXF1ZXJ5X2luZGV4ZXMYCiADKAUSEQoJbWltZV90eXBlGAsgASgJEhMKC3Rva2VuX2NvdW50GAwgASgFEhIKCnN0YXJ0X2xpbmUYDSABKAMSEAoIZW5kX2xpbmUYDiABKAMSJgoLbW9yZV9jaHVua3MYDyADKAsyES5jdHhkLnYxLkNodW5rSGl0ImIKC1F1ZXJ5UmVwb3J0EgwKBHRleHQYASABKAkSFgoOY29ycmVjdGVkX3RleHQYAiABKAkSFwoPY2FuZGlkYXRlX2NvdW50GAMgASgFEhQKDHJlZHVjZWRfdGV4dBgEIAEoCSKxAQoOU2VhcmNoUmVzcG9uc2USJgoHcmVzdWx0cxgBIAMoCzIVLmN0eGQudjEuU2VhcmNoUmVzdWx0EiYKCW1vZGVfdXNlZBgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRITCgttb2RlX3JlYXNvbhgDIAEoCRIlCgdxdWVyaWVzGAQgAygLMhQuY3R4ZC52MS5RdWVyeVJlcG9ydBITCgt0b2tlbnNfdXNlZBgFIAEoBSpvCgpTZWFyY2hNb2RlEhsKF1NFQVJDSF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSU0VBUkNIX01PREVfSFlCUklEEAESFAoQU0VBUkNIX01PREVfQk0yNRACEhYKElNFQVJDSF9NT0RFX1ZFQ1RPUhADKm0KCVNlYXJjaExlZxIaChZTRUFSQ0hfTEVHX1VOU1BFQ0lGSUVEEAASEwoPU0VBUkNIX0xFR19CTTI1EAESGAoUU0VBUkNIX0xFR19TVUJTVFJJTkcQAhIVChFTRUFSQ0hfTEVHX1ZFQ1RPUhADKmUKDVNlYXJjaEdyb3VwQnkSHwobU0VBUkNIX0dST1VQX0JZX1VOU1BFQ0lGSUVEEAASGQoVU0VBUkNIX0dST1VQX0JZX0NIVU5LEAESGAoUU0VBUkNIX0dST1VQX0JZX0lURU0QAjJKCg1TZWFyY2hTZXJ2aWNlEjkKBlNlYXJjaBIWLmN0eGQudjEuU2VhcmNoUmVxdWVzdBoXLmN0eGQudjEuU2VhcmNoUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac");
 
 /**
  * SearchQuery is one query of a batch: text, a vector, or both.
@@ -150,7 +150,7 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
   filter?: SearchFilter | undefined;
 
   /**
-   * Maximum results; 0 means the default (10); at most
+   * Maximum results (items with ITEM grouping); 0 means the default (10); at most
    * limits.max_search_limit (default 1000).
    *
    * @generated from field: int32 limit = 4;
@@ -159,7 +159,9 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
 
   /**
    * Stop adding results once their snippets would exceed this many model
-   * tokens; a result that does not fit is skipped and later ones are tried.
+   * tokens; a result that does not fit is skipped and later ones are tried
+   * (with ITEM grouping: an item whose best chunk does not fit, and any
+   * further chunk of an item that does not).
    * 0 means no budget; at most limits.max_token_budget (default 100000).
    *
    * @generated from field: int32 token_budget = 5;
@@ -175,8 +177,8 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
   snippetLength: number;
 
   /**
-   * At most this many chunks per item; 0 means the default (3); at most
-   * limits.max_chunks_per_item (default 100).
+   * At most this many chunks per item (with ITEM grouping, per result);
+   * 0 means the default (3); at most limits.max_chunks_per_item (default 100).
    *
    * @generated from field: int32 max_chunks_per_item = 7;
    */
@@ -195,6 +197,30 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
    * @generated from field: int32 rrf_k = 9;
    */
   rrfK: number;
+
+  /**
+   * Whether a result is a chunk (the default) or an item with its best
+   * chunks; see SearchGroupBy.
+   *
+   * @generated from field: ctxd.v1.SearchGroupBy group_by = 10;
+   */
+  groupBy: SearchGroupBy;
+
+  /**
+   * Drop results whose score (SearchResult.score) is below this; 0 keeps
+   * all. Scores are in [0, 1] and come from ranks, not from the legs' own
+   * scores: a result gets weight/(rrf_k + rank) from each leg that found it
+   * (with ITEM grouping, the item's rank), divided by what a result ranked
+   * first by every leg that found anything gets. So in HYBRID mode (three
+   * legs: BM25, substring, vector) 1 means first in all three and a result
+   * found by one leg only scores at most about 1/3; in BM25 mode (BM25 and
+   * substring) one leg alone gives at most about 1/2; in VECTOR mode (one
+   * leg) the result at rank r scores (rrf_k + 1)/(rrf_k + r), 0.5 at rank
+   * rrf_k + 2. A value outside [0, 1] (or NaN) is INVALID_ARGUMENT.
+   *
+   * @generated from field: double min_score = 11;
+   */
+  minScore: number;
 };
 
 /**
@@ -268,7 +294,85 @@ export const ByteSpanSchema: GenMessage<ByteSpan> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_search, 5);
 
 /**
- * SearchResult is one matching chunk.
+ * ChunkHit is one more chunk of an item result (group_by ITEM).
+ *
+ * @generated from message ctxd.v1.ChunkHit
+ */
+export type ChunkHit = Message<"ctxd.v1.ChunkHit"> & {
+  /**
+   * The chunk's id.
+   *
+   * @generated from field: string chunk_id = 1;
+   */
+  chunkId: string;
+
+  /**
+   * The chunk's heading breadcrumb.
+   *
+   * @generated from field: string heading = 2;
+   */
+  heading: string;
+
+  /**
+   * Text around the match positions, with "…" where text was cut.
+   *
+   * @generated from field: string snippet = 3;
+   */
+  snippet: string;
+
+  /**
+   * The chunk's span in the item's content.
+   *
+   * @generated from field: ctxd.v1.ByteSpan span = 4;
+   */
+  span?: ByteSpan | undefined;
+
+  /**
+   * The chunk's own fused score, on the scale of CHUNK grouping.
+   *
+   * @generated from field: double score = 5;
+   */
+  score: number;
+
+  /**
+   * Where each leg that found the chunk ranked it among chunks.
+   *
+   * @generated from field: repeated ctxd.v1.LegRank leg_ranks = 6;
+   */
+  legRanks: LegRank[];
+
+  /**
+   * Model tokens in the snippet, as counted against token_budget.
+   *
+   * @generated from field: int32 token_count = 7;
+   */
+  tokenCount: number;
+
+  /**
+   * First line of the chunk, 1-based.
+   *
+   * @generated from field: int64 start_line = 8;
+   */
+  startLine: bigint;
+
+  /**
+   * Last line of the chunk, 1-based and inclusive.
+   *
+   * @generated from field: int64 end_line = 9;
+   */
+  endLine: bigint;
+};
+
+/**
+ * Describes the message ctxd.v1.ChunkHit.
+ * Use `create(ChunkHitSchema)` to create a new message.
+ */
+export const ChunkHitSchema: GenMessage<ChunkHit> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_search, 6);
+
+/**
+ * SearchResult is one matching chunk or, with group_by ITEM, one matching
+ * item described by its best chunk.
  *
  * @generated from message ctxd.v1.SearchResult
  */
@@ -323,14 +427,17 @@ export type SearchResult = Message<"ctxd.v1.SearchResult"> & {
   span?: ByteSpan | undefined;
 
   /**
-   * Fused score normalised to [0, 1]; 1 is the best possible.
+   * Fused score normalised to [0, 1]; 1 is the best possible (see
+   * SearchRequest.min_score for the scale). With ITEM grouping, the item's.
    *
    * @generated from field: double score = 8;
    */
   score: number;
 
   /**
-   * Where each leg that found the chunk ranked it.
+   * Where each leg that found the chunk ranked it. With ITEM grouping, the
+   * item's rank among items in each leg (the rank of its best chunk there)
+   * and that chunk's score in the leg.
    *
    * @generated from field: repeated ctxd.v1.LegRank leg_ranks = 9;
    */
@@ -351,7 +458,8 @@ export type SearchResult = Message<"ctxd.v1.SearchResult"> & {
   mimeType: string;
 
   /**
-   * Model tokens in the snippet, as counted against token_budget.
+   * Model tokens in the snippet, as counted against token_budget (with ITEM
+   * grouping, this snippet's only; more_chunks count their own).
    *
    * @generated from field: int32 token_count = 12;
    */
@@ -373,6 +481,15 @@ export type SearchResult = Message<"ctxd.v1.SearchResult"> & {
    * @generated from field: int64 end_line = 14;
    */
   endLine: bigint;
+
+  /**
+   * With ITEM grouping, the item's next best chunks after the one the
+   * fields above describe, best first: at most max_chunks_per_item - 1,
+   * those whose snippets still fit token_budget. Empty with CHUNK grouping.
+   *
+   * @generated from field: repeated ctxd.v1.ChunkHit more_chunks = 15;
+   */
+  moreChunks: ChunkHit[];
 };
 
 /**
@@ -380,7 +497,7 @@ export type SearchResult = Message<"ctxd.v1.SearchResult"> & {
  * Use `create(SearchResultSchema)` to create a new message.
  */
 export const SearchResultSchema: GenMessage<SearchResult> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_search, 6);
+  messageDesc(file_ctxd_v1_search, 7);
 
 /**
  * QueryReport says how one query of the batch was understood.
@@ -424,7 +541,7 @@ export type QueryReport = Message<"ctxd.v1.QueryReport"> & {
  * Use `create(QueryReportSchema)` to create a new message.
  */
 export const QueryReportSchema: GenMessage<QueryReport> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_search, 7);
+  messageDesc(file_ctxd_v1_search, 8);
 
 /**
  * SearchResponse holds the results.
@@ -475,7 +592,7 @@ export type SearchResponse = Message<"ctxd.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_search, 8);
+  messageDesc(file_ctxd_v1_search, 9);
 
 /**
  * SearchMode selects the candidate generators.
@@ -558,6 +675,47 @@ export enum SearchLeg {
  */
 export const SearchLegSchema: GenEnum<SearchLeg> = /*@__PURE__*/
   enumDesc(file_ctxd_v1_search, 1);
+
+/**
+ * SearchGroupBy selects what one result is: a chunk or an item.
+ *
+ * @generated from enum ctxd.v1.SearchGroupBy
+ */
+export enum SearchGroupBy {
+  /**
+   * The default: CHUNK.
+   *
+   * @generated from enum value: SEARCH_GROUP_BY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Each result is one chunk; an item has at most max_chunks_per_item
+   * results.
+   *
+   * @generated from enum value: SEARCH_GROUP_BY_CHUNK = 1;
+   */
+  CHUNK = 1,
+
+  /**
+   * Each result is one item: limit counts items. Fusion ranks items, not
+   * chunks: each leg ranks an item by its best chunk there, and reciprocal
+   * rank fusion (the same rrf_k and leg weights) runs over those item ranks,
+   * so an item one leg finds through one chunk and another leg through
+   * another gets credit from both. The result's chunk fields (chunk_id,
+   * heading, snippet, span, lines) describe the item's best chunk, and
+   * more_chunks its next best, up to max_chunks_per_item in all.
+   *
+   * @generated from enum value: SEARCH_GROUP_BY_ITEM = 2;
+   */
+  ITEM = 2,
+}
+
+/**
+ * Describes the enum ctxd.v1.SearchGroupBy.
+ */
+export const SearchGroupBySchema: GenEnum<SearchGroupBy> = /*@__PURE__*/
+  enumDesc(file_ctxd_v1_search, 2);
 
 /**
  * SearchService finds chunks of stored items by meaning and by words.
