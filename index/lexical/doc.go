@@ -18,6 +18,9 @@
 //	text_tri, heading_tri the same strings through the ctxd_trigram_v1
 //	                      analyzer (see below), no term vectors
 //	drive, mime, tags     keyword (exact, case-sensitive)
+//	lengths               keyword: the token count of text, heading and
+//	                      title under "en" ("text:42"), for BM25F's mean
+//	                      field lengths
 //	dirs                  keyword: "/", every ancestor directory and the
 //	                      path itself, plain ("/notes/a") and
 //	                      drive-qualified ("disk:/notes/a"), so a path
@@ -36,11 +39,21 @@
 //
 // # Scoring
 //
-// The mapping sets ScoringModel to "bm25" explicitly; Bleve's default is
-// tf-idf. SearchBM25 is a disjunction of match queries over text (boost
-// TextBoost = 1), heading (HeadingBoost = 2) and title (TitleBoost = 1.5;
-// the item's title and description, up to MaxTitleBytes): any query word
-// may match. SearchSubstring is a disjunction, over
+// SearchBM25 scores with its own Bleve query (bm25fQuery), not Bleve's:
+// BM25F over text (boost TextBoost = 1), heading (HeadingBoost = 2) and
+// title (TitleBoost = 2; the item's title and description, up to
+// MaxTitleBytes), k1 0.9 and b 0.4 (BM25K1, BM25B), Lucene's idf. Each
+// field's frequency is normalised against that field's mean length (from
+// the lengths field, counting live documents only) and weighted, and the
+// fields' sum is saturated once per term: a title repeated on every chunk
+// and in the text raises the frequency, not the number of saturated terms,
+// and does not lengthen the text. Any query word may match; there is no
+// coordination factor. With one field it is textbook BM25. Bleve's own
+// BM25 (the mapping's ScoringModel, still "bm25") is left to the
+// substring leg: it takes sqrt(tf), squares the idf, multiplies by a
+// coordination factor and estimates the mean length from the term
+// dictionary's size per segment, which together cost several nDCG points
+// against textbook BM25 (issue 13). SearchSubstring is a disjunction, over
 // text_tri and heading_tri (boost 2), of the conjunction of all the
 // query's trigrams. Filters are the non-scoring Filter clause of a Bleve
 // boolean query: they are evaluated for every candidate before the top k
@@ -56,14 +69,14 @@
 //
 // # Caveats
 //
-//   - Bleve's BM25 differs from the textbook one: the term frequency fed in
-//     is sqrt(freq), and the "average field length" is ceil(sum over
-//     segments of each segment's distinct terms in the field / live doc
-//     count), not the mean token count. It depends on how the index is
-//     segmented (and on deleted documents not yet merged away), so scores
-//     drift slightly as Scorch merges segments; rankings within one
-//     snapshot are consistent. k1 = 1.2 and b = 0.75 are Bleve package
-//     constants.
+//   - The substring leg scores with Bleve's BM25, whose "average field
+//     length" is ceil(sum over segments of each segment's distinct terms in
+//     the field / live doc count): its scores drift slightly as Scorch
+//     merges segments; rankings within one snapshot are consistent. k1 =
+//     1.2 and b = 0.75 there are Bleve package constants. SearchBM25's
+//     scores do not depend on segmentation.
+//   - A field length is Bleve's norm, 1/sqrt(tokens) kept as a float32, so
+//     BM25F scores carry about seven significant digits.
 //   - The substring leg is a candidate generator: a document matches when
 //     it holds every trigram of the query's words, not necessarily
 //     contiguously ("abcxbcd" matches "abcd"). Grams never cross word
