@@ -148,7 +148,7 @@ bench-mcp: setup-run build ## Tool-call latency through `ctxd mcp` (stdio) again
 	mkdir -p bench-results
 	CTXD_BIN=$(CTXD) go test -run='^$$' -bench=MCP_Stdio -benchtime=1x -count=1 -timeout=30m ./mcpserver/ | tee bench-results/mcp.txt
 
-eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm and vaswani; table in bench-results/eval.md
+eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm, vaswani and tldr; table in bench-results/eval.md
 	mkdir -p bench-results
 	go run ./cmd/ctxd-eval -data $(CURDIR)/../shared/data -model-dir $(MODEL_DIR) -onnxruntime-lib $(ORT_LIB) -out bench-results/eval.md
 

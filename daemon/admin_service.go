@@ -29,6 +29,10 @@ func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ct
 	if err != nil {
 		return nil, err
 	}
+	withQ, withoutQ, pendingQ, err := s.b.store.QuestionStats(ctx)
+	if err != nil {
+		return nil, err
+	}
 	spec, available, reason, rate := s.b.ix.Status()
 	seq, err := s.b.store.OutboxSeq(ctx)
 	if err != nil {
@@ -52,6 +56,11 @@ func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ct
 			PendingChunks:     es.PendingEmbed,
 			PendingItems:      es.PendingChunking,
 			ChunksPerSecond:   rate,
+			Enricher:          enricherStatus(s.b.enricher),
+
+			ChunksWithQuestions:    withQ,
+			ChunksWithoutQuestions: withoutQ,
+			PendingQuestions:       pendingQ,
 		},
 		Index: &ctxdv1.IndexStatus{
 			Available:       true,

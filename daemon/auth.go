@@ -102,6 +102,7 @@ var methodScopes = map[string]Scope{
 	ctxdv1.VfsService_ListDeleted_FullMethodName:                           ScopeRead,
 	ctxdv1.VfsService_Log_FullMethodName:                                   ScopeRead,
 	ctxdv1.SearchService_Search_FullMethodName:                             ScopeRead,
+	ctxdv1.SearchService_FindSimilar_FullMethodName:                        ScopeRead,
 	ctxdv1.ContextService_BuildContext_FullMethodName:                      ScopeRead,
 	ctxdv1.AdminService_Status_FullMethodName:                              ScopeRead,
 	ctxdv1.ToolService_ListTools_FullMethodName:                            ScopeRead,

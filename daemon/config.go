@@ -82,6 +82,9 @@ type Config struct {
 	URLTTL Duration `toml:"url_ttl"`
 	// Limits bound every dimension of a request (the [limits] table).
 	Limits Limits `toml:"limits"`
+	// Enricher is the optional question enricher (the [enricher] table),
+	// off unless enricher.endpoint is set.
+	Enricher EnricherConfig `toml:"enricher"`
 	// ContextRoots are the directory refs holding agents' persistent context
 	// (one per agent when several share the daemon): BuildContext reads the
 	// files with a `loading` frontmatter key below the roots a request names,
@@ -152,6 +155,7 @@ func DefaultConfig() Config {
 		FetchTimeout:    Duration{30 * time.Second},
 		URLTTL:          Duration{ingest.DefaultTTL},
 		Limits:          DefaultLimits(),
+		Enricher:        DefaultEnricherConfig(),
 		ContextRoots:    slices.Clone(vfs.DefaultContextRoots),
 		History:         true,
 		HistoryKeep:     vfs.DefaultHistoryKeep,
@@ -284,6 +288,9 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 			*p = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
 		}
 	}
+	if err := c.Enricher.applyEnv(lookupEnv); err != nil {
+		return err
+	}
 	return c.Limits.applyEnv(lookupEnv)
 }
 
@@ -317,6 +324,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: max_content_bytes must be positive, got %d", c.MaxContentBytes)
 	}
 	if err := c.Limits.validate(); err != nil {
+		return err
+	}
+	if err := c.Enricher.validate(); err != nil {
 		return err
 	}
 	switch c.LogLevel {

@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/ctxd/ctxd/assemble"
+	"github.com/ctxd/ctxd/enrich"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/search"
@@ -46,6 +47,8 @@ type backend struct {
 	// contextRoots are the config's context_roots; Init uses the first
 	// when a request names no root.
 	contextRoots []string
+	// enricher asks a chat endpoint for chunks' questions; nil when off.
+	enricher *enrich.Enricher
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -70,6 +73,9 @@ type Daemon struct {
 	// stopPrune stops the history pruning loop; pruned closes when it has.
 	stopPrune context.CancelFunc
 	pruned    chan struct{}
+	// stopEnrich stops the question enricher; enrichDone closes when it has.
+	stopEnrich context.CancelFunc
+	enrichDone chan struct{}
 }
 
 // Start validates cfg, takes the data-dir lock, starts listening (health
@@ -163,6 +169,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	pruneCtx, stopPrune := context.WithCancel(context.Background())
 	d.stopPrune, d.pruned = stopPrune, make(chan struct{})
 	go d.pruneHistory(pruneCtx)
+	if err := d.startEnricher(); err != nil {
+		return nil, err
+	}
 	if saveToken != nil {
 		if err := saveToken(); err != nil {
 			return nil, err
@@ -333,6 +342,7 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 		d.stopPrune()
 		<-d.pruned
 	}
+	d.stopEnricher()
 	var err error
 	if d.b.usage != nil {
 		d.b.usage.Close()

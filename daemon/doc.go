@@ -3,7 +3,8 @@
 // the grpc-gateway JSON/HTTP API, bearer-token auth, and the service adapters
 // that translate between API messages and the vfs, index, ingest and assemble
 // packages. It starts the background work the domain packages own
-// (index/indexer's chunk and embed passes, vfs history pruning) and hands
+// (index/indexer's chunk and embed passes, vfs history pruning, the
+// optional enrich.Enricher) and hands
 // what searches return to
 // vfs.UsageRecorder (retrieval counts) and ingest.Revalidator (fetched pages
 // past their TTL).

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -35,6 +38,18 @@ func (s *ingestService) Add(req *ctxdv1.AddRequest, stream grpc.ServerStreamingS
 		Sources: req.GetSources(), Drive: req.GetDrive(), OnConflict: OnConflictFromProto(req.GetOnConflict(), vfs.ConflictSkip),
 		Exclude: req.GetExclude(), IncludeHidden: req.GetIncludeHidden(), Tags: req.GetTags(),
 		TTL: time.Duration(req.GetTtlSeconds()) * time.Second,
+	}
+	if t := req.GetDedupeThreshold(); t != 0 {
+		if !(t > 0 && t <= 1) { // NaN too
+			return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, fmt.Sprintf("dedupe_threshold %v is not in (0, 1].", t),
+				"Pass a cosine similarity such as 0.95 (`ctxd add --dedupe=0.95`), or 0 to add without de-duplication.")
+		}
+		if s.b.ix.Available() == nil {
+			_, _, reason, _ := s.b.ix.Status()
+			return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "de-duplication compares embeddings, and embedding is unavailable: "+reason,
+				embeddingUnavailableHint+" Or add without --dedupe.")
+		}
+		o.Dedupe = &deduper{b: s.b, threshold: t}
 	}
 	send := func(r *ctxdv1.AddResponse) { s.undelivered(stream.Send(r)) }
 	sink := ingest.Sink{
@@ -139,7 +154,7 @@ var actionsToProto = map[ingest.Action]ctxdv1.IngestAction{
 func (s *ingestService) itemToProto(r ingest.ItemResult) *ctxdv1.IngestItemResult {
 	out := &ctxdv1.IngestItemResult{
 		Ref: r.Ref, Source: r.Source, Action: actionsToProto[r.Action],
-		ChunksQueued: int64(r.ChunksQueued), ChunksReused: int64(r.ChunksReused),
+		ChunksQueued: int64(r.ChunksQueued), ChunksReused: int64(r.ChunksReused), DuplicateOf: r.DuplicateOf,
 	}
 	if r.Err != nil {
 		st, _ := status.FromError(toStatus(s.log, "ingest item", r.Err))
@@ -184,8 +199,7 @@ func (s *ingestService) Reembed(req *ctxdv1.ReembedRequest, stream grpc.ServerSt
 	w := s.b.ix.Available()
 	if w == nil {
 		_, _, reason, _ := s.b.ix.Status()
-		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "embedding is unavailable: "+reason,
-			"Install the model and ONNX Runtime (make setup-run), check `ctxd status`, then retry.")
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "embedding is unavailable: "+reason, embeddingUnavailableHint)
 	}
 	if !req.GetAll() && len(req.GetRefs()) == 0 {
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, "Reembed needs refs or all",
@@ -256,4 +270,44 @@ func reembedProgress(done, total int64, elapsed time.Duration) *ctxdv1.IngestPro
 		p.EtaSeconds = float64(total-done) / p.ItemsPerSecond
 	}
 	return p
+}
+
+// dedupeCandidates is how many near-duplicates of a new source are looked
+// at for one that covers all of it.
+const dedupeCandidates = 20
+
+// deduper answers ingest's de-duplication with FindSimilar: a new source
+// duplicates the item that matches every one of its chunks at or above
+// threshold. Only items already embedded and indexed are compared, so of
+// two identical new files in one Add both may be added.
+type deduper struct {
+	b         *backend
+	threshold float64
+}
+
+func (d *deduper) DuplicateOf(ctx context.Context, content []byte, mt, path, title string) (string, error) {
+	vecs, err := d.b.ix.EmbedText(ctx, content, mt, path, title, search.MaxSimilarChunks)
+	if errors.Is(err, search.ErrTooManyChunks) {
+		return "", nil // too large to compare: added
+	}
+	if err != nil {
+		return "", similarError(err)
+	}
+	if len(vecs) == 0 {
+		return "", nil // no text: nothing to compare
+	}
+	r := search.SimilarRequest{Vectors: vecs, Threshold: d.threshold, Limit: dedupeCandidates}
+	if a := vfs.AccessFrom(ctx); a.Limited() {
+		r.Within = a.Prefixes()
+	}
+	resp, err := d.b.engine.FindSimilar(ctx, r)
+	if err != nil {
+		return "", similarError(err)
+	}
+	for _, it := range resp.Items {
+		if it.Coverage == 1 {
+			return vfs.FormatRef(it.Drive, it.Path), nil
+		}
+	}
+	return "", nil
 }

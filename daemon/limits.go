@@ -7,6 +7,7 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/search"
+	"github.com/ctxd/ctxd/vfs"
 )
 
 // Limits bound every dimension of a request, so that no single call can
@@ -43,6 +44,13 @@ type Limits struct {
 	// MaxTreeItemsPerDir bounds a Tree's items_per_dir
 	// (CTXD_MAX_TREE_ITEMS_PER_DIR).
 	MaxTreeItemsPerDir int `toml:"max_tree_items_per_dir"`
+	// MaxSimilarTextBytes bounds the text of a FindSimilar, which is
+	// chunked and embedded while the caller waits
+	// (CTXD_MAX_SIMILAR_TEXT_BYTES).
+	MaxSimilarTextBytes int `toml:"max_similar_text_bytes"`
+	// MaxQuestionsPerItem bounds the questions of one Write, each at most
+	// 512 bytes; at most 64 (CTXD_MAX_QUESTIONS_PER_ITEM).
+	MaxQuestionsPerItem int `toml:"max_questions_per_item"`
 }
 
 // DefaultLimits are the limits when the config sets none.
@@ -53,6 +61,8 @@ func DefaultLimits() Limits {
 		MaxSearchLimit: s.MaxLimit, MaxSnippetLength: s.MaxSnippetChars, MaxTokenBudget: s.MaxTokenBudget,
 		MaxChunksPerItem: s.MaxPerItem, MaxFilterValues: s.MaxFilterValues,
 		MaxListLimit: 10_000, MaxTreeDepth: 16, MaxTreeItemsPerDir: 1000,
+		MaxSimilarTextBytes: 64 << 10,
+		MaxQuestionsPerItem: 32,
 	}
 }
 
@@ -86,6 +96,10 @@ var limitFields = []limitField{
 		"pass a smaller max_depth (`ctxd tree --depth`), or ask for the tree of a subdirectory"},
 	{"max_tree_items_per_dir", "CTXD_MAX_TREE_ITEMS_PER_DIR", func(l *Limits) *int { return &l.MaxTreeItemsPerDir },
 		"pass a smaller items_per_dir (`ctxd tree --per-dir`), or list the directory page by page (`ctxd ls --limit`)"},
+	{"max_similar_text_bytes", "CTXD_MAX_SIMILAR_TEXT_BYTES", func(l *Limits) *int { return &l.MaxSimilarTextBytes },
+		"compare a shorter text (`ctxd similar --text`), or write it and compare by ref (`ctxd similar REF`)"},
+	{"max_questions_per_item", "CTXD_MAX_QUESTIONS_PER_ITEM", func(l *Limits) *int { return &l.MaxQuestionsPerItem },
+		"send fewer questions (questions, `ctxd write --question`): keep those the item answers best"},
 }
 
 // searchLimitKeys maps the engine's limits to their config keys.
@@ -130,6 +144,9 @@ func (l *Limits) validate() error {
 		if n := *f.value(l); n <= 0 {
 			return fmt.Errorf("config: limits.%s must be positive, got %d", f.key, n)
 		}
+	}
+	if l.MaxQuestionsPerItem > vfs.MaxQuestionsPerItem {
+		return fmt.Errorf("config: limits.max_questions_per_item must be at most %d, got %d", vfs.MaxQuestionsPerItem, l.MaxQuestionsPerItem)
 	}
 	return nil
 }

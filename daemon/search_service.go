@@ -3,9 +3,12 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/vfs"
@@ -159,9 +162,7 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 	for _, q := range req.GetQueries() {
 		r.Queries = append(r.Queries, search.Query{Text: q.GetText(), Vector: q.GetVector()})
 	}
-	if f := req.GetFilter(); f != nil {
-		r.Filter = lexical.Filter{Drives: f.GetDrives(), PathPrefixes: f.GetPathPrefixes(), Mimes: f.GetMimeTypes(), Tags: f.GetTags()}
-	}
+	r.Filter = filterFromProto(req.GetFilter())
 	if a := vfs.AccessFrom(ctx); a.Limited() {
 		r.Within = a.Prefixes()
 	}
@@ -198,4 +199,91 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 		r.CountTokens = tok.Count
 	}
 	return r, nil
+}
+
+// filterFromProto converts a SearchFilter; nil is no filter.
+func filterFromProto(f *ctxdv1.SearchFilter) lexical.Filter {
+	if f == nil {
+		return lexical.Filter{}
+	}
+	return lexical.Filter{Drives: f.GetDrives(), PathPrefixes: f.GetPathPrefixes(), Mimes: f.GetMimeTypes(), Tags: f.GetTags()}
+}
+
+// similarTextMime is how a FindSimilar text is chunked: agents write their
+// memories as markdown.
+const similarTextMime = "text/markdown"
+
+// FindSimilar compares the chunks of a stored item, or of a text chunked
+// and embedded the way a written item would be, with every other item's.
+func (s *searchService) FindSimilar(ctx context.Context, req *ctxdv1.FindSimilarRequest) (*ctxdv1.FindSimilarResponse, error) {
+	r := search.SimilarRequest{Threshold: req.GetThreshold(), Limit: int(req.GetLimit()), Filter: filterFromProto(req.GetFilter())}
+	if a := vfs.AccessFrom(ctx); a.Limited() {
+		r.Within = a.Prefixes()
+	}
+	switch t := req.GetTarget().(type) {
+	case *ctxdv1.FindSimilarRequest_Ref:
+		ref, err := vfs.ParseRef(t.Ref)
+		if err != nil {
+			return nil, err
+		}
+		info, err := s.b.store.Info(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		if info.Item.IsDir {
+			return nil, apiError(ctxdv1.ErrorType_ERROR_TYPE_IS_DIRECTORY, t.Ref+" is a directory, not an item.", "pass an item ref")
+		}
+		r.ItemID = info.Item.ID
+	case *ctxdv1.FindSimilarRequest_Text:
+		if n, l := len(t.Text), s.b.limits.MaxSimilarTextBytes; n > l {
+			return nil, overLimit("max_similar_text_bytes", fmt.Sprintf("The text is %d bytes; at most %d are compared.", n, l))
+		}
+		if strings.TrimSpace(t.Text) == "" {
+			return nil, invalidSearch("The text is empty.", "pass the text to compare (`ctxd similar --text`), or a ref")
+		}
+		var err error
+		if r.Vectors, err = s.b.ix.EmbedText(ctx, []byte(t.Text), similarTextMime, "", "", search.MaxSimilarChunks); err != nil {
+			return nil, similarError(err)
+		}
+	default:
+		return nil, invalidSearch("FindSimilar needs a ref or a text.", "set ref to a stored item (`ctxd similar REF`) or text (`ctxd similar --text`)")
+	}
+	resp, err := s.b.engine.FindSimilar(ctx, r)
+	if err != nil {
+		return nil, similarError(err)
+	}
+	out := &ctxdv1.FindSimilarResponse{TargetChunks: int32(resp.TargetChunks)}
+	for _, it := range resp.Items {
+		out.Items = append(out.Items, &ctxdv1.SimilarItem{
+			Ref: vfs.FormatRef(it.Drive, it.Path), ItemId: it.ItemID, Title: it.Title,
+			Similarity: it.Similarity, ChunkId: it.ChunkID, Snippet: it.Snippet, Coverage: it.Coverage,
+		})
+	}
+	return out, nil
+}
+
+// embeddingUnavailableHint is what to do while no embedding model runs.
+const embeddingUnavailableHint = "Install the model and ONNX Runtime (make setup-run), check `ctxd status`, then retry."
+
+// similarError gives FindSimilar's errors (and those of embedding its
+// text) their API error types.
+func similarError(err error) error {
+	switch {
+	case errors.Is(err, indexer.ErrUnavailable), errors.Is(err, search.ErrNoModel):
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "FindSimilar compares embeddings, and "+err.Error()+".", embeddingUnavailableHint)
+	case errors.Is(err, search.ErrNotEmbedded):
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, err.Error()+".",
+			"Retry once `ctxd status` shows no chunks pending embedding (an item is embedded shortly after it is written), or compare its text (`ctxd similar --text`).")
+	case errors.Is(err, search.ErrNoChunks):
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_NO_TEXT_CONTENT, err.Error()+".", "compare an item with text content, or pass a text")
+	case errors.Is(err, search.ErrThreshold):
+		return invalidSearch(err.Error()+".", "pass a threshold between 0 and 1 (`ctxd similar --threshold`), or 0 for the default")
+	case errors.Is(err, search.ErrTooManyChunks):
+		return invalidSearch(err.Error()+".", fmt.Sprintf("compare a part of it of at most %d chunks (a few hundred KiB): pass that text (`ctxd similar --text`)", search.MaxSimilarChunks))
+	}
+	var le *search.LimitError
+	if errors.As(err, &le) && le.Limit == search.LimitResults {
+		return limitError(searchLimitKeys[le.Limit], le.Error(), "ask for fewer items (limit, `ctxd similar --limit`)")
+	}
+	return searchError(err)
 }

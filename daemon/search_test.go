@@ -300,7 +300,7 @@ func TestLimits_RequestLimitsOverGRPCAndHTTP(t *testing.T) {
 	cfg.Limits = Limits{
 		MaxQueries: 3, MaxQueryBytes: 64, MaxQueryTerms: 8, MaxSearchLimit: 20, MaxSnippetLength: 50,
 		MaxTokenBudget: 40, MaxChunksPerItem: 2, MaxFilterValues: 2, MaxListLimit: 5, MaxTreeDepth: 2,
-		MaxTreeItemsPerDir: 4,
+		MaxTreeItemsPerDir: 4, MaxQuestionsPerItem: 2, MaxSimilarTextBytes: 4096,
 	}
 	d := mustStart(t, cfg)
 	conn := dial(t, "unix://"+cfg.Socket)

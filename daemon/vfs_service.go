@@ -116,6 +116,10 @@ func (s *vfsService) Write(ctx context.Context, req *ctxdv1.WriteRequest) (*ctxd
 		Importance:   req.GetImportance(),
 		OnConflict:   OnConflictFromProto(req.GetOnConflict(), vfs.ConflictError),
 		ExpectedHash: req.GetExpectedContentHash(),
+		Questions:    req.GetQuestions(),
+	}
+	if n, l := len(p.Questions), s.b.limits.MaxQuestionsPerItem; n > l {
+		return nil, overLimit("max_questions_per_item", fmt.Sprintf("%d questions were given; the limit is %d.", n, l))
 	}
 	if body, ok := req.GetBody().(*ctxdv1.WriteRequest_Data); ok {
 		p.Content = body.Data

@@ -71,6 +71,9 @@ type ItemResult struct {
 	ChunksQueued, ChunksReused int
 	Bytes                      int64 // read from the source
 	Err                        error // why it failed, is missing, or was skipped
+	// DuplicateOf is, with AddOptions.Dedupe, the ref of the stored item
+	// this new source duplicates, which is why it was Skipped.
+	DuplicateOf string
 }
 
 // Progress is a running count of an operation.
@@ -104,6 +107,18 @@ type AddOptions struct {
 	IncludeHidden bool
 	Tags          []string
 	TTL           time.Duration // freshness of fetched pages; 0 means the configured default
+	// Dedupe, when set, skips a new text source that duplicates a stored
+	// item. Sources already stored (updates) and binary ones are not
+	// compared.
+	Dedupe Deduper
+}
+
+// Deduper finds the stored item a new source duplicates (AddOptions.Dedupe).
+type Deduper interface {
+	// DuplicateOf returns the ref of a stored item that already holds
+	// content, were it written at path as a text item of mime type mt with
+	// a chosen title ("" for none), or "" when none does.
+	DuplicateOf(ctx context.Context, content []byte, mt, path, title string) (string, error)
 }
 
 // job is one file or URL to bring in.
@@ -235,7 +250,7 @@ func (in *Ingester) addOne(ctx context.Context, j job, o AddOptions) ItemResult 
 	if ttl == 0 {
 		ttl = in.cfg.DefaultTTL
 	}
-	return in.sync(ctx, j.src, existing, syncArgs{tags: o.Tags, ttl: ttl, onConflict: o.OnConflict})
+	return in.sync(ctx, j.src, existing, syncArgs{tags: o.Tags, ttl: ttl, onConflict: o.OnConflict, dedupe: o.Dedupe})
 }
 
 // syncArgs tune sync.
@@ -244,6 +259,7 @@ type syncArgs struct {
 	tags       []string       // added to the item's tags
 	ttl        time.Duration  // for a new URL item
 	onConflict vfs.OnConflict // for a new item that appears meanwhile
+	dedupe     Deduper        // for a new item; nil: none
 }
 
 // fetched is a source's content as the store will hold it.
@@ -288,6 +304,17 @@ func (in *Ingester) sync(ctx context.Context, src source, existing *vfs.Item, a 
 			}
 		}
 		return res
+	}
+	if a.dedupe != nil && existing == nil && f.isText {
+		dup, err := a.dedupe.DuplicateOf(ctx, f.content, f.mime, src.path, f.title)
+		switch {
+		case err != nil:
+			res.Action, res.Err = Failed, err
+			return res
+		case dup != "":
+			res.Action, res.DuplicateOf = Skipped, dup
+			return res
+		}
 	}
 	p := vfs.WriteParams{
 		Ref:        vfs.Ref{Drive: src.drive, Path: src.path},

@@ -169,6 +169,7 @@ func init() {
 		Tags         []string `json:"tags,omitempty" jsonschema:"Tags, usable as a search filter."`
 		MimeType     string   `json:"mime_type,omitempty" jsonschema:"MIME type; default detected from the content and the path."`
 		ExpectedHash string   `json:"expected_hash,omitempty" jsonschema:"With on_conflict \"overwrite\": fail with content_changed unless the stored content still has this content_hash (from context_read), so you do not overwrite someone else's change."`
+		Questions    []string `json:"questions,omitempty" jsonschema:"Questions the content answers, phrased as someone would ask them (at most 32 by default, each at most 512 bytes); a search phrased like one finds the passage that answers it. They replace the item's earlier questions; leaving them out removes those."`
 	}
 	register(Tool{
 		Name:  "context_write",
@@ -181,6 +182,7 @@ func init() {
 		resp, err := b.Vfs.Write(ctx, &ctxdv1.WriteRequest{
 			Ref: in.ref(), Body: &ctxdv1.WriteRequest_Content{Content: in.Content}, OnConflict: onConflict(in.OnConflict),
 			Title: in.Title, Description: in.Description, Tags: in.Tags, MimeType: in.MimeType, ExpectedContentHash: in.ExpectedHash,
+			Questions: in.Questions,
 		})
 		if err != nil {
 			return nil, err
@@ -424,6 +426,55 @@ func init() {
 	})
 }
 
+func init() {
+	type findSimilarArgs struct {
+		Drive     string      `json:"drive,omitempty" jsonschema:"Drive of the stored item to compare (with path). Default \"agent\"." schema:"default=agent"`
+		Path      string      `json:"path,omitempty" jsonschema:"A stored item to compare, e.g. \"/notes/deploy.md\", a full ref \"drive:/path\" or an item id; it is never among its own results. Give path or text."`
+		Text      string      `json:"text,omitempty" jsonschema:"A text to compare instead, such as a memory you are about to write; at most limits.max_similar_text_bytes (default 64 KiB)."`
+		Threshold float64     `json:"threshold,omitempty" jsonschema:"Cosine similarity a chunk pair must reach; default 0.9 (rewordings and small edits of a passage stay above it)." schema:"minimum=0,maximum=1"`
+		Limit     int         `json:"limit,omitempty" jsonschema:"Maximum items; default 10, at most limits.max_search_limit (default 1000)." schema:"minimum=0"`
+		Filter    *filterArgs `json:"filter,omitempty" jsonschema:"Only compare with these items. Each list holds at most limits.max_filter_values entries (default 64)."`
+	}
+	register(Tool{
+		Name:  "context_find_similar",
+		Title: "Find near-duplicates of an item or a text",
+		Description: "Find the stored items that already say what an item or a text says, by the meaning of their chunks (embedding similarity), so that you update a memory instead of writing it twice. " +
+			"Returns the items most similar first, each with its ref, title, similarity (cosine in [0,1] of its best matching chunk), coverage (the share of the target's chunks it matches; 1 means all of it is already there) and that chunk's snippet. " +
+			"Needs the embedding model. Example: {\"text\":\"The deploy runs a canary in staging first.\"}.",
+		Annotations: readOnly, Scopes: readScope,
+	}, func(ctx context.Context, b Backend, in *findSimilarArgs) (any, error) {
+		req := &ctxdv1.FindSimilarRequest{Threshold: in.Threshold, Limit: int32(in.Limit), Filter: in.Filter.proto()}
+		switch {
+		case (in.Path == "") == (in.Text == ""):
+			return nil, &argError{"invalid arguments for context_find_similar: give path or text, not both",
+				`Call context_find_similar with "path" (a stored item) or "text" (what you are about to write).`}
+		case in.Path != "":
+			req.Target = &ctxdv1.FindSimilarRequest_Ref{Ref: makeRef(cmp.Or(in.Drive, "agent"), in.Path)}
+		default:
+			req.Target = &ctxdv1.FindSimilarRequest_Text{Text: in.Text}
+		}
+		resp, err := b.Search.FindSimilar(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		type similar struct {
+			Ref        string  `json:"ref"`
+			Title      string  `json:"title,omitempty"`
+			Similarity float64 `json:"similarity"`
+			Coverage   float64 `json:"coverage"`
+			Snippet    string  `json:"snippet"`
+		}
+		out := struct {
+			Items        []similar `json:"items"`
+			TargetChunks int32     `json:"target_chunks"`
+		}{Items: []similar{}, TargetChunks: resp.TargetChunks}
+		for _, it := range resp.Items {
+			out.Items = append(out.Items, similar{it.Ref, it.Title, it.Similarity, it.Coverage, it.Snippet})
+		}
+		return out, nil
+	})
+}
+
 // searchHit is one search result as the tools show it.
 type searchHit struct {
 	Ref       string           `json:"ref,omitempty"` // empty in more_chunks
@@ -513,6 +564,7 @@ func init() {
 		Tags          []string `json:"tags,omitempty" jsonschema:"Tags added to every ingested item."`
 		Exclude       []string `json:"exclude,omitempty" jsonschema:"Glob patterns of paths to leave out, in addition to .gitignore rules."`
 		IncludeHidden bool     `json:"include_hidden,omitempty" jsonschema:"Descend into hidden files and directories. Default false."`
+		Dedupe        float64  `json:"dedupe,omitempty" jsonschema:"Skip a new text source whose every chunk already has a match in one stored item at or above this cosine similarity (e.g. 0.9), reporting it as skipped with duplicate_of. Needs the embedding model. Default 0: no de-duplication." schema:"minimum=0,maximum=1"`
 	}
 	register(Tool{
 		Name:  "context_add",
@@ -524,7 +576,7 @@ func init() {
 		Annotations: Annotations{Idempotent: true, OpenWorld: true}, Scopes: ingestScope,
 	}, func(ctx context.Context, b Backend, in *addArgs) (any, error) {
 		stream, err := b.Ingest.Add(ctx, &ctxdv1.AddRequest{Sources: in.Sources, Drive: in.Drive, Tags: in.Tags,
-			Exclude: in.Exclude, IncludeHidden: in.IncludeHidden})
+			Exclude: in.Exclude, IncludeHidden: in.IncludeHidden, DedupeThreshold: in.Dedupe})
 		if err != nil {
 			return nil, err
 		}
@@ -689,6 +741,10 @@ func ingestResult[E ingestEvent](recv func() (E, error)) (any, error) {
 		Ref    string `json:"ref"`
 		Action string `json:"action"`
 	}
+	type duplicate struct {
+		Ref         string `json:"ref"`
+		DuplicateOf string `json:"duplicate_of"`
+	}
 	type failure struct {
 		Ref       string `json:"ref,omitempty"`
 		Source    string `json:"source,omitempty"`
@@ -708,11 +764,14 @@ func ingestResult[E ingestEvent](recv func() (E, error)) (any, error) {
 		Seconds      float64 `json:"seconds"`
 	}
 	out := struct {
-		Summary      summary   `json:"summary"`
-		Changed      []changed `json:"changed"`
-		MoreChanged  int       `json:"more_changed,omitempty"`
-		Failures     []failure `json:"failures,omitempty"`
-		MoreFailures int       `json:"more_failures,omitempty"`
+		Summary     summary   `json:"summary"`
+		Changed     []changed `json:"changed"`
+		MoreChanged int       `json:"more_changed,omitempty"`
+		// Duplicates are the sources dedupe skipped, with the stored item each repeats.
+		Duplicates     []duplicate `json:"duplicates,omitempty"`
+		MoreDuplicates int         `json:"more_duplicates,omitempty"`
+		Failures       []failure   `json:"failures,omitempty"`
+		MoreFailures   int         `json:"more_failures,omitempty"`
 	}{Changed: []changed{}}
 	for {
 		ev, err := recv()
@@ -737,6 +796,15 @@ func ingestResult[E ingestEvent](recv func() (E, error)) (any, error) {
 				out.Changed = append(out.Changed, changed{it.Ref, action})
 			} else {
 				out.MoreChanged++
+			}
+		case ctxdv1.IngestAction_INGEST_ACTION_SKIPPED:
+			if it.DuplicateOf == "" {
+				break
+			}
+			if len(out.Duplicates) < maxListed {
+				out.Duplicates = append(out.Duplicates, duplicate{it.Ref, it.DuplicateOf})
+			} else {
+				out.MoreDuplicates++
 			}
 		case ctxdv1.IngestAction_INGEST_ACTION_FAILED, ctxdv1.IngestAction_INGEST_ACTION_MISSING:
 			if len(out.Failures) < maxListed {

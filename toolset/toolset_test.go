@@ -344,6 +344,7 @@ func TestCall_EveryTool(t *testing.T) {
 			}
 		}},
 		{"refresh needs refs or all", "context_refresh", `{}`, nil},
+		{"find similar needs the embedding model", "context_find_similar", `{"text":"quokka facts"}`, nil}, // with it: TestCall_FindSimilarAndAddDedupe
 		{"build context", "build_context", `{"task":"zebrafish","mode":"bm25"}`, func(t *testing.T, m map[string]any) {
 			if !strings.Contains(m["markdown"].(string), "zebrafish") || m["budget"] != 4000.0 || m["tokens_used"].(float64) <= 0 {
 				t.Fatalf("build_context: %v", m)
@@ -373,6 +374,7 @@ func TestCall_EveryTool(t *testing.T) {
 	wantErrors := map[string]string{
 		"delete a non-empty directory needs recursive": "directory_not_empty",
 		"refresh needs refs or all":                    "invalid_argument",
+		"find similar needs the embedding model":       "unavailable",
 		"update beliefs in a root never initialised":   "not_found",
 	}
 	for _, s := range steps {
@@ -528,8 +530,8 @@ func TestErrorResult_Shape(t *testing.T) {
 // deterministic.
 func TestExport(t *testing.T) {
 	tools := toolset.Tools()
-	if len(tools) != 21 {
-		t.Errorf("%d tools, want the issue's 21", len(tools))
+	if len(tools) != 22 {
+		t.Errorf("%d tools, want 22: the tool issue's 21 and context_find_similar", len(tools))
 	}
 	for _, format := range toolset.Formats {
 		t.Run(format, func(t *testing.T) {

@@ -30,6 +30,11 @@
 //	blobs                      SHA-256 | 0 -> kind | zstd frame; | 1 -> refs (8): large
 //	                           content stored whole, shared by the items that had it
 //	blob_repack                time | SHA-256 -> id | rev: archived whole, to make a delta
+//	questions                  'i' | id | slot (1) -> question hash | text: the writer's;
+//	                           'g' | chunk text hash -> count; | slot -> question hash | text:
+//	                           generated (see questions.go)
+//	qvectors/<model>           question hash -> float32s; qembedq: question key -> hash, the
+//	                           queue; chunkhash: chunk text hash | id | index -> (mark)
 //
 // # History
 //

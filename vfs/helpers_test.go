@@ -125,6 +125,9 @@ func (s *Store) check() error {
 		if seen != len(counts) {
 			return fmt.Errorf("%d drive counters for %d drives with items", seen, len(counts))
 		}
+		if err := checkQuestions(t); err != nil {
+			return err
+		}
 		return checkIndex(t)
 	})
 }

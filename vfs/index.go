@@ -269,6 +269,9 @@ func (t *txn) putChunks(id []byte, spans []ChunkSpan) error {
 		if err := t.chunks.Put(k, encodeChunk(c)); err != nil {
 			return fmt.Errorf("put chunk: %w", err)
 		}
+		if err := t.putChunkHash(c.Hash, k); err != nil {
+			return err
+		}
 		// Without a model nothing can embed; setting one queues what lacks a vector.
 		if t.model == "" {
 			continue
@@ -327,13 +330,17 @@ func (t *txn) chunksOf(id []byte) []ChunkSpan {
 // dropChunks removes every chunk record and queue entry of item id.
 func (t *txn) dropChunks(id []byte) error {
 	var keys [][]byte
+	var hashes [][32]byte
 	c := t.chunks.Cursor()
-	for k, _ := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, _ = c.Next() {
-		keys = append(keys, bytes.Clone(k))
+	for k, v := c.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = c.Next() {
+		keys, hashes = append(keys, bytes.Clone(k)), append(hashes, [32]byte(v[20:52]))
 	}
-	for _, k := range keys {
+	for i, k := range keys {
 		if err := t.chunks.Delete(k); err != nil {
 			return fmt.Errorf("delete chunk: %w", err)
+		}
+		if err := t.dropChunkHash(hashes[i], k); err != nil {
+			return err
 		}
 		if err := t.dequeueEmbed(k); err != nil {
 			return err
@@ -393,6 +400,9 @@ func (s *Store) SetIndexing(ctx context.Context, c Chunker, model string) (Index
 			}
 		case model != "" && ch.PrevModel != model:
 			if err := t.queueMissingVectors(&ch.Reembed); err != nil {
+				return err
+			}
+			if err := t.queueMissingQuestionVectors(); err != nil {
 				return err
 			}
 			if err := meta.Put([]byte(keyModel), []byte(model)); err != nil {

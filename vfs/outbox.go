@@ -48,6 +48,9 @@ type IndexChunk struct {
 	ChunkSpan
 	Text   string    // the chunk's bytes of the content
 	Vector []float32 // the current model's vector; nil while not embedded
+	// Questions are the question vectors the chunk carries (see
+	// questions.go); read only with vectors.
+	Questions []IndexQuestion
 }
 
 // IndexDoc is an item as the indexes see it. Exists is false for a deleted
@@ -81,7 +84,19 @@ type IndexRead struct {
 func (t *txn) emit(id []byte) error { return t.emitKind(id, changedItem, 0) }
 
 // emitVectors records that only the vector of chunk i of item id changed.
-func (t *txn) emitVectors(id []byte, i int) error { return t.emitKind(id, changedVectors, i) }
+// For an item with caller questions it records every chunk: the chunk each
+// question attaches to may change with any chunk's vector.
+func (t *txn) emitVectors(id []byte, i int) error {
+	if t.hasItemQuestions(id) {
+		if n := t.chunkCount(id); n > 0 {
+			if err := t.emitKind(id, changedVectors, 0); err != nil {
+				return err
+			}
+			i = n - 1
+		}
+	}
+	return t.emitKind(id, changedVectors, i)
+}
 
 // emitKind appends an outbox entry for item id, or adds kind (and chunk i,
 // for changedVectors) to the entry this transaction already appended for it.
@@ -477,6 +492,7 @@ func (t *txn) indexDoc(id []byte, from, to int, withVectors bool, lim *readLimit
 			if raw := vb.Get(ch.Hash[:]); raw != nil {
 				ic.Vector = decodeVector(raw)
 			}
+			ic.Questions = t.chunkQuestions(id, from+len(d.Chunks), ch.Hash)
 		}
 		d.Chunks = append(d.Chunks, ic)
 	}

@@ -63,6 +63,9 @@ type Store struct {
 	mu      sync.RWMutex // guards chunker and model, set by SetIndexing
 	chunker Chunker
 	model   string
+
+	// questionsWith memoises QuestionStats' one costly count.
+	questionsWith questionCount
 }
 
 // Open opens or creates the store at path, creating its buckets and checking
@@ -121,10 +124,14 @@ func Open(path string, opts Options) (*Store, error) {
 			return err
 		}
 		for _, name := range []string{bucketItems, bucketContent, bucketText, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox,
+			bucketQuestions, bucketQVectors, bucketQEmbedQ,
 			bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
+		}
+		if err := indexChunkHashes(tx); err != nil {
+			return err
 		}
 		return indexEmbedQueue(tx)
 	})
@@ -166,7 +173,10 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 	err := s.db.Batch(func(tx *bolt.Tx) error {
 		t := s.newTxn(tx)
 		t.actor, t.access = actor, access
-		return fn(t)
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.dropOrphanQuestions()
 	})
 	if err == nil {
 		s.workMu.Lock()
@@ -230,6 +240,9 @@ type txn struct {
 	revs, revLog, revActor, deleted, blobs, repack *bolt.Bucket
 	historyOff                                     bool
 
+	// Question buckets (see questions.go).
+	questions, qvectors, qembedq, chunkhash *bolt.Bucket
+
 	emitted     map[[16]byte]uint64 // outbox entries this transaction appended, by item
 	precomputed *Embeddings         // vectors supplied with a Write, consumed by putChunks
 	// extracted is the searchable text a Write supplied with binary content;
@@ -238,6 +251,10 @@ type txn struct {
 	// chunksToEmbed and chunksReused count the chunks putChunks stored that
 	// need an embedding and that already have one.
 	chunksToEmbed, chunksReused int
+	// dropped holds the text hashes whose chunk records this transaction
+	// deleted, for dropOrphanQuestions; attachedMemo caches attached.
+	dropped      map[[32]byte]bool
+	attachedMemo *attachment
 }
 
 func (s *Store) newTxn(tx *bolt.Tx) *txn {
@@ -270,6 +287,11 @@ func (s *Store) newTxn(tx *bolt.Tx) *txn {
 		blobs:      tx.Bucket([]byte(bucketBlobs)),
 		repack:     tx.Bucket([]byte(bucketRepack)),
 		historyOff: s.historyOff,
+
+		questions: tx.Bucket([]byte(bucketQuestions)),
+		qvectors:  tx.Bucket([]byte(bucketQVectors)),
+		qembedq:   tx.Bucket([]byte(bucketQEmbedQ)),
+		chunkhash: tx.Bucket([]byte(bucketChunkHash)),
 	}
 	t.setFillPercent()
 	return t
@@ -490,6 +512,9 @@ func (t *txn) removeItem(drive string, key []byte) error {
 		return fmt.Errorf("delete text: %w", err)
 	}
 	if err := t.dropChunks(id); err != nil {
+		return err
+	}
+	if _, err := t.deleteQuestions(itemQuestionPrefix(id)); err != nil {
 		return err
 	}
 	return t.addCounts(drive, -1, -size)

@@ -272,7 +272,14 @@ func (t *txn) copyOne(dstDrive string, op transferOp) error {
 		}
 		it.ID = id.String()
 	}
-	return t.putItem(&it, content, op.dstVal, chunksFrom)
+	if err := t.putItem(&it, content, op.dstVal, chunksFrom); err != nil {
+		return err
+	}
+	dst, err := parseID(it.ID)
+	if err != nil {
+		return err
+	}
+	return t.setItemQuestions(dst, t.itemQuestions(pv.id)) // the copy answers them too
 }
 
 func (t *txn) moveOne(srcDrive, dstDrive string, op transferOp) error {

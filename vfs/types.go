@@ -94,6 +94,10 @@ type WriteParams struct {
 	// PDF. Binary items are indexed by title and MIME type plus this text.
 	Text   []byte
 	Origin Origin
+	// Questions the content answers (see questions.go); they replace the
+	// item's earlier ones, and none removes those. At most
+	// MaxQuestionsPerItem, each cleaned as CleanQuestions does.
+	Questions []string
 }
 
 // WriteResult is the outcome of a Write.

@@ -111,6 +111,7 @@ func (t *txn) verifyDerived(ctx context.Context) error {
 		{counterChunks, t.chunks},
 		{counterEmbedQ, t.embedq},
 		{counterChunkQ, t.chunkq},
+		{counterQEmbedQ, t.qembedq},
 	} {
 		actual, err := count(c.b)
 		if err != nil {
@@ -122,6 +123,11 @@ func (t *txn) verifyDerived(ctx context.Context) error {
 	}
 	if err := t.verifyEmbedWait(); err != nil {
 		errs = append(errs, err)
+	}
+	if n, err := count(t.chunkhash); err != nil {
+		return err
+	} else if want := t.counter(counterChunks); n != want {
+		errs = append(errs, fmt.Errorf("chunk hash index holds %d entries for %d chunks", n, want))
 	}
 	c := t.chunks.Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Seek(afterID(k[:16])) {

@@ -24,6 +24,10 @@ func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
 	if err != nil {
 		return WriteResult{}, err
 	}
+	questions, err := CleanQuestions(it.Ref(), p.Questions, MaxQuestionsPerItem)
+	if err != nil {
+		return WriteResult{}, err
+	}
 	var res WriteResult
 	err = s.update(ctx, func(t *txn) error {
 		t.op = OpWrite
@@ -93,6 +97,13 @@ func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
 			}
 		}
 		if err := t.putItem(&item, content, n.val, nil); err != nil {
+			return err
+		}
+		u, err := parseID(item.ID)
+		if err != nil {
+			return err
+		}
+		if err := t.setItemQuestions(u, questions); err != nil {
 			return err
 		}
 		res.ChunksToEmbed, res.ChunksReused = t.chunksToEmbed, t.chunksReused

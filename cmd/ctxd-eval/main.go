@@ -2,15 +2,24 @@
 // collections in the BEIR layout (see internal/beir), and is what `make eval`
 // runs.
 //
+// A collection is a folder of -data (cranfield, cacm, vaswani, ...) or one
+// of the subsets in subsetCollections: "tldr" is the 7,425 tldr pages
+// (tldr-pages project, CC BY 4.0) of docs-corpus, markdown command pages
+// titled with the command's name, with its 500 synthetic known-item queries:
+// each was generated from one page's description of an example, not judged
+// by people, and has that page as its only relevant document.
+//
 // For each collection it starts a real daemon in-process on a fresh temp dir
 // (so collections never share an index), writes every document through
 // VfsService.Write, waits until chunking, embedding and the search indexes
 // have caught up, then sends every query with at least one relevant judgement
 // through SearchService.Search once per mode (bm25, vector, hybrid). A
 // document with a title is written as markdown, "# Title", a blank line and
-// its text, the way a user writes a note; one without as plain text. The
-// same documents and queries are also scored by a textbook BM25 written for
-// the eval (reference.go), the baseline ctxd's bm25 mode should match. It
+// its text, the way a user writes a note (its text alone when that already
+// opens with the title's H1, as a tldr page does); one without as plain
+// text. The same documents and queries are also scored by a textbook BM25
+// written for the eval (reference.go), the baseline ctxd's bm25 mode should
+// match. It
 // reports nDCG@10 and Recall@100 as trec_eval defines them (see metrics.go),
 // the median query latency seen by the client, and per collection whether
 // bm25 reaches the reference and hybrid the better of its single legs.
@@ -103,7 +112,7 @@ func parseFlags(args []string) (options, error) {
 	var collections, modes string
 	fs := flag.NewFlagSet("ctxd-eval", flag.ExitOnError)
 	fs.StringVar(&o.data, "data", "", "directory holding one BEIR collection per subdirectory (required)")
-	fs.StringVar(&collections, "collections", "cranfield,cacm,vaswani", "comma-separated collections to evaluate")
+	fs.StringVar(&collections, "collections", "cranfield,cacm,vaswani,tldr", "comma-separated collections to evaluate: folders of -data in the BEIR layout, or tldr (the tldr pages of docs-corpus and their known-item queries)")
 	fs.StringVar(&modes, "modes", "bm25,vector,hybrid", "comma-separated search modes: bm25, vector, hybrid (bm25 alone needs no model; the reference BM25 is always reported)")
 	fs.StringVar(&o.modelDir, "model-dir", "", "embedding model directory (daemon model_dir)")
 	fs.StringVar(&o.ortLib, "onnxruntime-lib", "", "path of libonnxruntime.so (daemon onnxruntime_lib)")
@@ -260,29 +269,76 @@ type judgedQuery struct {
 	grades   map[string]int
 }
 
-// loadCollection reads a collection and keeps the queries that have at least
-// one relevant (grade > 0) judgement: the others have no defined nDCG or
-// recall, and trec_eval leaves them out too.
-func loadCollection(dir string) ([]beir.Doc, []judgedQuery, error) {
-	docs, err := beir.LoadCorpus(filepath.Join(dir, "corpus.jsonl.gz"), 0)
+// collectionFiles says where a collection's files are and which of its
+// documents it keeps.
+type collectionFiles struct {
+	dir            string // folder under -data
+	queries, qrels string // file names in dir; the corpus is corpus.jsonl.gz
+	source         string // keep only documents of this source; "" keeps all
+}
+
+// subsetCollections are collections made of part of a folder; any other
+// name is a folder of its own in the plain BEIR layout.
+var subsetCollections = map[string]collectionFiles{
+	// The tldr pages of docs-corpus (titled markdown, one command each) and
+	// the synthetic known-item queries written from their descriptions.
+	"tldr": {dir: "docs-corpus", queries: "tldr-knownitem-queries.jsonl", qrels: "tldr-knownitem-qrels.tsv", source: "tldr"},
+}
+
+// filesOf returns where collection name's files are.
+func filesOf(name string) collectionFiles {
+	if f, ok := subsetCollections[name]; ok {
+		return f
+	}
+	return collectionFiles{dir: name, queries: "queries.jsonl", qrels: "qrels.tsv"}
+}
+
+// loadCollection reads collection name under data and keeps the queries
+// that have at least one relevant (grade > 0) judgement: the others have no
+// defined nDCG or recall, and trec_eval leaves them out too. A relevant
+// judgement on a document the source filter dropped is an error: it would
+// silently cap the recall.
+func loadCollection(data, name string) ([]beir.Doc, []judgedQuery, error) {
+	f := filesOf(name)
+	dir := filepath.Join(data, f.dir)
+	all, err := beir.LoadCorpus(filepath.Join(dir, "corpus.jsonl.gz"), 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	queries, err := beir.LoadQueries(filepath.Join(dir, "queries.jsonl"))
+	docs := all
+	dropped := map[string]bool{}
+	if f.source != "" {
+		docs = nil
+		for _, d := range all {
+			if d.Source == f.source {
+				docs = append(docs, d)
+			} else {
+				dropped[d.ID] = true
+			}
+		}
+	}
+	queries, err := beir.LoadQueries(filepath.Join(dir, f.queries))
 	if err != nil {
 		return nil, nil, err
 	}
-	qrels, err := beir.LoadQrels(filepath.Join(dir, "qrels.tsv"))
+	qrels, err := beir.LoadQrels(filepath.Join(dir, f.qrels))
 	if err != nil {
 		return nil, nil, err
 	}
 	var judged []judgedQuery
 	for _, q := range queries {
-		for _, g := range qrels[q.ID] {
-			if g > 0 {
-				judged = append(judged, judgedQuery{id: q.ID, text: q.Text, grades: qrels[q.ID]})
-				break
+		relevant := false
+		for id, g := range qrels[q.ID] {
+			if g <= 0 {
+				continue
 			}
+			if dropped[id] {
+				return nil, nil, fmt.Errorf("%s: query %s judges document %s relevant, which is not of source %q", dir, q.ID, id, f.source)
+			}
+			relevant = true
+		}
+		if relevant {
+			judged = append(judged, judgedQuery{id: q.ID, text: q.Text, grades: qrels[q.ID]})
 		}
 	}
 	if len(judged) == 0 {
@@ -293,7 +349,7 @@ func loadCollection(dir string) ([]beir.Doc, []judgedQuery, error) {
 
 func evalCollection(ctx context.Context, o options, name string, analyzer analysis.Analyzer, log *slog.Logger) (_ collectionResult, err error) {
 	res := collectionResult{name: name}
-	docs, judged, err := loadCollection(filepath.Join(o.data, name))
+	docs, judged, err := loadCollection(o.data, name)
 	if err != nil {
 		return res, err
 	}
@@ -572,7 +628,7 @@ func formatReport(o options, results []collectionResult) string {
 	fmt.Fprintf(&b, "- rrf-k: %s; leg weights: %s\n", rrfK, weights)
 	fmt.Fprintf(&b, "- model dir: %s\n", o.modelDir)
 	fmt.Fprintf(&b, "- search: limit %d, max_chunks_per_item 1; latency is client-side over the unix socket, one query at a time\n", recallCutoff)
-	fmt.Fprintf(&b, "- documents: markdown `# Title`, blank line, text where the document has a title; plain text otherwise\n")
+	fmt.Fprintf(&b, "- documents: markdown `# Title`, blank line, text where the document has a title (the text alone when it opens with that H1); plain text otherwise\n")
 	fmt.Fprintf(&b, "- reference: textbook whole-document BM25 in ctxd-eval (k1 %.1f, b %.1f, Lucene idf, Bleve's %q analyzer as ctxd), scored in-process: no latency\n\n",
 		referenceK1, referenceB, en.AnalyzerName)
 

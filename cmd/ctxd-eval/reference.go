@@ -36,17 +36,39 @@ func analyzerEN() (analysis.Analyzer, error) {
 
 // docContent is what a document is written as, the way a user would write
 // it: markdown with the title as an H1, a blank line, then the text, when
-// the document has a title; its text as plain text otherwise. An empty
-// content means the document is not written.
+// the document has a title; its text as plain text otherwise. A text that
+// already opens with the title's H1 (a markdown page such as tldr's) is
+// written as it is: a second copy of the title would count its terms twice.
+// An empty content means the document is not written.
 func docContent(d beir.Doc) (content, mime string) {
 	// An H1 is one line: collapse any whitespace run in the title.
 	if title := strings.Join(strings.Fields(d.Title), " "); title != "" {
+		if opensWithH1(d.Text, title) {
+			return d.Text, "text/markdown; charset=utf-8"
+		}
 		return "# " + title + "\n\n" + d.Text, "text/markdown; charset=utf-8"
 	}
 	if strings.TrimSpace(d.Text) == "" {
 		return "", ""
 	}
 	return d.Text, "text/plain; charset=utf-8"
+}
+
+// opensWithH1 reports whether text's first non-blank line is an ATX H1
+// ("# ", optionally closed by "#"s) whose heading, whitespace collapsed, is
+// title.
+func opensWithH1(text, title string) bool {
+	line, _, _ := strings.Cut(strings.TrimLeft(text, " \t\r\n"), "\n")
+	rest, ok := strings.CutPrefix(line, "#")
+	if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '\t') {
+		return false
+	}
+	rest = strings.TrimSpace(rest)
+	// A closing sequence needs a space before it: "# C#" is titled "C#".
+	if t := strings.TrimRight(rest, "#"); t != rest && (t == "" || strings.HasSuffix(t, " ") || strings.HasSuffix(t, "\t")) {
+		rest = t
+	}
+	return strings.Join(strings.Fields(rest), " ") == title
 }
 
 // posting is one document holding a term, and how often.

@@ -124,6 +124,37 @@ func TestDocContent(t *testing.T) {
 			mime:        "text/markdown; charset=utf-8",
 		},
 		{
+			// tldr pages: a second H1 would count the title's terms twice.
+			name:        "text opening with the title's H1 is written as it is",
+			doc:         beir.Doc{Title: "am", Text: "\n# am\n\n> Android activity manager."},
+			wantContent: "\n# am\n\n> Android activity manager.",
+			mime:        "text/markdown; charset=utf-8",
+		},
+		{
+			name:        "a closed H1 and spacing still match the title",
+			doc:         beir.Doc{Title: "git  log", Text: "#  git   log ##\nShow commits."},
+			wantContent: "#  git   log ##\nShow commits.",
+			mime:        "text/markdown; charset=utf-8",
+		},
+		{
+			name:        "a trailing # that is part of the heading is not a closing sequence",
+			doc:         beir.Doc{Title: "C", Text: "# C#\nA language."},
+			wantContent: "# C\n\n# C#\nA language.",
+			mime:        "text/markdown; charset=utf-8",
+		},
+		{
+			name:        "another H1 gets the title before it",
+			doc:         beir.Doc{Title: "am", Text: "# Activity manager\n\nStarts activities."},
+			wantContent: "# am\n\n# Activity manager\n\nStarts activities.",
+			mime:        "text/markdown; charset=utf-8",
+		},
+		{
+			name:        "the title as an H2 or later in the text is not the opening H1",
+			doc:         beir.Doc{Title: "am", Text: "## am\n# am"},
+			wantContent: "# am\n\n## am\n# am",
+			mime:        "text/markdown; charset=utf-8",
+		},
+		{
 			name:        "untitled document is plain text",
 			doc:         beir.Doc{Title: " ", Text: "compact memories"},
 			wantContent: "compact memories",
@@ -234,16 +265,7 @@ func TestRun_BM25WithoutModel(t *testing.T) {
 		},
 		[]beir.Query{{ID: "q1", Text: "slipstream lift"}, {ID: "q2", Text: "flat plate boundary layer"}},
 		"q1\td1\t2\nq2\td2\t1\n")
-	out := filepath.Join(t.TempDir(), "eval.md")
-	err := run(t.Context(), []string{"-data", data, "-collections", "tiny", "-modes", "bm25", "-timeout", "20s", "-concurrency", "2", "-out", out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	report := string(b)
+	report := bm25Report(t, data, "tiny")
 	// Each query's one relevant document is the only one holding its
 	// terms, so both rank it first: nDCG@10 and Recall@100 are 1.
 	for _, want := range []string{
@@ -256,4 +278,20 @@ func TestRun_BM25WithoutModel(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
 	}
+}
+
+// bm25Report runs the eval in bm25 mode (no model) on one collection of
+// data and returns the report it writes.
+func bm25Report(t *testing.T, data, collection string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "eval.md")
+	err := run(t.Context(), []string{"-data", data, "-collections", collection, "-modes", "bm25", "-timeout", "20s", "-concurrency", "2", "-out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -626,3 +626,16 @@ func TestCLI_RefusesMalformedInput(t *testing.T) {
 		t.Errorf("add --exclude '[ab': %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestCLI_StatusShowsEnricher shows the question enricher's line when an
+// endpoint is configured, with its password redacted.
+func TestCLI_StatusShowsEnricher(t *testing.T) {
+	cfg, _ := tempConfig(t)
+	cfg.Enricher.Endpoint, cfg.Enricher.Model = "http://me:secret@127.0.0.1:9/v1", "llama3.2"
+	runDaemon(t, cfg)
+	code, out, errOut := ctxd(t, cfg.Socket, "", "status")
+	if code != 0 || !strings.Contains(out, "question enricher:") || !strings.Contains(out, "llama3.2 at http://me:xxxxx@127.0.0.1:9/v1") ||
+		strings.Contains(out, "secret") {
+		t.Errorf("status = %d\n%s\n%s", code, out, errOut)
+	}
+}

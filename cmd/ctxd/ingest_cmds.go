@@ -39,14 +39,23 @@ interrupted. There is no deadline unless --timeout is given.
 
   ctxd add ~/notes README.md
   ctxd add ./src --exclude '*.min.js' --tag project-x
-  ctxd add https://go.dev/doc/effective_go --ttl 168h`,
+  ctxd add https://go.dev/doc/effective_go --ttl 168h
+
+--dedupe skips a new text source whose every chunk already has a match in one
+stored item at or above the threshold (cosine similarity of embeddings; 0.9
+when given without a value), printing which item it duplicates. It embeds
+each new source before writing it, needs the embedding model, and compares
+only items already embedded, so it does not catch two copies within one add.
+
+  ctxd add ~/inbox --dedupe
+  ctxd add note.md --dedupe=0.97`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{fmt.Errorf("give at least one path or URL")}
 			}
 			return nil
 		},
-		PreRunE: func(_ *cobra.Command, args []string) (err error) {
+		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
 			if req.OnConflict, err = onConflictFlag(onConflict); err != nil {
 				return err
 			}
@@ -54,6 +63,9 @@ interrupted. There is no deadline unless --timeout is given.
 				return usageError{fmt.Errorf("--ttl must be at least 1s, got %s", ttl)}
 			}
 			req.TtlSeconds = int64(ttl / time.Second)
+			if t := req.DedupeThreshold; t < 0 || t > 1 || cmd.Flags().Changed("dedupe") && t == 0 {
+				return usageError{fmt.Errorf("--dedupe must be a similarity in (0, 1], got %v", t)}
+			}
 			for _, a := range args {
 				src, err := addSource(a)
 				if err != nil {
@@ -77,6 +89,8 @@ interrupted. There is no deadline unless --timeout is given.
 	f.StringSliceVar(&req.Tags, "tag", nil, "tag added to every item (repeatable)")
 	f.DurationVar(&ttl, "ttl", 0, "how long fetched URLs count as fresh, e.g. 1h (default: the daemon's, 24h)")
 	f.BoolVar(&req.Watch, "watch", false, "keep watching the trees until interrupted")
+	f.Float64Var(&req.DedupeThreshold, "dedupe", 0, "skip new sources that duplicate a stored item: --dedupe or --dedupe=SIMILARITY (default 0.9)")
+	f.Lookup("dedupe").NoOptDefVal = "0.9"
 	return cmd
 }
 

@@ -154,6 +154,9 @@ func (p *progressPrinter) item(r *ctxdv1.IngestItemResult) {
 		}
 	default:
 		line = fmt.Sprintf("%-8s %s", actionWord(r.Action), ref)
+		if r.DuplicateOf != "" {
+			line += "  (duplicate of " + r.DuplicateOf + ")"
+		}
 	}
 	shown := p.shown
 	p.clear()

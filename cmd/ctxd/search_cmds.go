@@ -95,8 +95,13 @@ func (c *cli) searchCommand() *cobra.Command {
 // searchFlags defines the flags every searching command shares: --mode
 // (parse it with searchModeFlag), --limit and the filters.
 func searchFlags(cmd *cobra.Command, mode *string, limit *int32, filter *ctxdv1.SearchFilter) {
+	cmd.Flags().StringVar(mode, "mode", "hybrid", "hybrid, bm25 or vector")
+	filterFlags(cmd, limit, filter)
+}
+
+// filterFlags defines --limit and the filters.
+func filterFlags(cmd *cobra.Command, limit *int32, filter *ctxdv1.SearchFilter) {
 	f := cmd.Flags()
-	f.StringVar(mode, "mode", "hybrid", "hybrid, bm25 or vector")
 	f.Int32Var(limit, "limit", 10, "maximum results")
 	f.StringSliceVar(&filter.Drives, "drive", nil, "only these drives (repeatable)")
 	f.StringSliceVar(&filter.PathPrefixes, "path", nil, `only items under these directories, "drive:/dir" or "/dir" (repeatable)`)

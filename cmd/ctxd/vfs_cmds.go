@@ -52,7 +52,7 @@ func (c *cli) addVFSCommands(root *cobra.Command) {
 		c.drivesCommand(), c.treeCommand(), c.lsCommand(), c.readCommand(), c.writeCommand(),
 		c.editCommand(), c.rmCommand(), c.cpCommand(), c.mvCommand(), c.infoCommand(),
 		c.existsCommand(), c.mkdirCommand(), c.duCommand(), c.wcCommand(), c.statusCommand(),
-		c.reembedCommand(), c.modelCommand(), c.searchCommand(), c.reindexCommand(), c.doctorCommand(),
+		c.reembedCommand(), c.modelCommand(), c.searchCommand(), c.similarCommand(), c.reindexCommand(), c.doctorCommand(),
 		c.historyCommand(), c.revertCommand(), c.deletedCommand(), c.logCommand(),
 		c.initCommand(), c.contextCommand(),
 	)
@@ -228,6 +228,7 @@ without NUL bytes; use --binary to store any bytes as a blob.
 	f.Float64Var(&req.Importance, "importance", 0, "importance in [0, 1]")
 	f.StringVar(&req.SourceUrl, "source", "", "where the content came from")
 	f.StringVar(&req.ExpectedContentHash, "if-hash", "", "with overwrite: only if the stored content has this SHA-256")
+	f.StringArrayVar(&req.Questions, "question", nil, "a question the content answers, found by vector search (repeatable; replaces the item's earlier ones)")
 	return cmd
 }
 
@@ -490,6 +491,17 @@ func (c *cli) statusCommand() *cobra.Command {
 			}
 			if e.GetChunksPerSecond() > 0 {
 				row("embedding rate", fmt.Sprintf("%.0f chunks/s", e.GetChunksPerSecond()))
+			}
+			if e.GetChunksWithQuestions() > 0 || e.GetPendingQuestions() > 0 {
+				row("question vectors", fmt.Sprintf("%d chunks with, %d without; %d questions pending",
+					e.GetChunksWithQuestions(), e.GetChunksWithoutQuestions(), e.GetPendingQuestions()))
+			}
+			if en := e.GetEnricher(); en != nil {
+				row("question enricher", fmt.Sprintf("%s at %s: %d chunks to ask about, %d enriched, %d calls failed",
+					en.GetModel(), en.GetEndpoint(), en.GetPendingChunks(), en.GetEnrichedChunks(), en.GetFailedCalls()))
+				if en.GetLastError() != "" {
+					row("enricher last error", fmt.Sprintf("%s (%s)", en.GetLastError(), en.GetLastErrorAt().AsTime().Local().Format(time.RFC3339)))
+				}
 			}
 			row("search index", availability(r.Index.GetAvailable(), r.Index.GetUnavailableReason()))
 			tw.Flush()

@@ -3,7 +3,8 @@
 // byte-estimating one without a model, so BM25 works at once), chunks items
 // stored before a chunker was installed, and embeds queued chunks with the one
 // embedding worker, at background priority, or at prompt priority for a caller
-// that waits (EmbedNow).
+// that waits (EmbedNow). Once no chunk waits, it embeds the questions chunks
+// carry (vfs.Store.PendingQuestions) the way queries are embedded.
 //
 // It degrades instead of failing: without a model or ONNX Runtime the store
 // keeps queueing, the reason is reported by Status, and the model is looked

@@ -24,6 +24,8 @@ import (
 const (
 	chunkPassItems  = 16
 	embedPassChunks = 256
+	// embedPassQuestions is smaller: questions go at query priority.
+	embedPassQuestions = 32
 	// retryModelEvery is how often a missing model or runtime is looked for again.
 	retryModelEvery = 30 * time.Second
 	// indexBacklog is how many outbox changes the search indexes may trail
@@ -208,10 +210,44 @@ func (ix *Indexer) pass(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	pending, err := ix.store.PendingEmbeddings(ctx, embedPassChunks)
-	if err != nil || len(pending) == 0 {
+	if err != nil {
 		return false, err
 	}
-	return true, ix.embed(ctx, w, pending, embed.Background)
+	if len(pending) > 0 {
+		return true, ix.embed(ctx, w, pending, embed.Background)
+	}
+	// Questions once every chunk has its vector: one attaches to the chunk
+	// whose vector is closest.
+	questions, err := ix.store.PendingQuestions(ctx, embedPassQuestions)
+	if err != nil || len(questions) == 0 {
+		return false, err
+	}
+	return true, ix.embedQuestions(ctx, w, questions)
+}
+
+// embedQuestions computes the vectors of pending questions and saves them.
+// Questions are embedded as queries are (the model's query prefix), so
+// they share the queries' priority; embedPassQuestions keeps each pass
+// short enough that a search waits for at most one small batch.
+func (ix *Indexer) embedQuestions(ctx context.Context, w *embed.Worker, pending []vfs.PendingQuestion) error {
+	var texts []string
+	var at []int
+	for i, p := range pending {
+		if !p.Have {
+			texts, at = append(texts, p.Text), append(at, i)
+		}
+	}
+	vecs := make([][]float32, len(pending))
+	if len(texts) > 0 {
+		out, err := w.EmbedAt(ctx, texts, embed.Query)
+		if err != nil {
+			return fmt.Errorf("embed questions: %w", err)
+		}
+		for j, i := range at {
+			vecs[i] = out[j]
+		}
+	}
+	return ix.store.SaveQuestionVectors(ctx, w.Spec().ID, pending, vecs)
 }
 
 // promptChunks is how many chunks embedNow takes at a time: few, so that

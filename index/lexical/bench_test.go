@@ -246,3 +246,34 @@ func BenchmarkIndex_Search(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIndex_SearchAfterApply measures the first BM25 search after
+// each Apply (one document replaced), the case an index under steady
+// writes serves: only the search is timed.
+func BenchmarkIndex_SearchAfterApply(b *testing.B) {
+	x, ps := benchIndex(b)
+	words, _ := benchQueries(ps, 500)
+	b.Run(fmt.Sprintf("n=%d", searchIdxN), func(b *testing.B) {
+		seq, err := x.AppliedSeq()
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			seq++
+			d := passageDoc(ps[i%len(ps)], i, "")
+			d.ID = "bench-updated"
+			if err := x.Apply([]Doc{d}, nil, seq); err != nil {
+				b.Fatal(err)
+			}
+			t0 := time.Now()
+			if _, err := x.SearchBM25(context.Background(), words[i%len(words)], Filter{}, 10); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		b.StopTimer()
+		reportLatency(b, lat)
+	})
+}

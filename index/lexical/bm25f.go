@@ -2,10 +2,9 @@ package lexical
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -34,21 +33,13 @@ const (
 // the documents holding it anywhere). With one field it is textbook BM25.
 // Unlike Bleve's own scoring there is no coordination factor, no query
 // norm, no squared idf and no square root on the frequency, and avglen is
-// the mean token count (from fieldLengths), not a segment-dependent
-// estimate. A title repeated on every chunk of an item, and also in its
-// text, raises a term's frequency before saturation instead of adding a
-// second saturated score, and is normalised against other titles rather
-// than inflating the text's length.
+// the mean token count (the lengthSums Apply keeps, over the snapshot's
+// live documents), not a segment-dependent estimate. A title repeated on
+// every chunk of an item, and also in its text, raises a term's frequency
+// before saturation instead of adding a second saturated score, and is
+// normalised against other titles rather than inflating the text's length.
 type bm25fQuery struct {
 	terms []string // analysed query terms, repeated as often as in the query
-	x     *Index   // caches the mean lengths
-	gen   uint64   // x.gen when the search began
-}
-
-// meanLengthsAt is the mean field lengths as of Index.gen gen.
-type meanLengthsAt struct {
-	gen uint64
-	avg map[string]float64
 }
 
 // bm25fFields are the fields SearchBM25 scores and their boosts.
@@ -62,22 +53,20 @@ func (q *bm25fQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappin
 	if err != nil {
 		return nil, err
 	}
-	var avg map[string]float64
-	if c := q.x.means.Load(); c != nil && c.gen == q.gen {
-		avg = c.avg
-	} else {
-		if avg, err = meanLengths(ctx, r, n); err != nil {
-			return nil, err
-		}
-		// r may already hold a later Apply, whose generation bump then
-		// makes the next search recompute.
-		q.x.means.Store(&meanLengthsAt{gen: q.gen, avg: avg})
+	// The sums were written by the same batch as the documents r sees.
+	raw, err := r.GetInternal(keyFieldLengths)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := decodeLengthSums(raw)
+	if err != nil {
+		return nil, err
 	}
 	s := &bm25fSearcher{vectors: opts.IncludeTermVectors}
 	for i, f := range bm25fFields {
-		s.norm[i] = fieldNorm{boost: f.boost, avg: avg[f.name]}
-		if s.norm[i].avg == 0 { // no document holds the field: it matches nothing
-			s.norm[i].avg = 1
+		s.norm[i] = fieldNorm{boost: f.boost, avg: 1}
+		if sums[i] > 0 { // else no document holds the field: it matches nothing
+			s.norm[i].avg = float64(sums[i]) / float64(n)
 		}
 	}
 	qtf := map[string]float64{}
@@ -225,55 +214,86 @@ func (s *bm25fSearcher) Count() uint64 {
 	return n
 }
 
-// lengthTerms returns the fieldLengths terms of d: the token count of each
-// scored field under an, as "field:count".
-func lengthTerms(an analysis.Analyzer, d *bleveDoc) []string {
-	return []string{
-		fieldText + ":" + strconv.Itoa(len(an.Analyze([]byte(d.Text)))),
-		fieldHeading + ":" + strconv.Itoa(len(an.Analyze([]byte(d.Heading)))),
-		fieldTitle + ":" + strconv.Itoa(len(an.Analyze([]byte(d.Title)))),
+// keyFieldLengths is the internal key of the lengthSums of the live
+// documents, written by every Apply in its batch.
+var keyFieldLengths = []byte("ctxd/field_lengths")
+
+// lengthSums holds one token count per field of bm25fFields, in its order:
+// a document's lengths, or their sum over documents.
+type lengthSums [len(bm25fFields)]uint64
+
+// docLengths returns the token count under an of each scored field of d.
+func docLengths(an analysis.Analyzer, d *bleveDoc) lengthSums {
+	return lengthSums{
+		uint64(len(an.Analyze([]byte(d.Text)))),
+		uint64(len(an.Analyze([]byte(d.Heading)))),
+		uint64(len(an.Analyze([]byte(d.Title)))),
 	}
 }
 
-// meanLengths returns the mean token count of each scored field over the
-// n live documents, from the fieldLengths terms every document carries
-// ("text:42"). Each term's document count comes from its postings, which
-// skip deleted documents: the dictionary's own counts fall far short in an
-// index of several segments.
-func meanLengths(ctx context.Context, r index.IndexReader, n uint64) (map[string]float64, error) {
-	out := map[string]float64{}
-	if n == 0 {
-		return out, nil
+func (s *lengthSums) add(l lengthSums) {
+	for i := range s {
+		s[i] += l[i]
 	}
-	d, err := r.FieldDict(fieldLengths)
-	if err != nil {
-		return nil, err
+}
+
+func (s *lengthSums) sub(l lengthSums) {
+	for i := range s {
+		s[i] -= l[i]
 	}
-	defer d.Close()
-	for {
-		e, err := d.Next()
-		if err != nil {
-			return nil, err
-		}
-		if e == nil {
-			break
-		}
-		f, l, ok := strings.Cut(e.Term, ":")
-		v, err := strconv.Atoi(l)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("bm25: bad length term %q", e.Term)
-		}
-		tfr, err := r.TermFieldReader(ctx, []byte(e.Term), fieldLengths, false, false, false)
-		if err != nil {
-			return nil, err
-		}
-		out[f] += float64(v) * float64(tfr.Count())
-		if err := tfr.Close(); err != nil {
-			return nil, err
-		}
+}
+
+// String is the stored form of a document's lengths ("42 3 5").
+func (s lengthSums) String() string {
+	return fmt.Sprintf("%d %d %d", s[0], s[1], s[2])
+}
+
+// parseDocLengths parses a document's stored lengths (String's form).
+func parseDocLengths(v string) (lengthSums, error) {
+	var s lengthSums
+	if n, err := fmt.Sscanf(v, "%d %d %d", &s[0], &s[1], &s[2]); err != nil || n != len(s) {
+		return s, fmt.Errorf("bm25: bad stored lengths %q", v)
 	}
-	for f := range out {
-		out[f] /= float64(n)
+	return s, nil
+}
+
+func (s lengthSums) encode() []byte {
+	b := make([]byte, 0, 8*len(s))
+	for _, v := range s {
+		b = binary.BigEndian.AppendUint64(b, v)
 	}
-	return out, nil
+	return b
+}
+
+// decodeLengthSums decodes encode's form; no value (an empty index) is
+// all zeros.
+func decodeLengthSums(b []byte) (lengthSums, error) {
+	var s lengthSums
+	if len(b) == 0 {
+		return s, nil
+	}
+	if len(b) != 8*len(s) {
+		return s, fmt.Errorf("bm25: bad field length sums (%d bytes)", len(b))
+	}
+	for i := range s {
+		s[i] = binary.BigEndian.Uint64(b[8*i:])
+	}
+	return s, nil
+}
+
+// storedLengths returns the lengths stored with document id in r, and
+// whether r holds it.
+func storedLengths(r index.IndexReader, id string) (lengthSums, bool, error) {
+	d, err := r.Document(id)
+	if err != nil || d == nil {
+		return lengthSums{}, false, err
+	}
+	var v string
+	d.VisitFields(func(f index.Field) {
+		if f.Name() == fieldLengths {
+			v = string(f.Value())
+		}
+	})
+	l, err := parseDocLengths(v)
+	return l, err == nil, err
 }

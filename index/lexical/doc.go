@@ -10,7 +10,7 @@
 // # Mapping
 //
 // One static document mapping, no dynamic fields and no composite _all
-// field; nothing is stored (hits carry only the chunk id):
+// field; only lengths is stored (hits carry only the chunk id):
 //
 //	text, heading, title  analyzer "en" (possessive, lowercase, English stop
 //	                      words, Porter stemmer), term vectors on for
@@ -18,9 +18,10 @@
 //	text_tri, heading_tri the same strings through the ctxd_trigram_v1
 //	                      analyzer (see below), no term vectors
 //	drive, mime, tags     keyword (exact, case-sensitive)
-//	lengths               keyword: the token count of text, heading and
-//	                      title under "en" ("text:42"), for BM25F's mean
-//	                      field lengths
+//	lengths               stored only, not indexed: the token count of
+//	                      text, heading and title under "en" ("42 3 5"),
+//	                      which Apply subtracts from the field length sums
+//	                      when it replaces or deletes the document
 //	dirs                  keyword: "/", every ancestor directory and the
 //	                      path itself, plain ("/notes/a") and
 //	                      drive-qualified ("disk:/notes/a"), so a path
@@ -43,8 +44,9 @@
 // BM25F over text (boost TextBoost = 1), heading (HeadingBoost = 2) and
 // title (TitleBoost = 2; the item's title and description, up to
 // MaxTitleBytes), k1 0.9 and b 0.4 (BM25K1, BM25B), Lucene's idf. Each
-// field's frequency is normalised against that field's mean length (from
-// the lengths field, counting live documents only) and weighted, and the
+// field's frequency is normalised against that field's mean length (sums
+// of the live documents' token counts that every Apply updates in its
+// batch, an internal key, over the document count) and weighted, and the
 // fields' sum is saturated once per term: a title repeated on every chunk
 // and in the text raises the frequency, not the number of saturated terms,
 // and does not lengthen the text. Any query word may match; there is no

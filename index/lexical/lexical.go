@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -26,7 +25,7 @@ import (
 // MappingVersion identifies the analyzers and field layout of the index.
 // Bump it whenever buildMapping changes; Open refuses an index written
 // with another version (ErrMappingMismatch) so the caller can rebuild it.
-const MappingVersion = "ctxd-lexical-v2"
+const MappingVersion = "ctxd-lexical-v3"
 
 // Field boosts: the weight of an occurrence in a field, against one in
 // the text, in SearchBM25's BM25F (see bm25fQuery), and the heading's
@@ -135,10 +134,9 @@ type Hit struct {
 type Index struct {
 	mu  sync.RWMutex
 	idx bleve.Index // nil once closed
-	// gen counts Applies; means caches the mean field lengths as of one
-	// (see bm25fQuery), which only an Apply changes.
-	gen   atomic.Uint64
-	means atomic.Pointer[meanLengthsAt]
+	// applyMu serialises Applies: each reads the field length sums and the
+	// lengths of the documents it replaces before its batch writes them.
+	applyMu sync.Mutex
 }
 
 // bleveDoc is the shape handed to the Bleve mapper.
@@ -150,7 +148,7 @@ type bleveDoc struct {
 	Dirs    []string `json:"dirs"`
 	Mime    string   `json:"mime"`
 	Tags    []string `json:"tags"`
-	Lengths []string `json:"lengths"`
+	Lengths string   `json:"lengths"`
 }
 
 // buildMapping returns the index mapping. Changing it requires bumping
@@ -195,7 +193,11 @@ func buildMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt(fieldDirs, kw())
 	dm.AddFieldMappingsAt(fieldMime, kw())
 	dm.AddFieldMappingsAt(fieldTags, kw())
-	dm.AddFieldMappingsAt(fieldLengths, kw())
+	// Stored, not indexed: what Apply subtracts when it replaces or deletes
+	// the document.
+	lengths := kw()
+	lengths.Index, lengths.Store = false, true
+	dm.AddFieldMappingsAt(fieldLengths, lengths)
 	// No composite _all field: every query names its fields.
 	dm.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
 	im.DefaultMapping = dm
@@ -264,7 +266,9 @@ func (x *Index) get() (bleve.Index, func(), error) {
 // Apply indexes upserts (replacing any document with the same ID), then
 // removes deletes (so an ID present in both ends up deleted), and records
 // seq as the applied sequence, all in one Bleve batch: a reader or a
-// restart sees either all of it or none of it. Apply returns once the
+// restart sees either all of it or none of it. The same batch updates the
+// sums of the field lengths (keyFieldLengths) by the lengths it adds and
+// removes, so searches need not recount them. Apply returns once the
 // batch is persisted (Scorch's default safe batches). seq is stored as
 // given; ordering is the caller's business.
 func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
@@ -273,10 +277,48 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 		return err
 	}
 	defer done()
+	x.applyMu.Lock()
+	defer x.applyMu.Unlock()
 
 	an := bi.Mapping().AnalyzerNamed(en.AnalyzerName)
 	if an == nil {
 		return fmt.Errorf("apply: analyzer %s missing", en.AnalyzerName)
+	}
+	adv, err := bi.Advanced()
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return fmt.Errorf("apply: open reader: %w", err)
+	}
+	defer r.Close()
+	raw, err := r.GetInternal(keyFieldLengths)
+	if err != nil {
+		return fmt.Errorf("apply: read field lengths: %w", err)
+	}
+	sums, err := decodeLengthSums(raw)
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	// touched holds the lengths of the ids this batch already wrote (nil
+	// once deleted): a later op on one replaces that, not what r holds.
+	touched := map[string]*lengthSums{}
+	drop := func(id string) error {
+		if l, ok := touched[id]; ok {
+			if l != nil {
+				sums.sub(*l)
+			}
+			return nil
+		}
+		l, ok, err := storedLengths(r, id)
+		if err != nil {
+			return fmt.Errorf("apply: lengths of %s: %w", id, err)
+		}
+		if ok {
+			sums.sub(l)
+		}
+		return nil
 	}
 	b := bi.NewBatch()
 	for i := range upserts {
@@ -293,20 +335,28 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 			Mime:    d.Mime,
 			Tags:    d.Tags,
 		}
-		bd.Lengths = lengthTerms(an, &bd)
+		l := docLengths(an, &bd)
+		bd.Lengths = l.String()
+		if err := drop(d.ID); err != nil {
+			return err
+		}
+		sums.add(l)
+		touched[d.ID] = &l
 		if err := b.Index(d.ID, bd); err != nil {
 			return fmt.Errorf("apply: index %s: %w", d.ID, err)
 		}
 	}
 	for _, id := range deletes {
+		if err := drop(id); err != nil {
+			return err
+		}
+		touched[id] = nil
 		b.Delete(id)
 	}
+	b.SetInternal(keyFieldLengths, sums.encode())
 	var sb [8]byte
 	binary.BigEndian.PutUint64(sb[:], seq)
 	b.SetInternal(keyAppliedSeq, sb[:])
-	// After the batch, so that a search that sees the new generation sees
-	// the batch too; a failed batch may have changed nothing, or anything.
-	defer x.gen.Add(1)
 	if err := bi.Batch(b); err != nil {
 		return fmt.Errorf("apply batch (seq %d): %w", seq, err)
 	}
@@ -418,7 +468,7 @@ func (x *Index) SearchBM25(ctx context.Context, q string, f Filter, k int) ([]Hi
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	bq := &bm25fQuery{terms: make([]string, len(ts)), x: x, gen: x.gen.Load()}
+	bq := &bm25fQuery{terms: make([]string, len(ts))}
 	for i, t := range ts {
 		bq.terms[i] = string(t.Term)
 	}

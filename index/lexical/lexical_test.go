@@ -181,6 +181,57 @@ func TestIndex_SearchBM25_MeanLengthOfLiveDocuments(t *testing.T) {
 	}
 }
 
+// TestIndex_Apply_KeepsFieldLengthSums checks the token count sums behind
+// BM25F's mean field lengths after each Apply, counted by hand (no stop
+// words below, so every word is a token): replacing a document swaps its
+// lengths, deleting one removes them, an id upserted twice in one batch
+// counts once (the last), one upserted and deleted in the same batch not at
+// all, and deleting an unknown id changes nothing. The sums persist.
+func TestIndex_Apply_KeepsFieldLengthSums(t *testing.T) {
+	dir := t.TempDir()
+	x := mustOpen(t, dir)
+	check := func(x *Index, step string, want lengthSums) {
+		t.Helper()
+		raw, err := x.idx.GetInternal(keyFieldLengths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeLengthSums(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if got != want {
+			t.Errorf("%s: sums (text, heading, title) = %v, want %v", step, got, want)
+		}
+	}
+	check(x, "empty", lengthSums{})
+	mustApply(t, x, []Doc{
+		{ID: "a", Text: "apple kiwi lime", Heading: "fruit", Title: "market"},           // 3 1 1
+		{ID: "b", Text: "mango melon", Title: "summer harvest", Description: "orchard"}, // 2 0 3
+		{ID: "c", Text: "peach", Heading: "stone fruit list"},                           // 1 3 0
+	}, nil, 1)
+	check(x, "adds", lengthSums{6, 4, 4})
+	mustApply(t, x, []Doc{
+		{ID: "a", Text: "apple", Heading: "fruit basket"}, // 1 2 0 replaces 3 1 1
+		{ID: "d", Text: "plum grape fig pear"},            // 4 0 0
+	}, []string{"b", "unknown"}, 2)
+	check(x, "update, add, delete", lengthSums{6, 5, 0})
+	mustApply(t, x, []Doc{
+		{ID: "e", Text: "olive olive olive"},        // 3 0 0, replaced in the batch
+		{ID: "e", Text: "date", Title: "dried"},     // 1 0 1
+		{ID: "f", Text: "cherry berry", Title: "x"}, // deleted in the batch
+		{ID: "c", Text: "lemon lime"},               // 2 0 0 replaces 1 3 0
+	}, []string{"f", "d"}, 3)
+	check(x, "same batch", lengthSums{4, 2, 1})
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x = mustOpen(t, dir)
+	check(x, "reopened", lengthSums{4, 2, 1})
+	mustApply(t, x, nil, []string{"a", "c", "e"}, 4)
+	check(x, "all deleted", lengthSums{})
+}
+
 func TestIndex_SearchBM25_Stemming(t *testing.T) {
 	x := mustOpen(t, t.TempDir())
 	mustApply(t, x, []Doc{

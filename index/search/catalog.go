@@ -19,6 +19,16 @@ const chunkBits = 20
 // (a 64 MiB item makes about 100k chunks).
 const maxVectorChunks = 1 << chunkBits
 
+// Question rows (a chunk's question vectors, see vfs/questions.go) have the
+// top bit set and the question's slot on its chunk in the next slotBits, so
+// item ordinals stay below 2^36.
+const (
+	questionFlag     = 1 << 63
+	slotShift        = 56
+	maxQuestionSlots = 1 << 7 // more than vfs.MaxQuestionsPerItem + vfs.MaxGeneratedQuestions
+	ordMask          = 1<<slotShift - 1
+)
+
 // entry is one item of the vector leg's catalog: what the filters and the
 // id mapping need, without touching the store.
 type entry struct {
@@ -29,9 +39,20 @@ type entry struct {
 	mime  string
 	tags  []string
 	rows  int // chunk indexes [0, rows) may have vector rows
+	// questions holds, by chunk, the question hashes of its question rows
+	// by slot (nil while it has none): rescoring reads their vectors.
+	questions map[int][][32]byte
 }
 
 func vectorID(ord uint64, chunk int) uint64 { return ord<<chunkBits | uint64(chunk) }
+
+func questionID(ord uint64, chunk, slot int) uint64 {
+	return questionFlag | uint64(slot)<<slotShift | vectorID(ord, chunk)
+}
+
+// isQuestion reports whether vector id is a question row; questionSlot is its slot.
+func isQuestion(id uint64) bool  { return id&questionFlag != 0 }
+func questionSlot(id uint64) int { return int(id>>slotShift) & (maxQuestionSlots - 1) }
 
 // catalog maps items to ordinals and back. It is guarded by the Engine's lock.
 type catalog struct {
@@ -57,9 +78,19 @@ func (c *catalog) remove(e *entry) {
 	c.byOrd[e.ord] = nil
 }
 
-// lookup resolves a vector id to its item entry and chunk index.
+// lookup resolves the vector id of a chunk's text vector to its item entry
+// and chunk index; a question row resolves to nil (see lookupRow).
 func (c *catalog) lookup(id uint64) (*entry, int) {
-	ord := id >> chunkBits
+	if isQuestion(id) {
+		return nil, 0
+	}
+	return c.lookupRow(id)
+}
+
+// lookupRow resolves any vector id, text or question row, to the item entry
+// and chunk index it scores.
+func (c *catalog) lookupRow(id uint64) (*entry, int) {
+	ord := (id & ordMask) >> chunkBits
 	if ord >= uint64(len(c.byOrd)) {
 		return nil, 0
 	}
@@ -128,7 +159,11 @@ type vectorLeg struct {
 	idx   *vector.Index
 	cat   *catalog
 	store *vfs.Store
+	qrows int // question rows in idx
 }
+
+// chunkRows is how many chunk text vectors the leg holds.
+func (v *vectorLeg) chunkRows() int { return v.idx.Len() - v.qrows }
 
 // vectorRescore is the vector leg's candidate multiplier. The leg already
 // asks for several times the results a query returns (fusion needs depth),
@@ -147,15 +182,34 @@ func newVectorLeg(dims int, store *vfs.Store) *vectorLeg {
 	return l
 }
 
-// Vectors reads the float32 vectors of rows from the store, for rescoring.
+// Vectors reads the float32 vectors of rows from the store, for rescoring:
+// chunk text vectors by chunk, question vectors by question hash.
 func (v *vectorLeg) Vectors(ids []uint64) ([][]float32, error) {
 	refs := make([]vfs.ChunkRef, len(ids))
+	var qs [][32]byte
+	var qat []int
 	for i, id := range ids {
-		if en, chunk := v.cat.lookup(id); en != nil {
+		en, chunk := v.cat.lookupRow(id)
+		switch {
+		case en == nil:
+		case !isQuestion(id):
 			refs[i] = vfs.ChunkRef{ItemID: en.id, Index: chunk}
+		case questionSlot(id) < len(en.questions[chunk]):
+			qs, qat = append(qs, en.questions[chunk][questionSlot(id)]), append(qat, i)
 		}
 	}
-	return v.store.ChunkVectors(context.Background(), refs)
+	out, err := v.store.ChunkVectors(context.Background(), refs)
+	if err != nil || len(qs) == 0 {
+		return out, err
+	}
+	qv, err := v.store.QuestionVectors(context.Background(), qs)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range qat {
+		out[i] = qv[j]
+	}
+	return out, nil
 }
 
 // apply makes the leg hold d's current vectors: those of the chunks d
@@ -166,6 +220,7 @@ func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
 		if en != nil {
 			for i := range en.rows {
 				v.idx.Delete(vectorID(en.ord, i))
+				v.setQuestions(en, i, nil, log)
 			}
 			v.cat.remove(en)
 		}
@@ -186,6 +241,7 @@ func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
 		} else {
 			v.idx.Delete(id)
 		}
+		v.setQuestions(en, i, d.Chunks[i-d.From].Questions, log)
 	}
 	if d.More || d.From+len(d.Chunks) < d.Total {
 		en.rows = max(en.rows, end)
@@ -194,6 +250,38 @@ func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
 	n := min(d.Total, maxVectorChunks)
 	for i := n; i < en.rows; i++ {
 		v.idx.Delete(vectorID(en.ord, i))
+		v.setQuestions(en, i, nil, log)
 	}
 	en.rows = n
+}
+
+// setQuestions makes chunk i of en carry the question rows qs (at most
+// maxQuestionSlots), replacing those it had.
+func (v *vectorLeg) setQuestions(en *entry, i int, qs []vfs.IndexQuestion, log *slog.Logger) {
+	old := en.questions[i]
+	if len(old) == 0 && len(qs) == 0 {
+		return
+	}
+	qs = qs[:min(len(qs), maxQuestionSlots)]
+	hashes := make([][32]byte, 0, len(qs))
+	for _, q := range qs {
+		id := questionID(en.ord, i, len(hashes))
+		if err := v.idx.Upsert(id, q.Vector); err != nil {
+			log.Error("question vector not indexed", "item", en.id, "chunk", i, "err", err)
+			continue
+		}
+		hashes = append(hashes, q.Hash)
+	}
+	for slot := len(hashes); slot < len(old); slot++ {
+		v.idx.Delete(questionID(en.ord, i, slot))
+	}
+	v.qrows += len(hashes) - len(old)
+	if len(hashes) == 0 {
+		delete(en.questions, i)
+		return
+	}
+	if en.questions == nil {
+		en.questions = map[int][][32]byte{}
+	}
+	en.questions[i] = hashes
 }

@@ -4,7 +4,10 @@
 //
 // An Engine owns two derived indexes: a Bleve index (index/lexical) holding
 // the BM25 and substring legs, and an in-memory vector matrix (index/vector)
-// with a catalog of the items its rows belong to. Both are fed from the
+// with a catalog of the items its rows belong to: a row per chunk text
+// vector, and a row per question vector a chunk carries (vfs/questions.go),
+// so that the vector leg scores a chunk by the best of them, each chunk
+// once. Both are fed from the
 // store's durable outbox by one goroutine: it reads outbox entries past the
 // sequence an index has applied, re-reads those items' current state and
 // applies it, so a crash at any point is repaired by applying again. Bleve
@@ -26,6 +29,12 @@
 // its filter before the legs run, so no leg, snippet or count sees past
 // it. Scores and the key terms of a long query still come from whole-index
 // statistics.
+//
+// FindSimilar compares a target's chunk vectors (a stored item's, or a
+// text's the caller embedded) with every other item's text vectors, one
+// vector scan per target chunk, and reports per item the best pair and the
+// share of the target's chunks it matches: near-duplicate detection for
+// memory de-duplication.
 //
 // Every request is bounded (Limits, refused with a *LimitError). A long
 // query text is searched by its key terms (lexical.Index.KeyTerms), so a

@@ -72,7 +72,7 @@ func (e *Engine) check(ctx context.Context) (DoctorReport, error) {
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	var missingLex, missingVec, extraVec []string
+	var missingLex, missingVec, extraVec, driftQ []string
 	seq, err := e.store.ScanIndexDocs(ctx, e.vec != nil, func(d vfs.IndexDoc) error {
 		rep.StoreChunks += int64(len(d.Chunks))
 		var en *entry
@@ -100,6 +100,13 @@ func (e *Engine) check(ctx context.Context) (DoctorReport, error) {
 			if ch.Vector != nil {
 				rep.StoreVectors++
 			}
+			var have [][32]byte
+			if en != nil {
+				have = en.questions[i]
+			}
+			if !sameQuestions(have, ch.Questions) {
+				driftQ = append(driftQ, id)
+			}
 		}
 		return nil
 	})
@@ -116,7 +123,7 @@ func (e *Engine) check(ctx context.Context) (DoctorReport, error) {
 	}
 	rep.LexicalChunks = int64(ln)
 	if e.vec != nil {
-		rep.VectorChunks = int64(e.vec.idx.Len())
+		rep.VectorChunks = int64(e.vec.chunkRows())
 	}
 	list := func(ids []string) string {
 		if len(ids) > maxListed {
@@ -136,6 +143,9 @@ func (e *Engine) check(ctx context.Context) (DoctorReport, error) {
 	if len(extraVec) > 0 {
 		problem("vector index holds %d chunks the store has no vector for: %s", len(extraVec), list(extraVec))
 	}
+	if len(driftQ) > 0 {
+		problem("vector index holds other question vectors than the store for %d chunks: %s", len(driftQ), list(driftQ))
+	}
 	if e.vec != nil && rep.VectorChunks != rep.StoreVectors {
 		problem("vector index holds %d vectors, the store %d", rep.VectorChunks, rep.StoreVectors)
 	}
@@ -143,4 +153,18 @@ func (e *Engine) check(ctx context.Context) (DoctorReport, error) {
 		problem("indexes applied the outbox up to %d of %d", rep.AppliedSeq, rep.OutboxSeq)
 	}
 	return rep, nil
+}
+
+// sameQuestions reports whether the question rows of a chunk (hashes by
+// slot) are the store's questions qs.
+func sameQuestions(have [][32]byte, qs []vfs.IndexQuestion) bool {
+	if len(have) != min(len(qs), maxQuestionSlots) {
+		return false
+	}
+	for i, h := range have {
+		if qs[i].Hash != h {
+			return false
+		}
+	}
+	return true
 }

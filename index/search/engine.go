@@ -481,7 +481,7 @@ func (e *Engine) refreshState() {
 	var vn int64
 	if e.vec != nil {
 		applied = min(applied, e.vecSeq)
-		vn = int64(e.vec.idx.Len())
+		vn = int64(e.vec.chunkRows())
 	}
 	ln, _ := e.lex.Count()
 	e.state = State{AppliedSeq: applied, LexicalChunks: int64(ln), VectorChunks: vn, Model: e.model, Rebuilding: e.state.Rebuilding, Checking: e.state.Checking}
@@ -538,7 +538,7 @@ func (e *Engine) useModel(m modelSpec) {
 	} else {
 		e.vec = snap.leg
 		e.vecSeq, e.snapSeq, e.snapAt = snap.seq, snap.seq, time.Now()
-		e.log.Info("vector index loaded", "model", m.id, "vectors", snap.leg.idx.Len(), "seq", snap.seq)
+		e.log.Info("vector index loaded", "model", m.id, "vectors", snap.leg.chunkRows(), "questions", snap.leg.qrows, "seq", snap.seq)
 	}
 	e.refreshState()
 	e.mu.Unlock()
@@ -642,7 +642,7 @@ func (e *Engine) rebuild(ctx context.Context, lex, vec bool) (RebuildResult, err
 		}
 	}
 	if nv != nil {
-		res.VectorChunks = int64(nv.idx.Len())
+		res.VectorChunks = int64(nv.chunkRows())
 		e.mu.Lock()
 		e.vec, e.vecSeq = nv, seq
 		err := e.writeSnapshot()

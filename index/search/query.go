@@ -454,7 +454,8 @@ func (e *Engine) lexicalLegs(ctx context.Context, text string, f lexical.Filter,
 }
 
 // vectorLeg embeds the query if needed and scans the vectors with the
-// filter inside the scan.
+// filter inside the scan. A chunk scores the best of its text vector and its
+// question vectors.
 func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int) ([]legHit, error) {
 	qv := q.Vector
 	if qv == nil {
@@ -472,21 +473,30 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 	if m := newMatcher(req.Filter); !m.empty() {
 		cat := e.vec.cat
 		allow = vector.FilterFunc(func(id uint64) bool {
-			en, _ := cat.lookup(id)
+			en, _ := cat.lookupRow(id)
 			return en != nil && m.match(en)
 		})
 	}
-	hs, err := e.vec.idx.SearchContext(ctx, qv, depth, allow)
+	// A chunk's question rows can take several of the best rows: look
+	// deeper by up to as many again so that depth chunks remain.
+	hs, err := e.vec.idx.SearchContext(ctx, qv, depth+min(depth, e.vec.qrows), allow)
 	if errors.Is(err, vector.ErrInvalid) || errors.Is(err, vector.ErrDims) {
 		return nil, fmt.Errorf("%w: query vector: %v", ErrInvalidQuery, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]legHit, 0, len(hs))
+	out := make([]legHit, 0, min(len(hs), depth))
+	seen := make(map[string]bool, len(hs))
 	for _, h := range hs {
-		if en, i := e.vec.cat.lookup(h.ID); en != nil {
-			out = append(out, legHit{id: ChunkID(en.id, i), score: float64(h.Score)})
+		en, i := e.vec.cat.lookupRow(h.ID)
+		if en == nil {
+			continue
+		}
+		// Hits come best first: a chunk's first row is its best.
+		if id := ChunkID(en.id, i); !seen[id] && len(out) < depth {
+			seen[id] = true
+			out = append(out, legHit{id: id, score: float64(h.Score)})
 		}
 	}
 	return out, nil

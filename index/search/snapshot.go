@@ -22,15 +22,17 @@ import (
 // The vector snapshot saves the vector leg so that start-up reads one file
 // instead of joining every chunk with its vector in the store. Layout, little
 // endian: magic | dims u32 | seq u64 | model str | items u32 | per item:
-// id [16] | rows u32 | drive, path, mime str | tags u16 + str each | rows u64 |
-// per row: item u32 | chunk u32 | qstride u32 | rows*qstride int8 | rows
+// id [16] | rows u32 | drive, path, mime str | tags u16 + str each |
+// question chunks u32 + per chunk: chunk u32 | n u16 | n question hashes [32] |
+// rows u64 | per row: item u32 | chunk u32 (a question row: 1<<31 | slot<<20 |
+// chunk) | qstride u32 | rows*qstride int8 | rows
 // float32 (the int8 copies and their scales; the float32 vectors stay in the
 // store) | CRC-32C of all before. str is u32 length + bytes. It is written to
 // a temp file, synced and renamed, so a crash leaves the previous snapshot.
 // The matrices are written and read as whole arrays: at a million rows
 // anything per value would dominate start-up.
 
-const snapshotMagic = "CTXDVEC3"
+const snapshotMagic = "CTXDVEC4"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -79,13 +81,25 @@ func (e *Engine) writeSnapshot() error {
 		for _, t := range en.tags {
 			w.str(t)
 		}
+		w.u32(uint32(len(en.questions)))
+		for chunk, hashes := range en.questions {
+			w.u32(uint32(chunk))
+			w.u16(uint16(len(hashes)))
+			for _, h := range hashes {
+				w.bytes(h[:])
+			}
+		}
 	}
 	e.vec.idx.Export(func(m vector.Matrices) error {
 		w.u64(uint64(len(m.IDs)))
 		rows := make([]byte, 8*len(m.IDs))
 		for i, id := range m.IDs {
 			binary.LittleEndian.PutUint32(rows[8*i:], ordinal[id>>chunkBits])
-			binary.LittleEndian.PutUint32(rows[8*i+4:], uint32(id&(maxVectorChunks-1)))
+			chunk := uint32(id & (maxVectorChunks - 1))
+			if isQuestion(id) {
+				chunk |= 1<<31 | uint32(questionSlot(id))<<chunkBits
+			}
+			binary.LittleEndian.PutUint32(rows[8*i+4:], chunk)
 		}
 		w.bytes(rows)
 		w.u32(uint32(m.QStride))
@@ -171,6 +185,24 @@ func loadSnapshot(path, model string, dims int, store *vfs.Store) (snapshot, err
 		for range r.u16() {
 			en.tags = append(en.tags, r.str())
 		}
+		for range min(r.u32(), maxVectorChunks) {
+			chunk, n := int(r.u32()), int(r.u16())
+			if r.err != nil || n == 0 || n > maxQuestionSlots {
+				if r.err == nil {
+					r.err = errors.New("question count out of range")
+				}
+				break
+			}
+			if en.questions == nil {
+				en.questions = map[int][][32]byte{}
+			}
+			hashes := make([][32]byte, n)
+			for j := range hashes {
+				r.read(hashes[j][:])
+			}
+			en.questions[chunk] = hashes
+			leg.qrows += n
+		}
 		items = append(items, en)
 	}
 	rows := r.u64()
@@ -183,13 +215,19 @@ func loadSnapshot(path, model string, dims int, store *vfs.Store) (snapshot, err
 	rowBuf := r.bytes(8 * int(rows))
 	for i := range ids {
 		item, chunk := binary.LittleEndian.Uint32(rowBuf[8*i:]), binary.LittleEndian.Uint32(rowBuf[8*i+4:])
-		if int(item) >= len(items) || chunk >= maxVectorChunks {
+		question, slot := chunk&(1<<31) != 0, int(chunk>>chunkBits)&(maxQuestionSlots-1)
+		chunk &= maxVectorChunks - 1
+		bad := binary.LittleEndian.Uint32(rowBuf[8*i+4:])&^(1<<31|(maxQuestionSlots-1)<<chunkBits|(maxVectorChunks-1)) != 0
+		if bad || int(item) >= len(items) || question && slot >= len(items[item].questions[int(chunk)]) {
 			if r.err == nil {
 				return snapshot{}, errors.New("vector snapshot row out of range")
 			}
 			break
 		}
 		ids[i] = vectorID(items[item].ord, int(chunk))
+		if question {
+			ids[i] = questionID(items[item].ord, int(chunk), slot)
+		}
 	}
 	m := vector.Matrices{IDs: ids, QStride: int(r.u32())}
 	if r.err == nil && (m.QStride < dims || m.QStride > dims+64) {

@@ -28,7 +28,11 @@ import {
   type UpdateResponse,
 } from "./gen/ctxd/v1/context_pb.js";
 import { IngestService } from "./gen/ctxd/v1/ingest_pb.js";
-import { SearchService } from "./gen/ctxd/v1/search_pb.js";
+import {
+  type FindSimilarRequestSchema,
+  type FindSimilarResponse,
+  SearchService,
+} from "./gen/ctxd/v1/search_pb.js";
 import { ToolService } from "./gen/ctxd/v1/tools_pb.js";
 import {
   type LogResponse,
@@ -105,6 +109,14 @@ export interface CtxdClient {
    * is ready for a prompt; `omitted` says what did not fit and why.
    */
   buildContext(task: string, options?: BuildContextOptions): Promise<BuildContextResponse>;
+  /**
+   * Stored items that are near-duplicates of the item at a ref (never
+   * returned itself) or of `{ text }` (chunked and embedded the way a written
+   * item would be), most similar first: each with the best chunk pair's
+   * cosine `similarity` (at least `threshold`, default 0.9) and `coverage`,
+   * the share of the target's chunks it matches (1: all of it is stored).
+   */
+  findSimilar(target: string | { text: string }, options?: FindSimilarOptions): Promise<FindSimilarResponse>;
   /**
    * Replaces a context file's body, keeping its frontmatter byte for byte.
    * An agent token may update only files with `agent-modification: true`
@@ -194,6 +206,9 @@ export interface ToolResult {
   /** content, parsed. */
   json(): Record<string, unknown>;
 }
+
+/** Options of findSimilar: the FindSimilarRequest fields besides the target. */
+export type FindSimilarOptions = Omit<MessageInitShape<typeof FindSimilarRequestSchema>, "target" | "$typeName">;
 
 /** Options of buildContext: the BuildContextRequest fields besides the task. */
 export type BuildContextOptions = Omit<MessageInitShape<typeof BuildContextRequestSchema>, "task" | "$typeName">;
@@ -313,9 +328,10 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
   const vfs = withCtxdErrors(createConnectClient(VfsService, transport));
   const context = withCtxdErrors(createConnectClient(ContextService, transport));
   const toolService = withCtxdErrors(createConnectClient(ToolService, transport));
+  const search = withCtxdErrors(createConnectClient(SearchService, transport));
   return {
     vfs,
-    search: withCtxdErrors(createConnectClient(SearchService, transport)),
+    search,
     ingest: withCtxdErrors(createConnectClient(IngestService, transport)),
     admin: withCtxdErrors(createConnectClient(AdminService, transport)),
     context,
@@ -323,6 +339,11 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
     transport,
     close: () => sessionManager.abort(),
     buildContext: (task, options = {}) => context.buildContext({ ...options, task }),
+    findSimilar: (target, options = {}) =>
+      search.findSimilar({
+        ...options,
+        target: typeof target === "string" ? { case: "ref", value: target } : { case: "text", value: target.text },
+      }),
     updateContext: (ref, body, options = {}) => context.update({ ref, body, ...options }),
     initContext: (root = "") => context.init({ root }),
     history: async (ref, options = {}) =>

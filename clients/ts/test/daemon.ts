@@ -13,7 +13,8 @@ import { type CtxdClient, CtxdError, createClient } from "../src/index.js";
 
 // dist/test/daemon.js -> the package dir is two levels up, the repo four.
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, "../../../..");
+/** The repository root (the model and ONNX Runtime are in its .cache). */
+export const repoRoot = path.resolve(here, "../../../..");
 /** The ctxd binary the tests run. */
 export const ctxdBin = path.resolve(repoRoot, process.env.CTXD_BIN || ".tmp/bin/ctxd");
 const READY_TIMEOUT_MS = 20_000;

@@ -334,7 +334,16 @@ type EmbeddingStatus struct {
 	// Recent embedding throughput.
 	ChunksPerSecond float64 `protobuf:"fixed64,7,opt,name=chunks_per_second,json=chunksPerSecond" json:"chunks_per_second,omitempty"`
 	// Text items stored while no chunker was available, waiting to be chunked.
-	PendingItems  int64 `protobuf:"varint,8,opt,name=pending_items,json=pendingItems" json:"pending_items,omitempty"`
+	PendingItems int64 `protobuf:"varint,8,opt,name=pending_items,json=pendingItems" json:"pending_items,omitempty"`
+	// Chunks that carry at least one question vector (WriteRequest.questions
+	// or the enricher).
+	ChunksWithQuestions int64 `protobuf:"varint,9,opt,name=chunks_with_questions,json=chunksWithQuestions" json:"chunks_with_questions,omitempty"`
+	// Chunks without one.
+	ChunksWithoutQuestions int64 `protobuf:"varint,10,opt,name=chunks_without_questions,json=chunksWithoutQuestions" json:"chunks_without_questions,omitempty"`
+	// Questions waiting for a vector.
+	PendingQuestions int64 `protobuf:"varint,11,opt,name=pending_questions,json=pendingQuestions" json:"pending_questions,omitempty"`
+	// The question enricher; absent when it is off.
+	Enricher      *EnricherStatus `protobuf:"bytes,12,opt,name=enricher" json:"enricher,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -425,6 +434,136 @@ func (x *EmbeddingStatus) GetPendingItems() int64 {
 	return 0
 }
 
+func (x *EmbeddingStatus) GetChunksWithQuestions() int64 {
+	if x != nil {
+		return x.ChunksWithQuestions
+	}
+	return 0
+}
+
+func (x *EmbeddingStatus) GetChunksWithoutQuestions() int64 {
+	if x != nil {
+		return x.ChunksWithoutQuestions
+	}
+	return 0
+}
+
+func (x *EmbeddingStatus) GetPendingQuestions() int64 {
+	if x != nil {
+		return x.PendingQuestions
+	}
+	return 0
+}
+
+func (x *EmbeddingStatus) GetEnricher() *EnricherStatus {
+	if x != nil {
+		return x.Enricher
+	}
+	return nil
+}
+
+// EnricherStatus describes the background question enricher, which asks an
+// OpenAI-compatible chat endpoint for the questions each chunk answers.
+type EnricherStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The chat endpoint's base URL.
+	Endpoint string `protobuf:"bytes,1,opt,name=endpoint" json:"endpoint,omitempty"`
+	// The chat model asked.
+	Model string `protobuf:"bytes,2,opt,name=model" json:"model,omitempty"`
+	// Chunks still to be asked about.
+	PendingChunks int64 `protobuf:"varint,3,opt,name=pending_chunks,json=pendingChunks" json:"pending_chunks,omitempty"`
+	// Chunks enriched since the daemon started.
+	EnrichedChunks int64 `protobuf:"varint,4,opt,name=enriched_chunks,json=enrichedChunks" json:"enriched_chunks,omitempty"`
+	// Calls that failed since the daemon started (each is retried with
+	// backoff; a chunk whose answer held no usable question is not retried).
+	FailedCalls int64 `protobuf:"varint,5,opt,name=failed_calls,json=failedCalls" json:"failed_calls,omitempty"`
+	// The last failure, empty if none.
+	LastError string `protobuf:"bytes,6,opt,name=last_error,json=lastError" json:"last_error,omitempty"`
+	// When the last failure happened.
+	LastErrorAt   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=last_error_at,json=lastErrorAt" json:"last_error_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnricherStatus) Reset() {
+	*x = EnricherStatus{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnricherStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnricherStatus) ProtoMessage() {}
+
+func (x *EnricherStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnricherStatus.ProtoReflect.Descriptor instead.
+func (*EnricherStatus) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *EnricherStatus) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *EnricherStatus) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *EnricherStatus) GetPendingChunks() int64 {
+	if x != nil {
+		return x.PendingChunks
+	}
+	return 0
+}
+
+func (x *EnricherStatus) GetEnrichedChunks() int64 {
+	if x != nil {
+		return x.EnrichedChunks
+	}
+	return 0
+}
+
+func (x *EnricherStatus) GetFailedCalls() int64 {
+	if x != nil {
+		return x.FailedCalls
+	}
+	return 0
+}
+
+func (x *EnricherStatus) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *EnricherStatus) GetLastErrorAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastErrorAt
+	}
+	return nil
+}
+
 // IndexStatus describes the derived search indexes.
 type IndexStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -444,7 +583,7 @@ type IndexStatus struct {
 
 func (x *IndexStatus) Reset() {
 	*x = IndexStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -456,7 +595,7 @@ func (x *IndexStatus) String() string {
 func (*IndexStatus) ProtoMessage() {}
 
 func (x *IndexStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -469,7 +608,7 @@ func (x *IndexStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexStatus.ProtoReflect.Descriptor instead.
 func (*IndexStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{6}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *IndexStatus) GetAvailable() bool {
@@ -534,7 +673,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -546,7 +685,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -559,7 +698,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{7}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -646,7 +785,7 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\rvector_chunks\x18\x06 \x01(\x03R\fvectorChunks\x12'\n" +
 	"\x0foutbox_sequence\x18\a \x01(\x04R\x0eoutboxSequence\x12)\n" +
 	"\x10applied_sequence\x18\b \x01(\x04R\x0fappliedSequence\"\x0f\n" +
-	"\rStatusRequest\"\xba\x02\n" +
+	"\rStatusRequest\"\x8a\x04\n" +
 	"\x0fEmbeddingStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12\x19\n" +
@@ -657,7 +796,21 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\x0fembedded_chunks\x18\x05 \x01(\x03R\x0eembeddedChunks\x12%\n" +
 	"\x0epending_chunks\x18\x06 \x01(\x03R\rpendingChunks\x12*\n" +
 	"\x11chunks_per_second\x18\a \x01(\x01R\x0fchunksPerSecond\x12#\n" +
-	"\rpending_items\x18\b \x01(\x03R\fpendingItems\"\xcf\x01\n" +
+	"\rpending_items\x18\b \x01(\x03R\fpendingItems\x122\n" +
+	"\x15chunks_with_questions\x18\t \x01(\x03R\x13chunksWithQuestions\x128\n" +
+	"\x18chunks_without_questions\x18\n" +
+	" \x01(\x03R\x16chunksWithoutQuestions\x12+\n" +
+	"\x11pending_questions\x18\v \x01(\x03R\x10pendingQuestions\x123\n" +
+	"\benricher\x18\f \x01(\v2\x17.ctxd.v1.EnricherStatusR\benricher\"\x94\x02\n" +
+	"\x0eEnricherStatus\x12\x1a\n" +
+	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +
+	"\x0epending_chunks\x18\x03 \x01(\x03R\rpendingChunks\x12'\n" +
+	"\x0fenriched_chunks\x18\x04 \x01(\x03R\x0eenrichedChunks\x12!\n" +
+	"\ffailed_calls\x18\x05 \x01(\x03R\vfailedCalls\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x06 \x01(\tR\tlastError\x12>\n" +
+	"\rlast_error_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vlastErrorAt\"\xcf\x01\n" +
 	"\vIndexStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12\x1f\n" +
@@ -695,7 +848,7 @@ func file_ctxd_v1_admin_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_admin_proto_rawDescData
 }
 
-var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_ctxd_v1_admin_proto_goTypes = []any{
 	(*ReindexRequest)(nil),        // 0: ctxd.v1.ReindexRequest
 	(*ReindexResponse)(nil),       // 1: ctxd.v1.ReindexResponse
@@ -703,27 +856,30 @@ var file_ctxd_v1_admin_proto_goTypes = []any{
 	(*DoctorResponse)(nil),        // 3: ctxd.v1.DoctorResponse
 	(*StatusRequest)(nil),         // 4: ctxd.v1.StatusRequest
 	(*EmbeddingStatus)(nil),       // 5: ctxd.v1.EmbeddingStatus
-	(*IndexStatus)(nil),           // 6: ctxd.v1.IndexStatus
-	(*StatusResponse)(nil),        // 7: ctxd.v1.StatusResponse
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
-	(*DriveInfo)(nil),             // 9: ctxd.v1.DriveInfo
+	(*EnricherStatus)(nil),        // 6: ctxd.v1.EnricherStatus
+	(*IndexStatus)(nil),           // 7: ctxd.v1.IndexStatus
+	(*StatusResponse)(nil),        // 8: ctxd.v1.StatusResponse
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(*DriveInfo)(nil),             // 10: ctxd.v1.DriveInfo
 }
 var file_ctxd_v1_admin_proto_depIdxs = []int32{
-	8, // 0: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
-	9, // 1: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
-	5, // 2: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
-	6, // 3: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
-	4, // 4: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
-	0, // 5: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
-	2, // 6: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
-	7, // 7: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
-	1, // 8: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
-	3, // 9: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
-	7, // [7:10] is the sub-list for method output_type
-	4, // [4:7] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	6,  // 0: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
+	9,  // 1: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
+	9,  // 2: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
+	10, // 3: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
+	5,  // 4: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
+	7,  // 5: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
+	4,  // 6: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
+	0,  // 7: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
+	2,  // 8: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
+	8,  // 9: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
+	1,  // 10: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
+	3,  // 11: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
+	9,  // [9:12] is the sub-list for method output_type
+	6,  // [6:9] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_admin_proto_init() }
@@ -738,7 +894,7 @@ func file_ctxd_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_admin_proto_rawDesc), len(file_ctxd_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

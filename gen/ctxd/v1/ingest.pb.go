@@ -218,7 +218,10 @@ type IngestItemResult struct {
 	// Set when action is FAILED or MISSING.
 	ErrorMessage string `protobuf:"bytes,6,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
 	// Structured detail of the failure, when there is one.
-	Error         *ErrorDetail `protobuf:"bytes,7,opt,name=error" json:"error,omitempty"`
+	Error *ErrorDetail `protobuf:"bytes,7,opt,name=error" json:"error,omitempty"`
+	// With AddRequest.dedupe_threshold: the stored item this source
+	// duplicates, which is why it was SKIPPED.
+	DuplicateOf   string `protobuf:"bytes,8,opt,name=duplicate_of,json=duplicateOf" json:"duplicate_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -300,6 +303,13 @@ func (x *IngestItemResult) GetError() *ErrorDetail {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *IngestItemResult) GetDuplicateOf() string {
+	if x != nil {
+		return x.DuplicateOf
+	}
+	return ""
 }
 
 // IngestSummary closes every ingest stream.
@@ -452,9 +462,15 @@ type AddRequest struct {
 	Watch bool `protobuf:"varint,7,opt,name=watch" json:"watch,omitempty"`
 	// For URL items: how long fetched content counts as fresh; 0 means the
 	// daemon's default (24 hours).
-	TtlSeconds    int64 `protobuf:"varint,8,opt,name=ttl_seconds,json=ttlSeconds" json:"ttl_seconds,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TtlSeconds int64 `protobuf:"varint,8,opt,name=ttl_seconds,json=ttlSeconds" json:"ttl_seconds,omitempty"`
+	// Skip a new source whose content is a near-duplicate of an item already
+	// stored: every chunk of it has a match (FindSimilar coverage 1) at or
+	// above this cosine similarity. Its result is SKIPPED with duplicate_of
+	// set. Needs an embedding model (UNAVAILABLE otherwise); 0 means
+	// no de-duplication; otherwise in (0, 1].
+	DedupeThreshold float64 `protobuf:"fixed64,9,opt,name=dedupe_threshold,json=dedupeThreshold" json:"dedupe_threshold,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AddRequest) Reset() {
@@ -539,6 +555,13 @@ func (x *AddRequest) GetWatch() bool {
 func (x *AddRequest) GetTtlSeconds() int64 {
 	if x != nil {
 		return x.TtlSeconds
+	}
+	return 0
+}
+
+func (x *AddRequest) GetDedupeThreshold() float64 {
+	if x != nil {
+		return x.DedupeThreshold
 	}
 	return 0
 }
@@ -1002,7 +1025,7 @@ const file_ctxd_v1_ingest_proto_rawDesc = "" +
 	"bytesTotal\x12(\n" +
 	"\x10items_per_second\x18\a \x01(\x01R\x0eitemsPerSecond\x12\x1f\n" +
 	"\veta_seconds\x18\b \x01(\x01R\n" +
-	"etaSeconds\"\x97\x02\n" +
+	"etaSeconds\"\xba\x02\n" +
 	"\x10IngestItemResult\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12-\n" +
@@ -1010,7 +1033,8 @@ const file_ctxd_v1_ingest_proto_rawDesc = "" +
 	"\rchunks_queued\x18\x04 \x01(\x03R\fchunksQueued\x12#\n" +
 	"\rchunks_reused\x18\x05 \x01(\x03R\fchunksReused\x12#\n" +
 	"\rerror_message\x18\x06 \x01(\tR\ferrorMessage\x12*\n" +
-	"\x05error\x18\a \x01(\v2\x14.ctxd.v1.ErrorDetailR\x05errorR\x0fchunks_embedded\"\xb4\x02\n" +
+	"\x05error\x18\a \x01(\v2\x14.ctxd.v1.ErrorDetailR\x05error\x12!\n" +
+	"\fduplicate_of\x18\b \x01(\tR\vduplicateOfR\x0fchunks_embedded\"\xb4\x02\n" +
 	"\rIngestSummary\x12\x14\n" +
 	"\x05added\x18\x01 \x01(\x03R\x05added\x12\x18\n" +
 	"\aupdated\x18\x02 \x01(\x03R\aupdated\x12\x1c\n" +
@@ -1022,7 +1046,7 @@ const file_ctxd_v1_ingest_proto_rawDesc = "" +
 	"\rchunks_reused\x18\b \x01(\x03R\fchunksReused\x12\x14\n" +
 	"\x05bytes\x18\t \x01(\x03R\x05bytes\x12\x18\n" +
 	"\aseconds\x18\n" +
-	" \x01(\x01R\asecondsR\x0fchunks_embedded\"\xfe\x01\n" +
+	" \x01(\x01R\asecondsR\x0fchunks_embedded\"\xa9\x02\n" +
 	"\n" +
 	"AddRequest\x12\x18\n" +
 	"\asources\x18\x01 \x03(\tR\asources\x12\x14\n" +
@@ -1034,7 +1058,8 @@ const file_ctxd_v1_ingest_proto_rawDesc = "" +
 	"\x04tags\x18\x06 \x03(\tR\x04tags\x12\x14\n" +
 	"\x05watch\x18\a \x01(\bR\x05watch\x12\x1f\n" +
 	"\vttl_seconds\x18\b \x01(\x03R\n" +
-	"ttlSeconds\"\xb2\x01\n" +
+	"ttlSeconds\x12)\n" +
+	"\x10dedupe_threshold\x18\t \x01(\x01R\x0fdedupeThreshold\"\xb2\x01\n" +
 	"\vAddResponse\x125\n" +
 	"\bprogress\x18\x01 \x01(\v2\x17.ctxd.v1.IngestProgressH\x00R\bprogress\x12/\n" +
 	"\x04item\x18\x02 \x01(\v2\x19.ctxd.v1.IngestItemResultH\x00R\x04item\x122\n" +

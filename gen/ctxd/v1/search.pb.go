@@ -1119,6 +1119,284 @@ func (x *SearchResponse) GetTokensUsed() int32 {
 	return 0
 }
 
+// FindSimilarRequest names what to compare: a stored item or a text.
+type FindSimilarRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What to find near-duplicates of.
+	//
+	// Types that are valid to be assigned to Target:
+	//
+	//	*FindSimilarRequest_Ref
+	//	*FindSimilarRequest_Text
+	Target isFindSimilarRequest_Target `protobuf_oneof:"target"`
+	// Cosine similarity in (0, 1] a chunk pair must reach; 0 means the default
+	// (0.9). A value outside [0, 1] (or NaN) is INVALID_ARGUMENT.
+	Threshold float64 `protobuf:"fixed64,3,opt,name=threshold" json:"threshold,omitempty"`
+	// Items returned at most; 0 means the default (10); at most
+	// limits.max_search_limit.
+	Limit int32 `protobuf:"varint,4,opt,name=limit" json:"limit,omitempty"`
+	// Only items these filters allow.
+	Filter        *SearchFilter `protobuf:"bytes,5,opt,name=filter" json:"filter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindSimilarRequest) Reset() {
+	*x = FindSimilarRequest{}
+	mi := &file_ctxd_v1_search_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindSimilarRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindSimilarRequest) ProtoMessage() {}
+
+func (x *FindSimilarRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_search_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindSimilarRequest.ProtoReflect.Descriptor instead.
+func (*FindSimilarRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *FindSimilarRequest) GetTarget() isFindSimilarRequest_Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *FindSimilarRequest) GetRef() string {
+	if x != nil {
+		if x, ok := x.Target.(*FindSimilarRequest_Ref); ok {
+			return x.Ref
+		}
+	}
+	return ""
+}
+
+func (x *FindSimilarRequest) GetText() string {
+	if x != nil {
+		if x, ok := x.Target.(*FindSimilarRequest_Text); ok {
+			return x.Text
+		}
+	}
+	return ""
+}
+
+func (x *FindSimilarRequest) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *FindSimilarRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *FindSimilarRequest) GetFilter() *SearchFilter {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
+}
+
+type isFindSimilarRequest_Target interface {
+	isFindSimilarRequest_Target()
+}
+
+type FindSimilarRequest_Ref struct {
+	// A stored item ("drive:/path"): each of its chunks is compared with the
+	// chunks of every other item; the item itself is never returned. Its
+	// chunks must be embedded (UNAVAILABLE with a hint otherwise: retry once
+	// Status.embedding.pending_chunks is 0).
+	Ref string `protobuf:"bytes,1,opt,name=ref,oneof"`
+}
+
+type FindSimilarRequest_Text struct {
+	// A text, chunked and embedded the way a written item would be; at most
+	// limits.max_similar_text_bytes (default 64 KiB).
+	Text string `protobuf:"bytes,2,opt,name=text,oneof"`
+}
+
+func (*FindSimilarRequest_Ref) isFindSimilarRequest_Target() {}
+
+func (*FindSimilarRequest_Text) isFindSimilarRequest_Target() {}
+
+// SimilarItem is one stored item with a chunk at or above the threshold.
+type SimilarItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item's ref.
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// The item's id.
+	ItemId string `protobuf:"bytes,2,opt,name=item_id,json=itemId" json:"item_id,omitempty"`
+	// The item's title.
+	Title string `protobuf:"bytes,3,opt,name=title" json:"title,omitempty"`
+	// The best cosine similarity between one of its chunks and one of the
+	// target's.
+	Similarity float64 `protobuf:"fixed64,4,opt,name=similarity" json:"similarity,omitempty"`
+	// The item's chunk of that best pair.
+	ChunkId string `protobuf:"bytes,5,opt,name=chunk_id,json=chunkId" json:"chunk_id,omitempty"`
+	// Text of that chunk, cut to 300 characters with "…".
+	Snippet string `protobuf:"bytes,6,opt,name=snippet" json:"snippet,omitempty"`
+	// Fraction in (0, 1] of the target's chunks that have a match in this
+	// item at or above the threshold: 1 means every part of the target is
+	// already there.
+	Coverage      float64 `protobuf:"fixed64,7,opt,name=coverage" json:"coverage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SimilarItem) Reset() {
+	*x = SimilarItem{}
+	mi := &file_ctxd_v1_search_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SimilarItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SimilarItem) ProtoMessage() {}
+
+func (x *SimilarItem) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_search_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SimilarItem.ProtoReflect.Descriptor instead.
+func (*SimilarItem) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SimilarItem) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *SimilarItem) GetItemId() string {
+	if x != nil {
+		return x.ItemId
+	}
+	return ""
+}
+
+func (x *SimilarItem) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *SimilarItem) GetSimilarity() float64 {
+	if x != nil {
+		return x.Similarity
+	}
+	return 0
+}
+
+func (x *SimilarItem) GetChunkId() string {
+	if x != nil {
+		return x.ChunkId
+	}
+	return ""
+}
+
+func (x *SimilarItem) GetSnippet() string {
+	if x != nil {
+		return x.Snippet
+	}
+	return ""
+}
+
+func (x *SimilarItem) GetCoverage() float64 {
+	if x != nil {
+		return x.Coverage
+	}
+	return 0
+}
+
+// FindSimilarResponse lists the near-duplicates, most similar first.
+type FindSimilarResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Items, by similarity then coverage.
+	Items []*SimilarItem `protobuf:"bytes,1,rep,name=items" json:"items,omitempty"`
+	// Chunks of the target that were compared.
+	TargetChunks  int32 `protobuf:"varint,2,opt,name=target_chunks,json=targetChunks" json:"target_chunks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindSimilarResponse) Reset() {
+	*x = FindSimilarResponse{}
+	mi := &file_ctxd_v1_search_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindSimilarResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindSimilarResponse) ProtoMessage() {}
+
+func (x *FindSimilarResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_search_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindSimilarResponse.ProtoReflect.Descriptor instead.
+func (*FindSimilarResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *FindSimilarResponse) GetItems() []*SimilarItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *FindSimilarResponse) GetTargetChunks() int32 {
+	if x != nil {
+		return x.TargetChunks
+	}
+	return 0
+}
+
 var File_ctxd_v1_search_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_search_proto_rawDesc = "" +
@@ -1201,7 +1479,27 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"modeReason\x12.\n" +
 	"\aqueries\x18\x04 \x03(\v2\x14.ctxd.v1.QueryReportR\aqueries\x12\x1f\n" +
 	"\vtokens_used\x18\x05 \x01(\x05R\n" +
-	"tokensUsed*o\n" +
+	"tokensUsed\"\xab\x01\n" +
+	"\x12FindSimilarRequest\x12\x12\n" +
+	"\x03ref\x18\x01 \x01(\tH\x00R\x03ref\x12\x14\n" +
+	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x12\x1c\n" +
+	"\tthreshold\x18\x03 \x01(\x01R\tthreshold\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\x12-\n" +
+	"\x06filter\x18\x05 \x01(\v2\x15.ctxd.v1.SearchFilterR\x06filterB\b\n" +
+	"\x06target\"\xbf\x01\n" +
+	"\vSimilarItem\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x17\n" +
+	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\x12\x1e\n" +
+	"\n" +
+	"similarity\x18\x04 \x01(\x01R\n" +
+	"similarity\x12\x19\n" +
+	"\bchunk_id\x18\x05 \x01(\tR\achunkId\x12\x18\n" +
+	"\asnippet\x18\x06 \x01(\tR\asnippet\x12\x1a\n" +
+	"\bcoverage\x18\a \x01(\x01R\bcoverage\"f\n" +
+	"\x13FindSimilarResponse\x12*\n" +
+	"\x05items\x18\x01 \x03(\v2\x14.ctxd.v1.SimilarItemR\x05items\x12#\n" +
+	"\rtarget_chunks\x18\x02 \x01(\x05R\ftargetChunks*o\n" +
 	"\n" +
 	"SearchMode\x12\x1b\n" +
 	"\x17SEARCH_MODE_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -1216,9 +1514,10 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"\rSearchGroupBy\x12\x1f\n" +
 	"\x1bSEARCH_GROUP_BY_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15SEARCH_GROUP_BY_CHUNK\x10\x01\x12\x18\n" +
-	"\x14SEARCH_GROUP_BY_ITEM\x10\x022J\n" +
+	"\x14SEARCH_GROUP_BY_ITEM\x10\x022\x94\x01\n" +
 	"\rSearchService\x129\n" +
-	"\x06Search\x12\x16.ctxd.v1.SearchRequest\x1a\x17.ctxd.v1.SearchResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x06Search\x12\x16.ctxd.v1.SearchRequest\x1a\x17.ctxd.v1.SearchResponse\x12H\n" +
+	"\vFindSimilar\x12\x1b.ctxd.v1.FindSimilarRequest\x1a\x1c.ctxd.v1.FindSimilarResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_search_proto_rawDescOnce sync.Once
@@ -1233,21 +1532,24 @@ func file_ctxd_v1_search_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxd_v1_search_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_ctxd_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_ctxd_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_ctxd_v1_search_proto_goTypes = []any{
-	(SearchMode)(0),        // 0: ctxd.v1.SearchMode
-	(SearchLeg)(0),         // 1: ctxd.v1.SearchLeg
-	(SearchGroupBy)(0),     // 2: ctxd.v1.SearchGroupBy
-	(*SearchQuery)(nil),    // 3: ctxd.v1.SearchQuery
-	(*SearchFilter)(nil),   // 4: ctxd.v1.SearchFilter
-	(*LegWeight)(nil),      // 5: ctxd.v1.LegWeight
-	(*SearchRequest)(nil),  // 6: ctxd.v1.SearchRequest
-	(*LegRank)(nil),        // 7: ctxd.v1.LegRank
-	(*ByteSpan)(nil),       // 8: ctxd.v1.ByteSpan
-	(*ChunkHit)(nil),       // 9: ctxd.v1.ChunkHit
-	(*SearchResult)(nil),   // 10: ctxd.v1.SearchResult
-	(*QueryReport)(nil),    // 11: ctxd.v1.QueryReport
-	(*SearchResponse)(nil), // 12: ctxd.v1.SearchResponse
+	(SearchMode)(0),             // 0: ctxd.v1.SearchMode
+	(SearchLeg)(0),              // 1: ctxd.v1.SearchLeg
+	(SearchGroupBy)(0),          // 2: ctxd.v1.SearchGroupBy
+	(*SearchQuery)(nil),         // 3: ctxd.v1.SearchQuery
+	(*SearchFilter)(nil),        // 4: ctxd.v1.SearchFilter
+	(*LegWeight)(nil),           // 5: ctxd.v1.LegWeight
+	(*SearchRequest)(nil),       // 6: ctxd.v1.SearchRequest
+	(*LegRank)(nil),             // 7: ctxd.v1.LegRank
+	(*ByteSpan)(nil),            // 8: ctxd.v1.ByteSpan
+	(*ChunkHit)(nil),            // 9: ctxd.v1.ChunkHit
+	(*SearchResult)(nil),        // 10: ctxd.v1.SearchResult
+	(*QueryReport)(nil),         // 11: ctxd.v1.QueryReport
+	(*SearchResponse)(nil),      // 12: ctxd.v1.SearchResponse
+	(*FindSimilarRequest)(nil),  // 13: ctxd.v1.FindSimilarRequest
+	(*SimilarItem)(nil),         // 14: ctxd.v1.SimilarItem
+	(*FindSimilarResponse)(nil), // 15: ctxd.v1.FindSimilarResponse
 }
 var file_ctxd_v1_search_proto_depIdxs = []int32{
 	1,  // 0: ctxd.v1.LegWeight.leg:type_name -> ctxd.v1.SearchLeg
@@ -1265,13 +1567,17 @@ var file_ctxd_v1_search_proto_depIdxs = []int32{
 	10, // 12: ctxd.v1.SearchResponse.results:type_name -> ctxd.v1.SearchResult
 	0,  // 13: ctxd.v1.SearchResponse.mode_used:type_name -> ctxd.v1.SearchMode
 	11, // 14: ctxd.v1.SearchResponse.queries:type_name -> ctxd.v1.QueryReport
-	6,  // 15: ctxd.v1.SearchService.Search:input_type -> ctxd.v1.SearchRequest
-	12, // 16: ctxd.v1.SearchService.Search:output_type -> ctxd.v1.SearchResponse
-	16, // [16:17] is the sub-list for method output_type
-	15, // [15:16] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	4,  // 15: ctxd.v1.FindSimilarRequest.filter:type_name -> ctxd.v1.SearchFilter
+	14, // 16: ctxd.v1.FindSimilarResponse.items:type_name -> ctxd.v1.SimilarItem
+	6,  // 17: ctxd.v1.SearchService.Search:input_type -> ctxd.v1.SearchRequest
+	13, // 18: ctxd.v1.SearchService.FindSimilar:input_type -> ctxd.v1.FindSimilarRequest
+	12, // 19: ctxd.v1.SearchService.Search:output_type -> ctxd.v1.SearchResponse
+	15, // 20: ctxd.v1.SearchService.FindSimilar:output_type -> ctxd.v1.FindSimilarResponse
+	19, // [19:21] is the sub-list for method output_type
+	17, // [17:19] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_search_proto_init() }
@@ -1279,13 +1585,17 @@ func file_ctxd_v1_search_proto_init() {
 	if File_ctxd_v1_search_proto != nil {
 		return
 	}
+	file_ctxd_v1_search_proto_msgTypes[10].OneofWrappers = []any{
+		(*FindSimilarRequest_Ref)(nil),
+		(*FindSimilarRequest_Text)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_search_proto_rawDesc), len(file_ctxd_v1_search_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   10,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,7 +19,8 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	SearchService_Search_FullMethodName = "/ctxd.v1.SearchService/Search"
+	SearchService_Search_FullMethodName      = "/ctxd.v1.SearchService/Search"
+	SearchService_FindSimilar_FullMethodName = "/ctxd.v1.SearchService/FindSimilar"
 )
 
 // SearchServiceClient is the client API for SearchService service.
@@ -30,6 +31,10 @@ const (
 type SearchServiceClient interface {
 	// Search runs a batch of queries and returns fused, de-duplicated results.
 	Search(ctx context.Context, in *SearchRequest, opts ...grpc.CallOption) (*SearchResponse, error)
+	// FindSimilar returns the stored items holding near-duplicates of an
+	// item's chunks or of a text, by cosine similarity of their embeddings:
+	// what an agent checks before it writes a memory it may already have.
+	FindSimilar(ctx context.Context, in *FindSimilarRequest, opts ...grpc.CallOption) (*FindSimilarResponse, error)
 }
 
 type searchServiceClient struct {
@@ -50,6 +55,16 @@ func (c *searchServiceClient) Search(ctx context.Context, in *SearchRequest, opt
 	return out, nil
 }
 
+func (c *searchServiceClient) FindSimilar(ctx context.Context, in *FindSimilarRequest, opts ...grpc.CallOption) (*FindSimilarResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FindSimilarResponse)
+	err := c.cc.Invoke(ctx, SearchService_FindSimilar_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SearchServiceServer is the server API for SearchService service.
 // All implementations must embed UnimplementedSearchServiceServer
 // for forward compatibility.
@@ -58,6 +73,10 @@ func (c *searchServiceClient) Search(ctx context.Context, in *SearchRequest, opt
 type SearchServiceServer interface {
 	// Search runs a batch of queries and returns fused, de-duplicated results.
 	Search(context.Context, *SearchRequest) (*SearchResponse, error)
+	// FindSimilar returns the stored items holding near-duplicates of an
+	// item's chunks or of a text, by cosine similarity of their embeddings:
+	// what an agent checks before it writes a memory it may already have.
+	FindSimilar(context.Context, *FindSimilarRequest) (*FindSimilarResponse, error)
 	mustEmbedUnimplementedSearchServiceServer()
 }
 
@@ -70,6 +89,9 @@ type UnimplementedSearchServiceServer struct{}
 
 func (UnimplementedSearchServiceServer) Search(context.Context, *SearchRequest) (*SearchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Search not implemented")
+}
+func (UnimplementedSearchServiceServer) FindSimilar(context.Context, *FindSimilarRequest) (*FindSimilarResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FindSimilar not implemented")
 }
 func (UnimplementedSearchServiceServer) mustEmbedUnimplementedSearchServiceServer() {}
 func (UnimplementedSearchServiceServer) testEmbeddedByValue()                       {}
@@ -110,6 +132,24 @@ func _SearchService_Search_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SearchService_FindSimilar_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FindSimilarRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SearchServiceServer).FindSimilar(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SearchService_FindSimilar_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SearchServiceServer).FindSimilar(ctx, req.(*FindSimilarRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SearchService_ServiceDesc is the grpc.ServiceDesc for SearchService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -120,6 +160,10 @@ var SearchService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Search",
 			Handler:    _SearchService_Search_Handler,
+		},
+		{
+			MethodName: "FindSimilar",
+			Handler:    _SearchService_FindSimilar_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

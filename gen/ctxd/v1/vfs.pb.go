@@ -639,8 +639,17 @@ type WriteRequest struct {
 	ChunkEmbeddings []*Embedding `protobuf:"bytes,12,rep,name=chunk_embeddings,json=chunkEmbeddings" json:"chunk_embeddings,omitempty"`
 	// The model chunk_embeddings come from; required with them.
 	EmbeddingModel string `protobuf:"bytes,13,opt,name=embedding_model,json=embeddingModel" json:"embedding_model,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Questions the content answers, written the way a user would ask them
+	// (the Knowledge Hive's hypothetical prompt embeddings). Each is embedded
+	// and attached to the item's chunk whose text is most similar to it; the
+	// vector leg then scores that chunk by the best of its text and question
+	// vectors, so a query phrased like a question finds the passage that
+	// answers it. They replace the item's earlier questions; a write without
+	// them removes those (an edit keeps them). At most
+	// limits.max_questions_per_item (default 32), each at most 512 bytes.
+	Questions     []string `protobuf:"bytes,14,rep,name=questions" json:"questions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WriteRequest) Reset() {
@@ -773,6 +782,13 @@ func (x *WriteRequest) GetEmbeddingModel() string {
 		return x.EmbeddingModel
 	}
 	return ""
+}
+
+func (x *WriteRequest) GetQuestions() []string {
+	if x != nil {
+		return x.Questions
+	}
+	return nil
 }
 
 type isWriteRequest_Body interface {
@@ -2719,7 +2735,7 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\bend_line\x18\x05 \x01(\x03R\aendLine\x12\x1f\n" +
 	"\vtotal_lines\x18\x06 \x01(\x03R\n" +
 	"totalLines\x12\x19\n" +
-	"\bhas_more\x18\a \x01(\bR\ahasMore\"\xd4\x03\n" +
+	"\bhas_more\x18\a \x01(\bR\ahasMore\"\xf2\x03\n" +
 	"\fWriteRequest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x1a\n" +
 	"\acontent\x18\x02 \x01(\tH\x00R\acontent\x12\x14\n" +
@@ -2738,7 +2754,8 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"onConflict\x122\n" +
 	"\x15expected_content_hash\x18\v \x01(\tR\x13expectedContentHash\x12=\n" +
 	"\x10chunk_embeddings\x18\f \x03(\v2\x12.ctxd.v1.EmbeddingR\x0fchunkEmbeddings\x12'\n" +
-	"\x0fembedding_model\x18\r \x01(\tR\x0eembeddingModelB\x06\n" +
+	"\x0fembedding_model\x18\r \x01(\tR\x0eembeddingModel\x12\x1c\n" +
+	"\tquestions\x18\x0e \x03(\tR\tquestionsB\x06\n" +
 	"\x04body\"\xad\x01\n" +
 	"\rWriteResponse\x12!\n" +
 	"\x04item\x18\x01 \x01(\v2\r.ctxd.v1.ItemR\x04item\x12\x18\n" +

@@ -386,10 +386,14 @@ class _Api:
         source_url: str = "",
         on_conflict: OnConflictLike = None,
         expected_content_hash: str = "",
+        questions: Iterable[str] = (),
     ) -> _Call[vfs_pb2.WriteResponse]:
         """Creates an item, or replaces it with ``on_conflict="overwrite"``.
 
         ``str`` content is stored as text, ``bytes`` as a binary blob.
+        ``questions`` are questions the content answers; vector search
+        scores the passage that answers one by it. They replace the item's
+        earlier questions (none removes them).
         """
         req = vfs_pb2.WriteRequest(
             ref=ref,
@@ -401,6 +405,7 @@ class _Api:
             source_url=source_url,
             on_conflict=_on_conflict(on_conflict),
             expected_content_hash=expected_content_hash,
+            questions=list(questions),
         )
         if isinstance(content, str):
             req.content = content
@@ -678,6 +683,38 @@ class _Api:
         )
         return _Call("search_stub", "Search", req)
 
+    @_unary_method
+    def find_similar(
+        self,
+        ref: Optional[str] = None,
+        *,
+        text: Optional[str] = None,
+        threshold: float = 0.0,
+        limit: int = 0,
+        drives: Iterable[str] = (),
+        path_prefixes: Iterable[str] = (),
+        mime_types: Iterable[str] = (),
+        tags: Iterable[str] = (),
+    ) -> _Call[search_pb2.FindSimilarResponse]:
+        """Finds stored items that are near-duplicates of the item at ``ref``
+        (never returned itself) or of ``text`` (chunked and embedded the way a
+        written item would be): give one of them.
+
+        Each result has the best chunk pair's cosine ``similarity`` (at least
+        ``threshold``; 0 means 0.9) and ``coverage``, the share of the
+        target's chunks it matches (1: all of it is already stored).
+        """
+        if (ref is None) == (text is None):
+            raise ValueError("give ref or text, not both")
+        req = search_pb2.FindSimilarRequest(
+            ref=ref,
+            text=text,
+            threshold=threshold,
+            limit=limit,
+            filter=_search_filter(drives, path_prefixes, mime_types, tags),
+        )
+        return _Call("search_stub", "FindSimilar", req)
+
     # ---- ToolService ----
 
     @_unary_method
@@ -728,6 +765,7 @@ class _Api:
         tags: Iterable[str] = (),
         ttl_seconds: int = 0,
         watch: bool = False,
+        dedupe_threshold: float = 0.0,
         timeout: Optional[float] = None,
     ) -> _Call[ingest_pb2.AddResponse]:
         """Ingests files, trees and URLs; yields progress, item and summary events.
@@ -735,7 +773,9 @@ class _Api:
         Paths are made absolute against this process's working directory
         (the daemon's is another). With ``watch`` the stream goes on after the
         summary with an item event per file created, changed or removed,
-        until the iterator is closed or ``timeout`` passes.
+        until the iterator is closed or ``timeout`` passes. With
+        ``dedupe_threshold`` (e.g. 0.9) a new text source that a stored item
+        already covers is skipped, its item event naming it in ``duplicate_of``.
         """
         if isinstance(sources, (str, os.PathLike)):
             sources = [sources]
@@ -752,6 +792,7 @@ class _Api:
             tags=list(tags),
             ttl_seconds=ttl_seconds,
             watch=watch,
+            dedupe_threshold=dedupe_threshold,
         )
         return _Call("ingest", "Add", req, timeout=timeout)
 

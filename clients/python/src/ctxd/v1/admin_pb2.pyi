@@ -55,7 +55,7 @@ class StatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class EmbeddingStatus(_message.Message):
-    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items")
+    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items", "chunks_with_questions", "chunks_without_questions", "pending_questions", "enricher")
     AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -64,6 +64,10 @@ class EmbeddingStatus(_message.Message):
     PENDING_CHUNKS_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
     PENDING_ITEMS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_WITH_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_WITHOUT_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    ENRICHER_FIELD_NUMBER: _ClassVar[int]
     available: bool
     unavailable_reason: str
     model_id: str
@@ -72,7 +76,29 @@ class EmbeddingStatus(_message.Message):
     pending_chunks: int
     chunks_per_second: float
     pending_items: int
-    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ..., pending_items: _Optional[int] = ...) -> None: ...
+    chunks_with_questions: int
+    chunks_without_questions: int
+    pending_questions: int
+    enricher: EnricherStatus
+    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ..., pending_items: _Optional[int] = ..., chunks_with_questions: _Optional[int] = ..., chunks_without_questions: _Optional[int] = ..., pending_questions: _Optional[int] = ..., enricher: _Optional[_Union[EnricherStatus, _Mapping]] = ...) -> None: ...
+
+class EnricherStatus(_message.Message):
+    __slots__ = ("endpoint", "model", "pending_chunks", "enriched_chunks", "failed_calls", "last_error", "last_error_at")
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PENDING_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    ENRICHED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    FAILED_CALLS_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_AT_FIELD_NUMBER: _ClassVar[int]
+    endpoint: str
+    model: str
+    pending_chunks: int
+    enriched_chunks: int
+    failed_calls: int
+    last_error: str
+    last_error_at: _timestamp_pb2.Timestamp
+    def __init__(self, endpoint: _Optional[str] = ..., model: _Optional[str] = ..., pending_chunks: _Optional[int] = ..., enriched_chunks: _Optional[int] = ..., failed_calls: _Optional[int] = ..., last_error: _Optional[str] = ..., last_error_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class IndexStatus(_message.Message):
     __slots__ = ("available", "unavailable_reason", "chunk_count", "outbox_sequence", "applied_sequence")

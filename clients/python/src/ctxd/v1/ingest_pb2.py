@@ -26,7 +26,7 @@ from ctxd.v1 import errors_pb2 as ctxd_dot_v1_dot_errors__pb2
 from ctxd.v1 import types_pb2 as ctxd_dot_v1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x63txd/v1/ingest.proto\x12\x07\x63txd.v1\x1a\x14\x63txd/v1/errors.proto\x1a\x13\x63txd/v1/types.proto\"\xb5\x01\n\x0eIngestProgress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\x12\n\nitems_done\x18\x02 \x01(\x03\x12\x13\n\x0bitems_total\x18\x03 \x01(\x03\x12\x13\n\x0b\x63hunks_done\x18\x04 \x01(\x03\x12\x12\n\nbytes_done\x18\x05 \x01(\x03\x12\x13\n\x0b\x62ytes_total\x18\x06 \x01(\x03\x12\x18\n\x10items_per_second\x18\x07 \x01(\x01\x12\x13\n\x0b\x65ta_seconds\x18\x08 \x01(\x01\"\xd1\x01\n\x10IngestItemResult\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x0e\n\x06source\x18\x02 \x01(\t\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32\x15.ctxd.v1.IngestAction\x12\x15\n\rchunks_queued\x18\x04 \x01(\x03\x12\x15\n\rchunks_reused\x18\x05 \x01(\x03\x12\x15\n\rerror_message\x18\x06 \x01(\t\x12#\n\x05\x65rror\x18\x07 \x01(\x0b\x32\x14.ctxd.v1.ErrorDetailR\x0f\x63hunks_embedded\"\xd3\x01\n\rIngestSummary\x12\r\n\x05\x61\x64\x64\x65\x64\x18\x01 \x01(\x03\x12\x0f\n\x07updated\x18\x02 \x01(\x03\x12\x11\n\tunchanged\x18\x03 \x01(\x03\x12\x0f\n\x07skipped\x18\x04 \x01(\x03\x12\x0f\n\x07missing\x18\x05 \x01(\x03\x12\x0e\n\x06\x66\x61iled\x18\x06 \x01(\x03\x12\x15\n\rchunks_queued\x18\x07 \x01(\x03\x12\x15\n\rchunks_reused\x18\x08 \x01(\x03\x12\r\n\x05\x62ytes\x18\t \x01(\x03\x12\x0f\n\x07seconds\x18\n \x01(\x01R\x0f\x63hunks_embedded\"\xb1\x01\n\nAddRequest\x12\x0f\n\x07sources\x18\x01 \x03(\t\x12\r\n\x05\x64rive\x18\x02 \x01(\t\x12(\n\x0bon_conflict\x18\x03 \x01(\x0e\x32\x13.ctxd.v1.OnConflict\x12\x0f\n\x07\x65xclude\x18\x04 \x03(\t\x12\x16\n\x0einclude_hidden\x18\x05 \x01(\x08\x12\x0c\n\x04tags\x18\x06 \x03(\t\x12\r\n\x05watch\x18\x07 \x01(\x08\x12\x13\n\x0bttl_seconds\x18\x08 \x01(\x03\"\x99\x01\n\x0b\x41\x64\x64Response\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.ctxd.v1.IngestProgressH\x00\x12)\n\x04item\x18\x02 \x01(\x0b\x32\x19.ctxd.v1.IngestItemResultH\x00\x12)\n\x07summary\x18\x03 \x01(\x0b\x32\x16.ctxd.v1.IngestSummaryH\x00\x42\x07\n\x05\x65vent\"N\n\x0eRefreshRequest\x12\x0c\n\x04refs\x18\x01 \x03(\t\x12\x0b\n\x03\x61ll\x18\x02 \x01(\x08\x12\r\n\x05\x66orce\x18\x03 \x01(\x08\x12\x12\n\nstale_only\x18\x04 \x01(\x08\"\x9d\x01\n\x0fRefreshResponse\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.ctxd.v1.IngestProgressH\x00\x12)\n\x04item\x18\x02 \x01(\x0b\x32\x19.ctxd.v1.IngestItemResultH\x00\x12)\n\x07summary\x18\x03 \x01(\x0b\x32\x16.ctxd.v1.IngestSummaryH\x00\x42\x07\n\x05\x65vent\"+\n\x0eReembedRequest\x12\x0c\n\x04refs\x18\x01 \x03(\t\x12\x0b\n\x03\x61ll\x18\x02 \x01(\x08\"\x9d\x01\n\x0fReembedResponse\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.ctxd.v1.IngestProgressH\x00\x12)\n\x04item\x18\x02 \x01(\x0b\x32\x19.ctxd.v1.IngestItemResultH\x00\x12)\n\x07summary\x18\x03 \x01(\x0b\x32\x16.ctxd.v1.IngestSummaryH\x00\x42\x07\n\x05\x65vent*\xce\x01\n\x0cIngestAction\x12\x1d\n\x19INGEST_ACTION_UNSPECIFIED\x10\x00\x12\x17\n\x13INGEST_ACTION_ADDED\x10\x01\x12\x19\n\x15INGEST_ACTION_UPDATED\x10\x02\x12\x1b\n\x17INGEST_ACTION_UNCHANGED\x10\x03\x12\x19\n\x15INGEST_ACTION_SKIPPED\x10\x04\x12\x19\n\x15INGEST_ACTION_MISSING\x10\x05\x12\x18\n\x14INGEST_ACTION_FAILED\x10\x06\x32\xc3\x01\n\rIngestService\x12\x32\n\x03\x41\x64\x64\x12\x13.ctxd.v1.AddRequest\x1a\x14.ctxd.v1.AddResponse0\x01\x12>\n\x07Refresh\x12\x17.ctxd.v1.RefreshRequest\x1a\x18.ctxd.v1.RefreshResponse0\x01\x12>\n\x07Reembed\x12\x17.ctxd.v1.ReembedRequest\x1a\x18.ctxd.v1.ReembedResponse0\x01\x42\x30Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x63txd/v1/ingest.proto\x12\x07\x63txd.v1\x1a\x14\x63txd/v1/errors.proto\x1a\x13\x63txd/v1/types.proto\"\xb5\x01\n\x0eIngestProgress\x12\r\n\x05phase\x18\x01 \x01(\t\x12\x12\n\nitems_done\x18\x02 \x01(\x03\x12\x13\n\x0bitems_total\x18\x03 \x01(\x03\x12\x13\n\x0b\x63hunks_done\x18\x04 \x01(\x03\x12\x12\n\nbytes_done\x18\x05 \x01(\x03\x12\x13\n\x0b\x62ytes_total\x18\x06 \x01(\x03\x12\x18\n\x10items_per_second\x18\x07 \x01(\x01\x12\x13\n\x0b\x65ta_seconds\x18\x08 \x01(\x01\"\xe7\x01\n\x10IngestItemResult\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x0e\n\x06source\x18\x02 \x01(\t\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32\x15.ctxd.v1.IngestAction\x12\x15\n\rchunks_queued\x18\x04 \x01(\x03\x12\x15\n\rchunks_reused\x18\x05 \x01(\x03\x12\x15\n\rerror_message\x18\x06 \x01(\t\x12#\n\x05\x65rror\x18\x07 \x01(\x0b\x32\x14.ctxd.v1.ErrorDetail\x12\x14\n\x0c\x64uplicate_of\x18\x08 \x01(\tR\x0f\x63hunks_embedded\"\xd3\x01\n\rIngestSummary\x12\r\n\x05\x61\x64\x64\x65\x64\x18\x01 \x01(\x03\x12\x0f\n\x07updated\x18\x02 \x01(\x03\x12\x11\n\tunchanged\x18\x03 \x01(\x03\x12\x0f\n\x07skipped\x18\x04 \x01(\x03\x12\x0f\n\x07missing\x18\x05 \x01(\x03\x12\x0e\n\x06\x66\x61iled\x18\x06 \x01(\x03\x12\x15\n\rchunks_queued\x18\x07 \x01(\x03\x12\x15\n\rchunks_reused\x18\x08 \x01(\x03\x12\r\n\x05\x62ytes\x18\t \x01(\x03\x12\x0f\n\x07seconds\x18\n \x01(\x01R\x0f\x63hunks_embedded\"\xcb\x01\n\nAddRequest\x12\x0f\n\x07sources\x18\x01 \x03(\t\x12\r\n\x05\x64rive\x18\x02 \x01(\t\x12(\n\x0bon_conflict\x18\x03 \x01(\x0e\x32\x13.ctxd.v1.OnConflict\x12\x0f\n\x07\x65xclude\x18\x04 \x03(\t\x12\x16\n\x0einclude_hidden\x18\x05 \x01(\x08\x12\x0c\n\x04tags\x18\x06 \x03(\t\x12\r\n\x05watch\x18\x07 \x01(\x08\x12\x13\n\x0bttl_seconds\x18\x08 \x01(\x03\x12\x18\n\x10\x64\x65\x64upe_threshold\x18\t \x01(\x01\"\x99\x01\n\x0b\x41\x64\x64Response\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.ctxd.v1.IngestProgressH\x00\x12)\n\x04item\x18\x02 \x01(\x0b\x32\x19.ctxd.v1.IngestItemResultH\x00\x12)\n\x07summary\x18\x03 \x01(\x0b\x32\x16.ctxd.v1.IngestSummaryH\x00\x42\x07\n\x05\x65vent\"N\n\x0eRefreshRequest\x12\x0c\n\x04refs\x18\x01 \x03(\t\x12\x0b\n\x03\x61ll\x18\x02 \x01(\x08\x12\r\n\x05\x66orce\x18\x03 \x01(\x08\x12\x12\n\nstale_only\x18\x04 \x01(\x08\"\x9d\x01\n\x0fRefreshResponse\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.ctxd.v1.IngestProgressH\x00\x12)\n\x04item\x18\x02 \x01(\x0b\x32\x19.ctxd.v1.IngestItemResultH\x00\x12)\n\x07summary\x18\x03 \x01(\x0b\x32\x16.ctxd.v1.IngestSummaryH\x00\x42\x07\n\x05\x65vent\"+\n\x0eReembedRequest\x12\x0c\n\x04refs\x18\x01 \x03(\t\x12\x0b\n\x03\x61ll\x18\x02 \x01(\x08\"\x9d\x01\n\x0fReembedResponse\x12+\n\x08progress\x18\x01 \x01(\x0b\x32\x17.ctxd.v1.IngestProgressH\x00\x12)\n\x04item\x18\x02 \x01(\x0b\x32\x19.ctxd.v1.IngestItemResultH\x00\x12)\n\x07summary\x18\x03 \x01(\x0b\x32\x16.ctxd.v1.IngestSummaryH\x00\x42\x07\n\x05\x65vent*\xce\x01\n\x0cIngestAction\x12\x1d\n\x19INGEST_ACTION_UNSPECIFIED\x10\x00\x12\x17\n\x13INGEST_ACTION_ADDED\x10\x01\x12\x19\n\x15INGEST_ACTION_UPDATED\x10\x02\x12\x1b\n\x17INGEST_ACTION_UNCHANGED\x10\x03\x12\x19\n\x15INGEST_ACTION_SKIPPED\x10\x04\x12\x19\n\x15INGEST_ACTION_MISSING\x10\x05\x12\x18\n\x14INGEST_ACTION_FAILED\x10\x06\x32\xc3\x01\n\rIngestService\x12\x32\n\x03\x41\x64\x64\x12\x13.ctxd.v1.AddRequest\x1a\x14.ctxd.v1.AddResponse0\x01\x12>\n\x07Refresh\x12\x17.ctxd.v1.RefreshRequest\x1a\x18.ctxd.v1.RefreshResponse0\x01\x12>\n\x07Reembed\x12\x17.ctxd.v1.ReembedRequest\x1a\x18.ctxd.v1.ReembedResponse0\x01\x42\x30Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,26 +34,26 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ctxd.v1.ingest_pb2', _globa
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\222\003\004\010\002 \003'
-  _globals['_INGESTACTION']._serialized_start=1468
-  _globals['_INGESTACTION']._serialized_end=1674
+  _globals['_INGESTACTION']._serialized_start=1516
+  _globals['_INGESTACTION']._serialized_end=1722
   _globals['_INGESTPROGRESS']._serialized_start=77
   _globals['_INGESTPROGRESS']._serialized_end=258
   _globals['_INGESTITEMRESULT']._serialized_start=261
-  _globals['_INGESTITEMRESULT']._serialized_end=470
-  _globals['_INGESTSUMMARY']._serialized_start=473
-  _globals['_INGESTSUMMARY']._serialized_end=684
-  _globals['_ADDREQUEST']._serialized_start=687
-  _globals['_ADDREQUEST']._serialized_end=864
-  _globals['_ADDRESPONSE']._serialized_start=867
-  _globals['_ADDRESPONSE']._serialized_end=1020
-  _globals['_REFRESHREQUEST']._serialized_start=1022
-  _globals['_REFRESHREQUEST']._serialized_end=1100
-  _globals['_REFRESHRESPONSE']._serialized_start=1103
-  _globals['_REFRESHRESPONSE']._serialized_end=1260
-  _globals['_REEMBEDREQUEST']._serialized_start=1262
-  _globals['_REEMBEDREQUEST']._serialized_end=1305
-  _globals['_REEMBEDRESPONSE']._serialized_start=1308
-  _globals['_REEMBEDRESPONSE']._serialized_end=1465
-  _globals['_INGESTSERVICE']._serialized_start=1677
-  _globals['_INGESTSERVICE']._serialized_end=1872
+  _globals['_INGESTITEMRESULT']._serialized_end=492
+  _globals['_INGESTSUMMARY']._serialized_start=495
+  _globals['_INGESTSUMMARY']._serialized_end=706
+  _globals['_ADDREQUEST']._serialized_start=709
+  _globals['_ADDREQUEST']._serialized_end=912
+  _globals['_ADDRESPONSE']._serialized_start=915
+  _globals['_ADDRESPONSE']._serialized_end=1068
+  _globals['_REFRESHREQUEST']._serialized_start=1070
+  _globals['_REFRESHREQUEST']._serialized_end=1148
+  _globals['_REFRESHRESPONSE']._serialized_start=1151
+  _globals['_REFRESHRESPONSE']._serialized_end=1308
+  _globals['_REEMBEDREQUEST']._serialized_start=1310
+  _globals['_REEMBEDREQUEST']._serialized_end=1353
+  _globals['_REEMBEDRESPONSE']._serialized_start=1356
+  _globals['_REEMBEDRESPONSE']._serialized_end=1513
+  _globals['_INGESTSERVICE']._serialized_start=1725
+  _globals['_INGESTSERVICE']._serialized_end=1920
 # @@protoc_insertion_point(module_scope)

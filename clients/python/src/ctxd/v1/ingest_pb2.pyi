@@ -47,7 +47,7 @@ class IngestProgress(_message.Message):
     def __init__(self, phase: _Optional[str] = ..., items_done: _Optional[int] = ..., items_total: _Optional[int] = ..., chunks_done: _Optional[int] = ..., bytes_done: _Optional[int] = ..., bytes_total: _Optional[int] = ..., items_per_second: _Optional[float] = ..., eta_seconds: _Optional[float] = ...) -> None: ...
 
 class IngestItemResult(_message.Message):
-    __slots__ = ("ref", "source", "action", "chunks_queued", "chunks_reused", "error_message", "error")
+    __slots__ = ("ref", "source", "action", "chunks_queued", "chunks_reused", "error_message", "error", "duplicate_of")
     REF_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -55,6 +55,7 @@ class IngestItemResult(_message.Message):
     CHUNKS_REUSED_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_OF_FIELD_NUMBER: _ClassVar[int]
     ref: str
     source: str
     action: IngestAction
@@ -62,7 +63,8 @@ class IngestItemResult(_message.Message):
     chunks_reused: int
     error_message: str
     error: _errors_pb2.ErrorDetail
-    def __init__(self, ref: _Optional[str] = ..., source: _Optional[str] = ..., action: _Optional[_Union[IngestAction, str]] = ..., chunks_queued: _Optional[int] = ..., chunks_reused: _Optional[int] = ..., error_message: _Optional[str] = ..., error: _Optional[_Union[_errors_pb2.ErrorDetail, _Mapping]] = ...) -> None: ...
+    duplicate_of: str
+    def __init__(self, ref: _Optional[str] = ..., source: _Optional[str] = ..., action: _Optional[_Union[IngestAction, str]] = ..., chunks_queued: _Optional[int] = ..., chunks_reused: _Optional[int] = ..., error_message: _Optional[str] = ..., error: _Optional[_Union[_errors_pb2.ErrorDetail, _Mapping]] = ..., duplicate_of: _Optional[str] = ...) -> None: ...
 
 class IngestSummary(_message.Message):
     __slots__ = ("added", "updated", "unchanged", "skipped", "missing", "failed", "chunks_queued", "chunks_reused", "bytes", "seconds")
@@ -89,7 +91,7 @@ class IngestSummary(_message.Message):
     def __init__(self, added: _Optional[int] = ..., updated: _Optional[int] = ..., unchanged: _Optional[int] = ..., skipped: _Optional[int] = ..., missing: _Optional[int] = ..., failed: _Optional[int] = ..., chunks_queued: _Optional[int] = ..., chunks_reused: _Optional[int] = ..., bytes: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...
 
 class AddRequest(_message.Message):
-    __slots__ = ("sources", "drive", "on_conflict", "exclude", "include_hidden", "tags", "watch", "ttl_seconds")
+    __slots__ = ("sources", "drive", "on_conflict", "exclude", "include_hidden", "tags", "watch", "ttl_seconds", "dedupe_threshold")
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     DRIVE_FIELD_NUMBER: _ClassVar[int]
     ON_CONFLICT_FIELD_NUMBER: _ClassVar[int]
@@ -98,6 +100,7 @@ class AddRequest(_message.Message):
     TAGS_FIELD_NUMBER: _ClassVar[int]
     WATCH_FIELD_NUMBER: _ClassVar[int]
     TTL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    DEDUPE_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     sources: _containers.RepeatedScalarFieldContainer[str]
     drive: str
     on_conflict: _types_pb2.OnConflict
@@ -106,7 +109,8 @@ class AddRequest(_message.Message):
     tags: _containers.RepeatedScalarFieldContainer[str]
     watch: bool
     ttl_seconds: int
-    def __init__(self, sources: _Optional[_Iterable[str]] = ..., drive: _Optional[str] = ..., on_conflict: _Optional[_Union[_types_pb2.OnConflict, str]] = ..., exclude: _Optional[_Iterable[str]] = ..., include_hidden: _Optional[bool] = ..., tags: _Optional[_Iterable[str]] = ..., watch: _Optional[bool] = ..., ttl_seconds: _Optional[int] = ...) -> None: ...
+    dedupe_threshold: float
+    def __init__(self, sources: _Optional[_Iterable[str]] = ..., drive: _Optional[str] = ..., on_conflict: _Optional[_Union[_types_pb2.OnConflict, str]] = ..., exclude: _Optional[_Iterable[str]] = ..., include_hidden: _Optional[bool] = ..., tags: _Optional[_Iterable[str]] = ..., watch: _Optional[bool] = ..., ttl_seconds: _Optional[int] = ..., dedupe_threshold: _Optional[float] = ...) -> None: ...
 
 class AddResponse(_message.Message):
     __slots__ = ("progress", "item", "summary")

@@ -191,3 +191,43 @@ class SearchResponse(_message.Message):
     queries: _containers.RepeatedCompositeFieldContainer[QueryReport]
     tokens_used: int
     def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., mode_used: _Optional[_Union[SearchMode, str]] = ..., mode_reason: _Optional[str] = ..., queries: _Optional[_Iterable[_Union[QueryReport, _Mapping]]] = ..., tokens_used: _Optional[int] = ...) -> None: ...
+
+class FindSimilarRequest(_message.Message):
+    __slots__ = ("ref", "text", "threshold", "limit", "filter")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    text: str
+    threshold: float
+    limit: int
+    filter: SearchFilter
+    def __init__(self, ref: _Optional[str] = ..., text: _Optional[str] = ..., threshold: _Optional[float] = ..., limit: _Optional[int] = ..., filter: _Optional[_Union[SearchFilter, _Mapping]] = ...) -> None: ...
+
+class SimilarItem(_message.Message):
+    __slots__ = ("ref", "item_id", "title", "similarity", "chunk_id", "snippet", "coverage")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_FIELD_NUMBER: _ClassVar[int]
+    COVERAGE_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    item_id: str
+    title: str
+    similarity: float
+    chunk_id: str
+    snippet: str
+    coverage: float
+    def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., title: _Optional[str] = ..., similarity: _Optional[float] = ..., chunk_id: _Optional[str] = ..., snippet: _Optional[str] = ..., coverage: _Optional[float] = ...) -> None: ...
+
+class FindSimilarResponse(_message.Message):
+    __slots__ = ("items", "target_chunks")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    TARGET_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[SimilarItem]
+    target_chunks: int
+    def __init__(self, items: _Optional[_Iterable[_Union[SimilarItem, _Mapping]]] = ..., target_chunks: _Optional[int] = ...) -> None: ...

@@ -40,6 +40,11 @@ class SearchServiceStub:
                 request_serializer=ctxd_dot_v1_dot_search__pb2.SearchRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_search__pb2.SearchResponse.FromString,
                 _registered_method=True)
+        self.FindSimilar = channel.unary_unary(
+                '/ctxd.v1.SearchService/FindSimilar',
+                request_serializer=ctxd_dot_v1_dot_search__pb2.FindSimilarRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_search__pb2.FindSimilarResponse.FromString,
+                _registered_method=True)
 
 
 class SearchServiceServicer:
@@ -53,6 +58,15 @@ class SearchServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FindSimilar(self, request, context):
+        """FindSimilar returns the stored items holding near-duplicates of an
+        item's chunks or of a text, by cosine similarity of their embeddings:
+        what an agent checks before it writes a memory it may already have.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SearchServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -60,6 +74,11 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.Search,
                     request_deserializer=ctxd_dot_v1_dot_search__pb2.SearchRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_search__pb2.SearchResponse.SerializeToString,
+            ),
+            'FindSimilar': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindSimilar,
+                    request_deserializer=ctxd_dot_v1_dot_search__pb2.FindSimilarRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_search__pb2.FindSimilarResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -90,6 +109,33 @@ class SearchService:
             '/ctxd.v1.SearchService/Search',
             ctxd_dot_v1_dot_search__pb2.SearchRequest.SerializeToString,
             ctxd_dot_v1_dot_search__pb2.SearchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindSimilar(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.SearchService/FindSimilar',
+            ctxd_dot_v1_dot_search__pb2.FindSimilarRequest.SerializeToString,
+            ctxd_dot_v1_dot_search__pb2.FindSimilarResponse.FromString,
             options,
             channel_credentials,
             insecure,

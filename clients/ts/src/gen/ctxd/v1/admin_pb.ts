@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/admin.proto.
  */
 export const file_ctxd_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIhAKDlJlaW5kZXhSZXF1ZXN0ImsKD1JlaW5kZXhSZXNwb25zZRIWCg5sZXhpY2FsX2NodW5rcxgBIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAIgASgDEhgKEGFwcGxpZWRfc2VxdWVuY2UYAyABKAQSDwoHc2Vjb25kcxgEIAEoASIPCg1Eb2N0b3JSZXF1ZXN0Ir0BCg5Eb2N0b3JSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghwcm9ibGVtcxgCIAMoCRIUCgxzdG9yZV9jaHVua3MYAyABKAMSFgoObGV4aWNhbF9jaHVua3MYBCABKAMSFQoNc3RvcmVfdmVjdG9ycxgFIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAYgASgDEhcKD291dGJveF9zZXF1ZW5jZRgHIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAggASgEIg8KDVN0YXR1c1JlcXVlc3QiyQEKD0VtYmVkZGluZ1N0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhAKCG1vZGVsX2lkGAMgASgJEhIKCmRpbWVuc2lvbnMYBCABKAUSFwoPZW1iZWRkZWRfY2h1bmtzGAUgASgDEhYKDnBlbmRpbmdfY2h1bmtzGAYgASgDEhkKEWNodW5rc19wZXJfc2Vjb25kGAcgASgBEhUKDXBlbmRpbmdfaXRlbXMYCCABKAMihAEKC0luZGV4U3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEwoLY2h1bmtfY291bnQYAyABKAMSFwoPb3V0Ym94X3NlcXVlbmNlGAQgASgEEhgKEGFwcGxpZWRfc2VxdWVuY2UYBSABKAQimwIKDlN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSLgoKc3RhcnRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGF0YV9kaXIYAyABKAkSEgoKaXRlbV9jb3VudBgEIAEoAxISCgpzaXplX2J5dGVzGAUgASgDEhgKEHN0b3JlX2ZpbGVfYnl0ZXMYBiABKAMSIgoGZHJpdmVzGAcgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8SKwoJZW1iZWRkaW5nGAggASgLMhguY3R4ZC52MS5FbWJlZGRpbmdTdGF0dXMSIwoFaW5kZXgYCSABKAsyFC5jdHhkLnYxLkluZGV4U3RhdHVzMsIBCgxBZG1pblNlcnZpY2USOQoGU3RhdHVzEhYuY3R4ZC52MS5TdGF0dXNSZXF1ZXN0GhcuY3R4ZC52MS5TdGF0dXNSZXNwb25zZRI8CgdSZWluZGV4EhcuY3R4ZC52MS5SZWluZGV4UmVxdWVzdBoYLmN0eGQudjEuUmVpbmRleFJlc3BvbnNlEjkKBkRvY3RvchIWLmN0eGQudjEuRG9jdG9yUmVxdWVzdBoXLmN0eGQudjEuRG9jdG9yUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIhAKDlJlaW5kZXhSZXF1ZXN0ImsKD1JlaW5kZXhSZXNwb25zZRIWCg5sZXhpY2FsX2NodW5rcxgBIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAIgASgDEhgKEGFwcGxpZWRfc2VxdWVuY2UYAyABKAQSDwoHc2Vjb25kcxgEIAEoASIPCg1Eb2N0b3JSZXF1ZXN0Ir0BCg5Eb2N0b3JSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghwcm9ibGVtcxgCIAMoCRIUCgxzdG9yZV9jaHVua3MYAyABKAMSFgoObGV4aWNhbF9jaHVua3MYBCABKAMSFQoNc3RvcmVfdmVjdG9ycxgFIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAYgASgDEhcKD291dGJveF9zZXF1ZW5jZRgHIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAggASgEIg8KDVN0YXR1c1JlcXVlc3Qi0AIKD0VtYmVkZGluZ1N0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhAKCG1vZGVsX2lkGAMgASgJEhIKCmRpbWVuc2lvbnMYBCABKAUSFwoPZW1iZWRkZWRfY2h1bmtzGAUgASgDEhYKDnBlbmRpbmdfY2h1bmtzGAYgASgDEhkKEWNodW5rc19wZXJfc2Vjb25kGAcgASgBEhUKDXBlbmRpbmdfaXRlbXMYCCABKAMSHQoVY2h1bmtzX3dpdGhfcXVlc3Rpb25zGAkgASgDEiAKGGNodW5rc193aXRob3V0X3F1ZXN0aW9ucxgKIAEoAxIZChFwZW5kaW5nX3F1ZXN0aW9ucxgLIAEoAxIpCghlbnJpY2hlchgMIAEoCzIXLmN0eGQudjEuRW5yaWNoZXJTdGF0dXMivwEKDkVucmljaGVyU3RhdHVzEhAKCGVuZHBvaW50GAEgASgJEg0KBW1vZGVsGAIgASgJEhYKDnBlbmRpbmdfY2h1bmtzGAMgASgDEhcKD2VucmljaGVkX2NodW5rcxgEIAEoAxIUCgxmYWlsZWRfY2FsbHMYBSABKAMSEgoKbGFzdF9lcnJvchgGIAEoCRIxCg1sYXN0X2Vycm9yX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKEAQoLSW5kZXhTdGF0dXMSEQoJYXZhaWxhYmxlGAEgASgIEhoKEnVuYXZhaWxhYmxlX3JlYXNvbhgCIAEoCRITCgtjaHVua19jb3VudBgDIAEoAxIXCg9vdXRib3hfc2VxdWVuY2UYBCABKAQSGAoQYXBwbGllZF9zZXF1ZW5jZRgFIAEoBCKbAgoOU3RhdHVzUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIuCgpzdGFydGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghkYXRhX2RpchgDIAEoCRISCgppdGVtX2NvdW50GAQgASgDEhIKCnNpemVfYnl0ZXMYBSABKAMSGAoQc3RvcmVfZmlsZV9ieXRlcxgGIAEoAxIiCgZkcml2ZXMYByADKAsyEi5jdHhkLnYxLkRyaXZlSW5mbxIrCgllbWJlZGRpbmcYCCABKAsyGC5jdHhkLnYxLkVtYmVkZGluZ1N0YXR1cxIjCgVpbmRleBgJIAEoCzIULmN0eGQudjEuSW5kZXhTdGF0dXMywgEKDEFkbWluU2VydmljZRI5CgZTdGF0dXMSFi5jdHhkLnYxLlN0YXR1c1JlcXVlc3QaFy5jdHhkLnYxLlN0YXR1c1Jlc3BvbnNlEjwKB1JlaW5kZXgSFy5jdHhkLnYxLlJlaW5kZXhSZXF1ZXN0GhguY3R4ZC52MS5SZWluZGV4UmVzcG9uc2USOQoGRG9jdG9yEhYuY3R4ZC52MS5Eb2N0b3JSZXF1ZXN0GhcuY3R4ZC52MS5Eb2N0b3JSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * ReindexRequest takes no parameters.
@@ -237,6 +237,35 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
    * @generated from field: int64 pending_items = 8;
    */
   pendingItems: bigint;
+
+  /**
+   * Chunks that carry at least one question vector (WriteRequest.questions
+   * or the enricher).
+   *
+   * @generated from field: int64 chunks_with_questions = 9;
+   */
+  chunksWithQuestions: bigint;
+
+  /**
+   * Chunks without one.
+   *
+   * @generated from field: int64 chunks_without_questions = 10;
+   */
+  chunksWithoutQuestions: bigint;
+
+  /**
+   * Questions waiting for a vector.
+   *
+   * @generated from field: int64 pending_questions = 11;
+   */
+  pendingQuestions: bigint;
+
+  /**
+   * The question enricher; absent when it is off.
+   *
+   * @generated from field: ctxd.v1.EnricherStatus enricher = 12;
+   */
+  enricher?: EnricherStatus | undefined;
 };
 
 /**
@@ -245,6 +274,71 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
  */
 export const EmbeddingStatusSchema: GenMessage<EmbeddingStatus> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_admin, 5);
+
+/**
+ * EnricherStatus describes the background question enricher, which asks an
+ * OpenAI-compatible chat endpoint for the questions each chunk answers.
+ *
+ * @generated from message ctxd.v1.EnricherStatus
+ */
+export type EnricherStatus = Message<"ctxd.v1.EnricherStatus"> & {
+  /**
+   * The chat endpoint's base URL.
+   *
+   * @generated from field: string endpoint = 1;
+   */
+  endpoint: string;
+
+  /**
+   * The chat model asked.
+   *
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * Chunks still to be asked about.
+   *
+   * @generated from field: int64 pending_chunks = 3;
+   */
+  pendingChunks: bigint;
+
+  /**
+   * Chunks enriched since the daemon started.
+   *
+   * @generated from field: int64 enriched_chunks = 4;
+   */
+  enrichedChunks: bigint;
+
+  /**
+   * Calls that failed since the daemon started (each is retried with
+   * backoff; a chunk whose answer held no usable question is not retried).
+   *
+   * @generated from field: int64 failed_calls = 5;
+   */
+  failedCalls: bigint;
+
+  /**
+   * The last failure, empty if none.
+   *
+   * @generated from field: string last_error = 6;
+   */
+  lastError: string;
+
+  /**
+   * When the last failure happened.
+   *
+   * @generated from field: google.protobuf.Timestamp last_error_at = 7;
+   */
+  lastErrorAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message ctxd.v1.EnricherStatus.
+ * Use `create(EnricherStatusSchema)` to create a new message.
+ */
+export const EnricherStatusSchema: GenMessage<EnricherStatus> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 6);
 
 /**
  * IndexStatus describes the derived search indexes.
@@ -293,7 +387,7 @@ export type IndexStatus = Message<"ctxd.v1.IndexStatus"> & {
  * Use `create(IndexStatusSchema)` to create a new message.
  */
 export const IndexStatusSchema: GenMessage<IndexStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 6);
+  messageDesc(file_ctxd_v1_admin, 7);
 
 /**
  * StatusResponse is a snapshot of the daemon.
@@ -370,7 +464,7 @@ export type StatusResponse = Message<"ctxd.v1.StatusResponse"> & {
  * Use `create(StatusResponseSchema)` to create a new message.
  */
 export const StatusResponseSchema: GenMessage<StatusResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 7);
+  messageDesc(file_ctxd_v1_admin, 8);
 
 /**
  * AdminService reports on the daemon itself.

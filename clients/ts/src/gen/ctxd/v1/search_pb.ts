@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/search.proto.
  */
 export const file_ctxd_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChRjdHhkL3YxL3NlYXJjaC5wcm90bxIHY3R4ZC52MSIrCgtTZWFyY2hRdWVyeRIMCgR0ZXh0GAEgASgJEg4KBnZlY3RvchgCIAMoAiJXCgxTZWFyY2hGaWx0ZXISDgoGZHJpdmVzGAEgAygJEhUKDXBhdGhfcHJlZml4ZXMYAiADKAkSEgoKbWltZV90eXBlcxgDIAMoCRIMCgR0YWdzGAQgAygJIjwKCUxlZ1dlaWdodBIfCgNsZWcYASABKA4yEi5jdHhkLnYxLlNlYXJjaExlZxIOCgZ3ZWlnaHQYAiABKAEizwIKDVNlYXJjaFJlcXVlc3QSJQoHcXVlcmllcxgBIAMoCzIULmN0eGQudjEuU2VhcmNoUXVlcnkSIQoEbW9kZRgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRIlCgZmaWx0ZXIYAyABKAsyFS5jdHhkLnYxLlNlYXJjaEZpbHRlchINCgVsaW1pdBgEIAEoBRIUCgx0b2tlbl9idWRnZXQYBSABKAUSFgoOc25pcHBldF9sZW5ndGgYBiABKAUSGwoTbWF4X2NodW5rc19wZXJfaXRlbRgHIAEoBRInCgtsZWdfd2VpZ2h0cxgIIAMoCzISLmN0eGQudjEuTGVnV2VpZ2h0Eg0KBXJyZl9rGAkgASgFEigKCGdyb3VwX2J5GAogASgOMhYuY3R4ZC52MS5TZWFyY2hHcm91cEJ5EhEKCW1pbl9zY29yZRgLIAEoASJHCgdMZWdSYW5rEh8KA2xlZxgBIAEoDjISLmN0eGQudjEuU2VhcmNoTGVnEgwKBHJhbmsYAiABKAUSDQoFc2NvcmUYAyABKAEiJgoIQnl0ZVNwYW4SDQoFc3RhcnQYASABKAMSCwoDZW5kGAIgASgDIs4BCghDaHVua0hpdBIQCghjaHVua19pZBgBIAEoCRIPCgdoZWFkaW5nGAIgASgJEg8KB3NuaXBwZXQYAyABKAkSHwoEc3BhbhgEIAEoCzIRLmN0eGQudjEuQnl0ZVNwYW4SDQoFc2NvcmUYBSABKAESIwoJbGVnX3JhbmtzGAYgAygLMhAuY3R4ZC52MS5MZWdSYW5rEhMKC3Rva2VuX2NvdW50GAcgASgFEhIKCnN0YXJ0X2xpbmUYCCABKAMSEAoIZW5kX2xpbmUYCSABKAMi0QIKDFNlYXJjaFJlc3VsdBILCgNyZWYYASABKAkSDwoHaXRlbV9pZBgCIAEoCRIQCghjaHVua19pZBgDIAEoCRINCgV0aXRsZRgEIAEoCRIPCgdoZWFkaW5nGAUgASgJEg8KB3NuaXBwZXQYBiABKAkSHwoEc3BhbhgHIAEoCzIRLmN0eGQudjEuQnl0ZVNwYW4SDQoFc2NvcmUYCCABKAESIwoJbGVnX3JhbmtzGAkgAygLMhAuY3R4ZC52MS5MZWdSYW5rEhUKDXF1ZXJ5X2luZGV4ZXMYCiADKAUSEQoJbWltZV90eXBlGAsgASgJEhMKC3Rva2VuX2NvdW50GAwgASgFEhIKCnN0YXJ0X2xpbmUYDSABKAMSEAoIZW5kX2xpbmUYDiABKAMSJgoLbW9yZV9jaHVua3MYDyADKAsyES5jdHhkLnYxLkNodW5rSGl0ImIKC1F1ZXJ5UmVwb3J0EgwKBHRleHQYASABKAkSFgoOY29ycmVjdGVkX3RleHQYAiABKAkSFwoPY2FuZGlkYXRlX2NvdW50GAMgASgFEhQKDHJlZHVjZWRfdGV4dBgEIAEoCSKxAQoOU2VhcmNoUmVzcG9uc2USJgoHcmVzdWx0cxgBIAMoCzIVLmN0eGQudjEuU2VhcmNoUmVzdWx0EiYKCW1vZGVfdXNlZBgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRITCgttb2RlX3JlYXNvbhgDIAEoCRIlCgdxdWVyaWVzGAQgAygLMhQuY3R4ZC52MS5RdWVyeVJlcG9ydBITCgt0b2tlbnNfdXNlZBgFIAEoBSpvCgpTZWFyY2hNb2RlEhsKF1NFQVJDSF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSU0VBUkNIX01PREVfSFlCUklEEAESFAoQU0VBUkNIX01PREVfQk0yNRACEhYKElNFQVJDSF9NT0RFX1ZFQ1RPUhADKm0KCVNlYXJjaExlZxIaChZTRUFSQ0hfTEVHX1VOU1BFQ0lGSUVEEAASEwoPU0VBUkNIX0xFR19CTTI1EAESGAoUU0VBUkNIX0xFR19TVUJTVFJJTkcQAhIVChFTRUFSQ0hfTEVHX1ZFQ1RPUhADKmUKDVNlYXJjaEdyb3VwQnkSHwobU0VBUkNIX0dST1VQX0JZX1VOU1BFQ0lGSUVEEAASGQoVU0VBUkNIX0dST1VQX0JZX0NIVU5LEAESGAoUU0VBUkNIX0dST1VQX0JZX0lURU0QAjJKCg1TZWFyY2hTZXJ2aWNlEjkKBlNlYXJjaBIWLmN0eGQudjEuU2VhcmNoUmVxdWVzdBoXLmN0eGQudjEuU2VhcmNoUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac");
+  fileDesc("ChRjdHhkL3YxL3NlYXJjaC5wcm90bxIHY3R4ZC52MSIrCgtTZWFyY2hRdWVyeRIMCgR0ZXh0GAEgASgJEg4KBnZlY3RvchgCIAMoAiJXCgxTZWFyY2hGaWx0ZXISDgoGZHJpdmVzGAEgAygJEhUKDXBhdGhfcHJlZml4ZXMYAiADKAkSEgoKbWltZV90eXBlcxgDIAMoCRIMCgR0YWdzGAQgAygJIjwKCUxlZ1dlaWdodBIfCgNsZWcYASABKA4yEi5jdHhkLnYxLlNlYXJjaExlZxIOCgZ3ZWlnaHQYAiABKAEizwIKDVNlYXJjaFJlcXVlc3QSJQoHcXVlcmllcxgBIAMoCzIULmN0eGQudjEuU2VhcmNoUXVlcnkSIQoEbW9kZRgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRIlCgZmaWx0ZXIYAyABKAsyFS5jdHhkLnYxLlNlYXJjaEZpbHRlchINCgVsaW1pdBgEIAEoBRIUCgx0b2tlbl9idWRnZXQYBSABKAUSFgoOc25pcHBldF9sZW5ndGgYBiABKAUSGwoTbWF4X2NodW5rc19wZXJfaXRlbRgHIAEoBRInCgtsZWdfd2VpZ2h0cxgIIAMoCzISLmN0eGQudjEuTGVnV2VpZ2h0Eg0KBXJyZl9rGAkgASgFEigKCGdyb3VwX2J5GAogASgOMhYuY3R4ZC52MS5TZWFyY2hHcm91cEJ5EhEKCW1pbl9zY29yZRgLIAEoASJHCgdMZWdSYW5rEh8KA2xlZxgBIAEoDjISLmN0eGQudjEuU2VhcmNoTGVnEgwKBHJhbmsYAiABKAUSDQoFc2NvcmUYAyABKAEiJgoIQnl0ZVNwYW4SDQoFc3RhcnQYASABKAMSCwoDZW5kGAIgASgDIs4BCghDaHVua0hpdBIQCghjaHVua19pZBgBIAEoCRIPCgdoZWFkaW5nGAIgASgJEg8KB3NuaXBwZXQYAyABKAkSHwoEc3BhbhgEIAEoCzIRLmN0eGQudjEuQnl0ZVNwYW4SDQoFc2NvcmUYBSABKAESIwoJbGVnX3JhbmtzGAYgAygLMhAuY3R4ZC52MS5MZWdSYW5rEhMKC3Rva2VuX2NvdW50GAcgASgFEhIKCnN0YXJ0X2xpbmUYCCABKAMSEAoIZW5kX2xpbmUYCSABKAMi0QIKDFNlYXJjaFJlc3VsdBILCgNyZWYYASABKAkSDwoHaXRlbV9pZBgCIAEoCRIQCghjaHVua19pZBgDIAEoCRINCgV0aXRsZRgEIAEoCRIPCgdoZWFkaW5nGAUgASgJEg8KB3NuaXBwZXQYBiABKAkSHwoEc3BhbhgHIAEoCzIRLmN0eGQudjEuQnl0ZVNwYW4SDQoFc2NvcmUYCCABKAESIwoJbGVnX3JhbmtzGAkgAygLMhAuY3R4ZC52MS5MZWdSYW5rEhUKDXF1ZXJ5X2luZGV4ZXMYCiADKAUSEQoJbWltZV90eXBlGAsgASgJEhMKC3Rva2VuX2NvdW50GAwgASgFEhIKCnN0YXJ0X2xpbmUYDSABKAMSEAoIZW5kX2xpbmUYDiABKAMSJgoLbW9yZV9jaHVua3MYDyADKAsyES5jdHhkLnYxLkNodW5rSGl0ImIKC1F1ZXJ5UmVwb3J0EgwKBHRleHQYASABKAkSFgoOY29ycmVjdGVkX3RleHQYAiABKAkSFwoPY2FuZGlkYXRlX2NvdW50GAMgASgFEhQKDHJlZHVjZWRfdGV4dBgEIAEoCSKxAQoOU2VhcmNoUmVzcG9uc2USJgoHcmVzdWx0cxgBIAMoCzIVLmN0eGQudjEuU2VhcmNoUmVzdWx0EiYKCW1vZGVfdXNlZBgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRITCgttb2RlX3JlYXNvbhgDIAEoCRIlCgdxdWVyaWVzGAQgAygLMhQuY3R4ZC52MS5RdWVyeVJlcG9ydBITCgt0b2tlbnNfdXNlZBgFIAEoBSKGAQoSRmluZFNpbWlsYXJSZXF1ZXN0Eg0KA3JlZhgBIAEoCUgAEg4KBHRleHQYAiABKAlIABIRCgl0aHJlc2hvbGQYAyABKAESDQoFbGltaXQYBCABKAUSJQoGZmlsdGVyGAUgASgLMhUuY3R4ZC52MS5TZWFyY2hGaWx0ZXJCCAoGdGFyZ2V0IoMBCgtTaW1pbGFySXRlbRILCgNyZWYYASABKAkSDwoHaXRlbV9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRISCgpzaW1pbGFyaXR5GAQgASgBEhAKCGNodW5rX2lkGAUgASgJEg8KB3NuaXBwZXQYBiABKAkSEAoIY292ZXJhZ2UYByABKAEiUQoTRmluZFNpbWlsYXJSZXNwb25zZRIjCgVpdGVtcxgBIAMoCzIULmN0eGQudjEuU2ltaWxhckl0ZW0SFQoNdGFyZ2V0X2NodW5rcxgCIAEoBSpvCgpTZWFyY2hNb2RlEhsKF1NFQVJDSF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSU0VBUkNIX01PREVfSFlCUklEEAESFAoQU0VBUkNIX01PREVfQk0yNRACEhYKElNFQVJDSF9NT0RFX1ZFQ1RPUhADKm0KCVNlYXJjaExlZxIaChZTRUFSQ0hfTEVHX1VOU1BFQ0lGSUVEEAASEwoPU0VBUkNIX0xFR19CTTI1EAESGAoUU0VBUkNIX0xFR19TVUJTVFJJTkcQAhIVChFTRUFSQ0hfTEVHX1ZFQ1RPUhADKmUKDVNlYXJjaEdyb3VwQnkSHwobU0VBUkNIX0dST1VQX0JZX1VOU1BFQ0lGSUVEEAASGQoVU0VBUkNIX0dST1VQX0JZX0NIVU5LEAESGAoUU0VBUkNIX0dST1VQX0JZX0lURU0QAjKUAQoNU2VhcmNoU2VydmljZRI5CgZTZWFyY2gSFi5jdHhkLnYxLlNlYXJjaFJlcXVlc3QaFy5jdHhkLnYxLlNlYXJjaFJlc3BvbnNlEkgKC0ZpbmRTaW1pbGFyEhsuY3R4ZC52MS5GaW5kU2ltaWxhclJlcXVlc3QaHC5jdHhkLnYxLkZpbmRTaW1pbGFyUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac");
 
 /**
  * SearchQuery is one query of a batch: text, a vector, or both.
@@ -595,6 +595,164 @@ export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_search, 9);
 
 /**
+ * FindSimilarRequest names what to compare: a stored item or a text.
+ *
+ * @generated from message ctxd.v1.FindSimilarRequest
+ */
+export type FindSimilarRequest = Message<"ctxd.v1.FindSimilarRequest"> & {
+  /**
+   * What to find near-duplicates of.
+   *
+   * @generated from oneof ctxd.v1.FindSimilarRequest.target
+   */
+  target: {
+    /**
+     * A stored item ("drive:/path"): each of its chunks is compared with the
+     * chunks of every other item; the item itself is never returned. Its
+     * chunks must be embedded (UNAVAILABLE with a hint otherwise: retry once
+     * Status.embedding.pending_chunks is 0).
+     *
+     * @generated from field: string ref = 1;
+     */
+    value: string;
+    case: "ref";
+  } | {
+    /**
+     * A text, chunked and embedded the way a written item would be; at most
+     * limits.max_similar_text_bytes (default 64 KiB).
+     *
+     * @generated from field: string text = 2;
+     */
+    value: string;
+    case: "text";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * Cosine similarity in (0, 1] a chunk pair must reach; 0 means the default
+   * (0.9). A value outside [0, 1] (or NaN) is INVALID_ARGUMENT.
+   *
+   * @generated from field: double threshold = 3;
+   */
+  threshold: number;
+
+  /**
+   * Items returned at most; 0 means the default (10); at most
+   * limits.max_search_limit.
+   *
+   * @generated from field: int32 limit = 4;
+   */
+  limit: number;
+
+  /**
+   * Only items these filters allow.
+   *
+   * @generated from field: ctxd.v1.SearchFilter filter = 5;
+   */
+  filter?: SearchFilter | undefined;
+};
+
+/**
+ * Describes the message ctxd.v1.FindSimilarRequest.
+ * Use `create(FindSimilarRequestSchema)` to create a new message.
+ */
+export const FindSimilarRequestSchema: GenMessage<FindSimilarRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_search, 10);
+
+/**
+ * SimilarItem is one stored item with a chunk at or above the threshold.
+ *
+ * @generated from message ctxd.v1.SimilarItem
+ */
+export type SimilarItem = Message<"ctxd.v1.SimilarItem"> & {
+  /**
+   * The item's ref.
+   *
+   * @generated from field: string ref = 1;
+   */
+  ref: string;
+
+  /**
+   * The item's id.
+   *
+   * @generated from field: string item_id = 2;
+   */
+  itemId: string;
+
+  /**
+   * The item's title.
+   *
+   * @generated from field: string title = 3;
+   */
+  title: string;
+
+  /**
+   * The best cosine similarity between one of its chunks and one of the
+   * target's.
+   *
+   * @generated from field: double similarity = 4;
+   */
+  similarity: number;
+
+  /**
+   * The item's chunk of that best pair.
+   *
+   * @generated from field: string chunk_id = 5;
+   */
+  chunkId: string;
+
+  /**
+   * Text of that chunk, cut to 300 characters with "…".
+   *
+   * @generated from field: string snippet = 6;
+   */
+  snippet: string;
+
+  /**
+   * Fraction in (0, 1] of the target's chunks that have a match in this
+   * item at or above the threshold: 1 means every part of the target is
+   * already there.
+   *
+   * @generated from field: double coverage = 7;
+   */
+  coverage: number;
+};
+
+/**
+ * Describes the message ctxd.v1.SimilarItem.
+ * Use `create(SimilarItemSchema)` to create a new message.
+ */
+export const SimilarItemSchema: GenMessage<SimilarItem> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_search, 11);
+
+/**
+ * FindSimilarResponse lists the near-duplicates, most similar first.
+ *
+ * @generated from message ctxd.v1.FindSimilarResponse
+ */
+export type FindSimilarResponse = Message<"ctxd.v1.FindSimilarResponse"> & {
+  /**
+   * Items, by similarity then coverage.
+   *
+   * @generated from field: repeated ctxd.v1.SimilarItem items = 1;
+   */
+  items: SimilarItem[];
+
+  /**
+   * Chunks of the target that were compared.
+   *
+   * @generated from field: int32 target_chunks = 2;
+   */
+  targetChunks: number;
+};
+
+/**
+ * Describes the message ctxd.v1.FindSimilarResponse.
+ * Use `create(FindSimilarResponseSchema)` to create a new message.
+ */
+export const FindSimilarResponseSchema: GenMessage<FindSimilarResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_search, 12);
+
+/**
  * SearchMode selects the candidate generators.
  *
  * @generated from enum ctxd.v1.SearchMode
@@ -732,6 +890,18 @@ export const SearchService: GenService<{
     methodKind: "unary";
     input: typeof SearchRequestSchema;
     output: typeof SearchResponseSchema;
+  },
+  /**
+   * FindSimilar returns the stored items holding near-duplicates of an
+   * item's chunks or of a text, by cosine similarity of their embeddings:
+   * what an agent checks before it writes a memory it may already have.
+   *
+   * @generated from rpc ctxd.v1.SearchService.FindSimilar
+   */
+  findSimilar: {
+    methodKind: "unary";
+    input: typeof FindSimilarRequestSchema;
+    output: typeof FindSimilarResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ctxd_v1_search, 0);
