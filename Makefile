@@ -86,7 +86,7 @@ test: setup checkgenerate lint test-go test-fuzz test-python test-ts ## Run ever
 
 .PHONY: test-go
 test-go: setup-run ## Go unit and integration tests under the race detector
-	go test -race -count=1 $(GO_PKGS)
+	go test -race -count=1 -timeout 25m $(GO_PKGS)
 
 .PHONY: test-fuzz
 test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)

@@ -183,8 +183,14 @@ func TestDaemon_VectorSearchNotesPendingChunks(t *testing.T) {
 	req := &ctxdv1.SearchRequest{Mode: ctxdv1.SearchMode_SEARCH_MODE_VECTOR, Queries: []*ctxdv1.SearchQuery{{Vector: randomVector(rand.New(rand.NewPCG(1, 2)), 384)}}}
 	var resp *ctxdv1.SearchResponse
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		// The engine loads the model's (empty) vector index in the background.
-		if resp = doSearch(t, conn, req); resp.ModeUsed == ctxdv1.SearchMode_SEARCH_MODE_VECTOR || time.Now().After(deadline) {
+		// The engine learns the model and loads its (empty) vector index in
+		// the background: until it has, a query vector is refused.
+		var err error
+		resp, err = ctxdv1.NewSearchServiceClient(conn).Search(context.Background(), req)
+		if err != nil && (!strings.Contains(err.Error(), "no embedding model is loaded") || time.Now().After(deadline)) {
+			t.Fatalf("vector search: %v", err)
+		}
+		if err == nil && resp.ModeUsed == ctxdv1.SearchMode_SEARCH_MODE_VECTOR || time.Now().After(deadline) {
 			break
 		}
 	}
