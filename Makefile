@@ -97,6 +97,10 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	go test -run='^$$' -fuzz='^FuzzSnippet$$' -fuzztime=$(FUZZTIME) ./index/search
 	go test -run='^$$' -fuzz='^FuzzDetect$$' -fuzztime=$(FUZZTIME) ./ingest
 	go test -run='^$$' -fuzz='^FuzzHTMLToMarkdown$$' -fuzztime=$(FUZZTIME) ./ingest
+	go test -run='^$$' -fuzz='^FuzzParseFrontmatter$$' -fuzztime=$(FUZZTIME) ./vfs
+	go test -run='^$$' -fuzz='^FuzzTrigramAnalyzer$$' -fuzztime=$(FUZZTIME) ./index/lexical
+	go test -run='^$$' -fuzz='^FuzzEdgePolicy_HostAllowed$$' -fuzztime=$(FUZZTIME) ./daemon
+	go test -run='^$$' -fuzz='^FuzzParseQuestions$$' -fuzztime=$(FUZZTIME) ./enrich
 
 .PHONY: test-python
 test-python: setup build ## Python client integration test against the real daemon
