@@ -83,3 +83,48 @@ func jsonNumber(f float64) string {
 	b, _ := json.Marshal(f)
 	return string(b)
 }
+
+// TestSearch_Priors weighs importance (set in the frontmatter) through the
+// JSON/HTTP API, and refuses weights outside [0, 1] with a hint.
+func TestSearch_Priors(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.HTTP = "127.0.0.1:0"
+	d := mustStart(t, cfg)
+	conn := dial(t, "unix://"+cfg.Socket)
+	vc := ctxdv1.NewVfsServiceClient(conn)
+	writeText(t, vc, "notes:/plain.md", "Narwhal.\n")
+	writeText(t, vc, "notes:/kept.md", "---\nimportance: 1\n---\nA narwhal, seen from the boat at dawn.\n")
+	waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), 30*time.Second)
+
+	search := func(weight string) []string {
+		t.Helper()
+		status, body := httpCall(t, "POST", "http://"+d.HTTPAddr().String()+"/v1/search",
+			`{"queries":[{"text":"narwhal"}],"mode":"SEARCH_MODE_BM25","importance_weight":`+weight+`}`, d.token)
+		if status != 200 {
+			t.Fatalf("HTTP %d: %s", status, body)
+		}
+		var resp struct{ Results []struct{ Ref string } }
+		if err := json.Unmarshal(body, &resp); err != nil {
+			t.Fatal(err)
+		}
+		var refs []string
+		for _, r := range resp.Results {
+			refs = append(refs, r.Ref)
+		}
+		return refs
+	}
+	if got := search("0"); len(got) != 2 || got[0] != "notes:/plain.md" {
+		t.Fatalf("no prior: %v; the test needs the plain note first", got)
+	}
+	if got := search("1"); len(got) != 2 || got[0] != "notes:/kept.md" {
+		t.Errorf("importance weight 1: %v, want the important note first", got)
+	}
+
+	q := []*ctxdv1.SearchQuery{{Text: "narwhal"}}
+	for _, bad := range []*ctxdv1.SearchRequest{{Queries: q, ImportanceWeight: 2}, {Queries: q, UsageWeight: -0.5}, {Queries: q, UsageWeight: math.NaN()}} {
+		_, err := ctxdv1.NewSearchServiceClient(conn).Search(t.Context(), bad)
+		if code, det := errorDetail(t, err); code != codes.InvalidArgument || !strings.Contains(det.NextActionHint, "--importance-weight") {
+			t.Errorf("weights %v/%v: %v %v", bad.ImportanceWeight, bad.UsageWeight, code, det)
+		}
+	}
+}

@@ -61,6 +61,9 @@ func searchError(err error) error {
 	if errors.Is(err, search.ErrMinScore) {
 		return invalidSearch(err.Error(), "pass a min_score between 0 and 1 (`ctxd search --min-score`), or 0 to keep every result; see SearchRequest.min_score for the scale of scores in each mode")
 	}
+	if errors.Is(err, search.ErrPriorWeight) {
+		return invalidSearch(err.Error(), "pass importance_weight and usage_weight between 0 and 1 (`ctxd search --importance-weight`, `--usage-weight`), or 0 to leave that prior off")
+	}
 	if errors.Is(err, search.ErrInvalidQuery) {
 		return invalidSearch(err.Error(), "fix the request: see the SearchRequest field docs; 0 means the default for every number")
 	}
@@ -140,6 +143,7 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 		MaxPerItem:   int(req.GetMaxChunksPerItem()),
 		RRFK:         int(req.GetRrfK()),
 		MinScore:     req.GetMinScore(),
+		Priors:       search.Priors{Importance: req.GetImportanceWeight(), Usage: req.GetUsageWeight()},
 	}
 	switch req.GetGroupBy() {
 	case ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_UNSPECIFIED, ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_CHUNK:

@@ -395,14 +395,16 @@ func init() {
 
 func init() {
 	type searchArgs struct {
-		Queries       []string    `json:"queries" jsonschema:"One or more queries, searched together and de-duplicated: several phrasings or sub-questions of what you need. At most limits.max_queries (default 32); all together at most limits.max_query_bytes (default 1 MiB)." schema:"minItems=1"`
-		Mode          string      `json:"mode,omitempty" jsonschema:"\"hybrid\" (words and meaning fused; default), \"bm25\" (exact words and identifiers), \"vector\" (meaning only). Falls back to bm25 when no embedding model is loaded (mode_reason says why)." schema:"default=hybrid,enum=hybrid|bm25|vector"`
-		Filter        *filterArgs `json:"filter,omitempty" jsonschema:"Restricts candidates before ranking. Each list holds at most limits.max_filter_values entries (default 64)."`
-		Limit         int         `json:"limit,omitempty" jsonschema:"Maximum results; default 10, at most limits.max_search_limit (default 1000)." schema:"minimum=0"`
-		TokenBudget   int         `json:"token_budget,omitempty" jsonschema:"Stop adding results once their snippets would exceed this many model tokens; default 0 means no budget; at most limits.max_token_budget (default 100000)." schema:"minimum=0"`
-		SnippetLength int         `json:"snippet_length,omitempty" jsonschema:"Snippet length in characters; default 300, at most limits.max_snippet_length (default 4000)." schema:"minimum=0"`
-		GroupBy       string      `json:"group_by,omitempty" jsonschema:"\"chunk\" (default): each result is one chunk, up to 3 per item. \"item\": each result is one item (limit counts items), ranked by where the legs found any of its chunks, with its best chunk's snippet and lines and up to 2 more chunks in more_chunks; use it to find which notes or files matter." schema:"default=chunk,enum=chunk|item"`
-		MinScore      float64     `json:"min_score,omitempty" jsonschema:"Drop results whose score is below this; default 0 keeps all. Scores come from ranks, not from similarity: 1 means first in every search leg, a result one leg of three ranks first scores about 0.33, so a threshold like 0.5 keeps results two legs agree on (in hybrid mode)." schema:"minimum=0,maximum=1"`
+		Queries          []string    `json:"queries" jsonschema:"One or more queries, searched together and de-duplicated: several phrasings or sub-questions of what you need. At most limits.max_queries (default 32); all together at most limits.max_query_bytes (default 1 MiB)." schema:"minItems=1"`
+		Mode             string      `json:"mode,omitempty" jsonschema:"\"hybrid\" (words and meaning fused; default), \"bm25\" (exact words and identifiers), \"vector\" (meaning only). Falls back to bm25 when no embedding model is loaded (mode_reason says why)." schema:"default=hybrid,enum=hybrid|bm25|vector"`
+		Filter           *filterArgs `json:"filter,omitempty" jsonschema:"Restricts candidates before ranking. Each list holds at most limits.max_filter_values entries (default 64)."`
+		Limit            int         `json:"limit,omitempty" jsonschema:"Maximum results; default 10, at most limits.max_search_limit (default 1000)." schema:"minimum=0"`
+		TokenBudget      int         `json:"token_budget,omitempty" jsonschema:"Stop adding results once their snippets would exceed this many model tokens; default 0 means no budget; at most limits.max_token_budget (default 100000)." schema:"minimum=0"`
+		SnippetLength    int         `json:"snippet_length,omitempty" jsonschema:"Snippet length in characters; default 300, at most limits.max_snippet_length (default 4000)." schema:"minimum=0"`
+		GroupBy          string      `json:"group_by,omitempty" jsonschema:"\"chunk\" (default): each result is one chunk, up to 3 per item. \"item\": each result is one item (limit counts items), ranked by where the legs found any of its chunks, with its best chunk's snippet and lines and up to 2 more chunks in more_chunks; use it to find which notes or files matter." schema:"default=chunk,enum=chunk|item"`
+		MinScore         float64     `json:"min_score,omitempty" jsonschema:"Drop results whose score is below this; default 0 keeps all. Scores come from ranks, not from similarity: 1 means first in every search leg, a result one leg of three ranks first scores about 0.33, so a threshold like 0.5 keeps results two legs agree on (in hybrid mode)." schema:"minimum=0,maximum=1"`
+		ImportanceWeight float64     `json:"importance_weight,omitempty" jsonschema:"Favour items with a high importance (frontmatter importance, 0 to 1): 0 (default) is off, 1 lets an item of importance 1 score up to twice one of importance 0. Use it when what you marked important should win close calls." schema:"minimum=0,maximum=1"`
+		UsageWeight      float64     `json:"usage_weight,omitempty" jsonschema:"Favour items that searches returned often before: 0 (default) is off, 1 the strongest. The signal saturates (an item returned 5 times gets half of it)." schema:"minimum=0,maximum=1"`
 	}
 	register(Tool{
 		Name:  "context_search",
@@ -414,6 +416,7 @@ func init() {
 	}, func(ctx context.Context, b Backend, in *searchArgs) (any, error) {
 		req := &ctxdv1.SearchRequest{Mode: searchMode(in.Mode), Filter: in.Filter.proto(), Limit: int32(in.Limit),
 			TokenBudget: int32(in.TokenBudget), SnippetLength: int32(in.SnippetLength), MinScore: in.MinScore,
+			ImportanceWeight: in.ImportanceWeight, UsageWeight: in.UsageWeight,
 			GroupBy: ctxdv1.SearchGroupBy(ctxdv1.SearchGroupBy_value["SEARCH_GROUP_BY_"+strings.ToUpper(in.GroupBy)])}
 		for _, q := range in.Queries {
 			req.Queries = append(req.Queries, &ctxdv1.SearchQuery{Text: q})

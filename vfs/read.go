@@ -134,6 +134,32 @@ func (s *Store) ReadRaw(ctx context.Context, ref Ref) (Item, []byte, error) {
 	return it, content, nil
 }
 
+// Items reads the items with these ids in one transaction; an entry is the
+// zero Item where the id names no item or one outside the context's Access.
+func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
+	out := make([]Item, len(ids))
+	err := s.view(ctx, func(t *txn) error {
+		for i, id := range ids {
+			u, err := parseID(id)
+			if err != nil {
+				return err
+			}
+			if t.items.Get(u) == nil {
+				continue
+			}
+			it, err := t.item(u)
+			if err != nil {
+				return err
+			}
+			if t.access.Allows(it.Drive, it.Path) {
+				out[i] = it
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Info describes an item, or synthesizes one for a directory.
 func (s *Store) Info(ctx context.Context, ref Ref) (Info, error) {
 	var info Info

@@ -105,11 +105,12 @@ type options struct {
 	weights     []*ctxdv1.LegWeight
 	timeout     time.Duration
 	concurrency int
+	priors      []float64 // weights at which each prior gets rows of its own
 }
 
 func parseFlags(args []string) (options, error) {
 	var o options
-	var collections, modes string
+	var collections, modes, priors string
 	fs := flag.NewFlagSet("ctxd-eval", flag.ExitOnError)
 	fs.StringVar(&o.data, "data", "", "directory holding one BEIR collection per subdirectory (required)")
 	fs.StringVar(&collections, "collections", "cranfield,cacm,vaswani,tldr", "comma-separated collections to evaluate: folders of -data in the BEIR layout, or tldr (the tldr pages of docs-corpus and their known-item queries)")
@@ -121,6 +122,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.weightsFlag, "weights", "", "leg weights, e.g. bm25=1,substring=0.5,vector=1; empty = server defaults")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest wait for indexing to finish, per collection")
 	fs.IntVar(&o.concurrency, "concurrency", 16, "concurrent writers while ingesting")
+	fs.StringVar(&priors, "priors", "0.3", "comma-separated prior weights in (0, 1]: each adds rows per mode searching with importance_weight, then usage_weight, at that weight (after every other row, so usage is what those searches recorded); empty = none")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -146,7 +148,30 @@ func parseFlags(args []string) (options, error) {
 	if o.weights, err = parseWeights(o.weightsFlag); err != nil {
 		return o, err
 	}
+	if o.priors, err = parsePriors(priors); err != nil {
+		return o, err
+	}
 	return o, nil
+}
+
+// parsePriors parses "0.1,0.3"; an empty string means no prior rows.
+func parsePriors(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	list, err := splitList("-priors", s, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(list))
+	for i, f := range list {
+		w, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(w > 0 && w <= 1) {
+			return nil, fmt.Errorf("-priors: a weight must be a number in (0, 1], got %q", f)
+		}
+		out[i] = w
+	}
+	return out, nil
 }
 
 // splitList splits a comma-separated flag, rejecting empty lists, duplicates
@@ -405,9 +430,9 @@ func evalCollection(ctx context.Context, o options, name string, analyzer analys
 	progress("%s: indexed %d documents into %d chunks in %s", name, res.docs, res.chunks, res.ingest.Round(time.Millisecond))
 
 	search := ctxdv1.NewSearchServiceClient(conn)
-	for _, items := range []bool{false, true} {
+	for _, v := range variants(o.priors) {
 		for _, mode := range o.modes {
-			m, err := evalMode(ctx, search, o, mode, items, judged, refToDoc)
+			m, err := evalMode(ctx, search, o, mode, v, judged, refToDoc)
 			if err != nil {
 				return res, err
 			}
@@ -417,8 +442,38 @@ func evalCollection(ctx context.Context, o options, name string, analyzer analys
 	return res, nil
 }
 
+// searchVariant is how one row of a mode searches.
+type searchVariant struct {
+	items      bool    // group_by ITEM
+	importance float64 // importance_weight
+	usage      float64 // usage_weight
+}
+
+// variants are the rows of each mode: chunk and item grouping, then each
+// prior at each weight, in chunk grouping.
+func variants(priors []float64) []searchVariant {
+	vs := []searchVariant{{}, {items: true}}
+	for _, w := range priors {
+		vs = append(vs, searchVariant{importance: w}, searchVariant{usage: w})
+	}
+	return vs
+}
+
 // itemsSuffix marks the rows of item grouping (group_by ITEM) in the report.
 const itemsSuffix = " (items)"
+
+// label names mode's row of variant v in the report.
+func (v searchVariant) label(mode string) string {
+	switch {
+	case v.items:
+		return mode + itemsSuffix
+	case v.importance > 0:
+		return fmt.Sprintf("%s +importance %g", mode, v.importance)
+	case v.usage > 0:
+		return fmt.Sprintf("%s +usage %g", mode, v.usage)
+	}
+	return mode
+}
 
 // docRef is where a document is written. Path-escaping the id keeps ids
 // holding '/' (or anything else a path segment may not) to one segment;
@@ -552,11 +607,11 @@ func describeStatus(st *ctxdv1.StatusResponse) string {
 // grouping keeps one result per document (max_chunks_per_item 1), so the
 // limit counts documents either way; item grouping fuses the legs' item
 // ranks instead of their chunk ranks.
-func evalMode(ctx context.Context, c ctxdv1.SearchServiceClient, o options, mode string, items bool, judged []judgedQuery, refToDoc map[string]string) (modeResult, error) {
-	want := modeNames[mode]
-	groupBy, label := ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_CHUNK, mode
-	if items {
-		groupBy, label = ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_ITEM, mode+itemsSuffix
+func evalMode(ctx context.Context, c ctxdv1.SearchServiceClient, o options, mode string, v searchVariant, judged []judgedQuery, refToDoc map[string]string) (modeResult, error) {
+	want, label := modeNames[mode], v.label(mode)
+	groupBy := ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_CHUNK
+	if v.items {
+		groupBy = ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_ITEM
 	}
 	var ndcgs, recalls, latencies []float64
 	for _, q := range judged {
@@ -568,6 +623,8 @@ func evalMode(ctx context.Context, c ctxdv1.SearchServiceClient, o options, mode
 			GroupBy:          groupBy,
 			RrfK:             int32(o.rrfK),
 			LegWeights:       o.weights,
+			ImportanceWeight: v.importance,
+			UsageWeight:      v.usage,
 		}
 		start := time.Now()
 		resp, err := c.Search(ctx, req)
@@ -623,12 +680,19 @@ func formatReport(o options, results []collectionResult) string {
 	if weights == "" {
 		weights = "(server defaults)"
 	}
-	fmt.Fprintf(&b, "- flags: `-collections %s -modes %s -rrf-k %d -weights '%s' -concurrency %d`\n",
-		strings.Join(o.collections, ","), strings.Join(o.modes, ","), o.rrfK, o.weightsFlag, o.concurrency)
+	priors := make([]string, len(o.priors))
+	for i, w := range o.priors {
+		priors[i] = strconv.FormatFloat(w, 'g', -1, 64)
+	}
+	fmt.Fprintf(&b, "- flags: `-collections %s -modes %s -rrf-k %d -weights '%s' -priors '%s' -concurrency %d`\n",
+		strings.Join(o.collections, ","), strings.Join(o.modes, ","), o.rrfK, o.weightsFlag, strings.Join(priors, ","), o.concurrency)
 	fmt.Fprintf(&b, "- rrf-k: %s; leg weights: %s\n", rrfK, weights)
 	fmt.Fprintf(&b, "- model dir: %s\n", o.modelDir)
 	fmt.Fprintf(&b, "- search: limit %d, max_chunks_per_item 1; latency is client-side over the unix socket, one query at a time\n", recallCutoff)
 	fmt.Fprintf(&b, "- documents: markdown `# Title`, blank line, text where the document has a title (the text alone when it opens with that H1); plain text otherwise\n")
+	if len(o.priors) > 0 {
+		fmt.Fprintf(&b, "- priors: a `+importance w` or `+usage w` row searches with importance_weight or usage_weight w, in chunk grouping, after every other row; no document here has an importance, and usage is what this run's earlier searches recorded (each query already searched in every row before)\n")
+	}
 	fmt.Fprintf(&b, "- reference: textbook whole-document BM25 in ctxd-eval (k1 %.1f, b %.1f, Lucene idf, Bleve's %q analyzer as ctxd), scored in-process: no latency\n\n",
 		referenceK1, referenceB, en.AnalyzerName)
 

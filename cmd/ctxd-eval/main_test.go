@@ -81,9 +81,33 @@ func TestRun_TLDRCollection(t *testing.T) {
 		"| tldr | 2 | 2 | reference | 1.0000 | 1.0000 | – |",
 		"| tldr | 2 | 2 | bm25 | 1.0000 | 1.0000 |",
 		"| tldr | 2 | 2 | bm25 (items) | 1.0000 | 1.0000 |",
+		"| tldr | 2 | 2 | bm25 +importance 0.3 | 1.0000 | 1.0000 |",
+		"| tldr | 2 | 2 | bm25 +usage 0.3 | 1.0000 | 1.0000 |",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
+	}
+}
+
+func TestParseFlags_Priors(t *testing.T) {
+	o, err := parseFlags([]string{"-data", "d", "-priors", "0.1, 1"})
+	if err != nil || !slices.Equal(o.priors, []float64{0.1, 1}) {
+		t.Fatalf("priors = %v, %v", o.priors, err)
+	}
+	if o, err := parseFlags([]string{"-data", "d", "-priors", ""}); err != nil || o.priors != nil {
+		t.Errorf("empty -priors: %v, %v", o.priors, err)
+	}
+	for _, bad := range []string{"0", "1.5", "x", "0.1,0.1", "NaN"} {
+		if _, err := parseFlags([]string{"-data", "d", "-priors", bad}); err == nil || !strings.Contains(err.Error(), "-priors") {
+			t.Errorf("-priors %q: err = %v", bad, err)
+		}
+	}
+	var labels []string
+	for _, v := range variants([]float64{0.3}) {
+		labels = append(labels, v.label("hybrid"))
+	}
+	if want := []string{"hybrid", "hybrid (items)", "hybrid +importance 0.3", "hybrid +usage 0.3"}; !slices.Equal(labels, want) {
+		t.Errorf("labels = %v, want %v", labels, want)
 	}
 }

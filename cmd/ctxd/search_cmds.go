@@ -89,6 +89,8 @@ func (c *cli) searchCommand() *cobra.Command {
 	f.Int32Var(&req.SnippetLength, "snippet-length", 0, "snippet length in characters (0: 300)")
 	f.BoolVar(&items, "items", false, "one result per item with its best chunks: --limit counts items, --per-item caps each item's chunks")
 	f.Float64Var(&req.MinScore, "min-score", 0, "drop results scoring below this, in [0, 1] (0: keep all; scores come from the legs' ranks)")
+	f.Float64Var(&req.ImportanceWeight, "importance-weight", 0, "weigh results by their item's importance, in [0, 1] (0: off; 1: importance 1 scores up to twice importance 0)")
+	f.Float64Var(&req.UsageWeight, "usage-weight", 0, "weigh results by how often search returned their item before, in [0, 1] (0: off)")
 	return cmd
 }
 

@@ -25,7 +25,9 @@
 // fills a token budget. Grouped by item (GroupItem), fusion runs over items
 // instead: each leg ranks an item by its best chunk, so legs that agree on
 // an item through different chunks all credit it, and each result is an
-// item with its best chunks. MinScore drops results under a fused score. A request's Within (the caller's access) narrows
+// item with its best chunks. Priors, when asked for, scale each fused score
+// by its item's importance and usage (how often search returned it) before
+// ranking. MinScore drops results under a fused score. A request's Within (the caller's access) narrows
 // its filter before the legs run, so no leg, snippet or count sees past
 // it. Scores and the key terms of a long query still come from whole-index
 // statistics.

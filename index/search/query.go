@@ -95,7 +95,11 @@ type Request struct {
 	// GroupBy makes results chunks (the default) or items.
 	GroupBy GroupBy
 	// MinScore drops results whose Score is below it; in [0, 1], 0 keeps all.
+	// It applies after Priors.
 	MinScore float64
+	// Priors scale fused scores by the items' importance and usage; the
+	// zero value leaves them as fusion made them.
+	Priors Priors
 	// EmbedQuery embeds query text with the store's model (which reads only
 	// what fits its window); nil when no model can run, which makes
 	// text-only queries fall back to BM25.
@@ -178,6 +182,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	if !(req.MinScore >= 0 && req.MinScore <= 1) { // NaN too
 		return Response{}, fmt.Errorf("%w, not %v", ErrMinScore, req.MinScore)
 	}
+	if err := req.Priors.validate(); err != nil {
+		return Response{}, err
+	}
 	if req.GroupBy != GroupChunk && req.GroupBy != GroupItem {
 		return Response{}, fmt.Errorf("%w: unknown grouping %d", ErrInvalidQuery, req.GroupBy)
 	}
@@ -250,6 +257,14 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		addWords(words, cmp.Or(rep.Reduced, q.Text), lim.MaxQueryTerms)
 		mergeQuery(merged, cands, qi)
 		mergeQuery(mergedItems, items, qi)
+	}
+	// Results are what the priors weigh: items or chunks.
+	results, itemOf := merged, chunkItem
+	if req.GroupBy == GroupItem {
+		results, itemOf = mergedItems, sameID
+	}
+	if err := e.applyPriors(ctx, req.Priors, results, itemOf); err != nil {
+		return Response{}, err
 	}
 	all := ranked(merged)
 	var err error

@@ -222,6 +222,12 @@ def test_search_group_by_item_and_min_score(client: ctxd.Client) -> None:
     with pytest.raises(ctxd.InvalidArgumentError) as ei:
         client.search("narwhal", min_score=1.5)
     assert "--min-score" in ei.value.hint
+    # A prior weight reaches the daemon: out of range it is refused.
+    with pytest.raises(ctxd.InvalidArgumentError) as ei:
+        client.search("narwhal", usage_weight=2)
+    assert "--usage-weight" in ei.value.hint
+    r = client.search("narwhal", importance_weight=1, usage_weight=1, **scope)
+    assert {x.ref for x in r.results} == {"agent:/it/items/many.md", "agent:/it/items/one.md"}
 
 
 def test_add_tree_then_refresh(client: ctxd.Client, tmp_path_factory: pytest.TempPathFactory) -> None:

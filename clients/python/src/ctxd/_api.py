@@ -643,6 +643,8 @@ class _Api:
         leg_weights: Optional[Mapping[str, float]] = None,
         group_by: GroupByLike = None,
         min_score: float = 0.0,
+        importance_weight: float = 0.0,
+        usage_weight: float = 0.0,
     ) -> _Call[search_pb2.SearchResponse]:
         """Runs one query or a batch; ``mode`` is "hybrid", "bm25" or "vector".
 
@@ -652,6 +654,9 @@ class _Api:
         each result an item (``limit`` counts items) with its next best
         chunks in ``more_chunks``; ``min_score`` drops results scoring below
         it (scores are in [0, 1] and come from the legs' ranks).
+        ``importance_weight`` and ``usage_weight`` (each in [0, 1], 0 = off)
+        weigh items by their importance and by how often search returned
+        them; see SearchRequest.importance_weight.
         """
         if isinstance(queries, str):
             queries = [queries]
@@ -680,6 +685,8 @@ class _Api:
             leg_weights=weights,
             group_by=_group_by(group_by),
             min_score=min_score,
+            importance_weight=importance_weight,
+            usage_weight=usage_weight,
         )
         return _Call("search_stub", "Search", req)
 
