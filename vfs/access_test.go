@@ -339,3 +339,29 @@ func TestAccess_ChangesStayInside(t *testing.T) {
 		t.Errorf("paths = %q", got)
 	}
 }
+
+// TestAccess_ItemsByID: Items finds an item by id only inside the access;
+// outside, like a missing id, the entry is the zero Item.
+func TestAccess_ItemsByID(t *testing.T) {
+	s, secretID := accessStore(t)
+	inside := mustWrite(t, s, "agent:/project-x/more.md", "more\n").ID
+	gone := mustWrite(t, s, "agent:/project-x/gone.md", "gone\n").ID
+	if _, err := s.Delete(context.Background(), mustRef(t, "agent:/project-x/gone.md"), false); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{secretID, inside, gone}
+	all, err := s.Items(context.Background(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all[0].Path != "/project-xyz/plan.md" || all[1].Path != "/project-x/more.md" || all[2].ID != "" {
+		t.Fatalf("unlimited: %+v", all)
+	}
+	limited, err := s.Items(limitedCtx(t, nil, []string{"agent:/project-x/"}), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limited[0].ID != "" || limited[1].ID != inside || limited[2].ID != "" {
+		t.Fatalf("limited: %+v", limited)
+	}
+}

@@ -136,10 +136,16 @@ func (s *Store) ReadRaw(ctx context.Context, ref Ref) (Item, []byte, error) {
 
 // Items reads the items with these ids in one transaction; an entry is the
 // zero Item where the id names no item or one outside the context's Access.
+// It stops when ctx ends.
 func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
 	out := make([]Item, len(ids))
 	err := s.view(ctx, func(t *txn) error {
 		for i, id := range ids {
+			if i%256 == 255 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			u, err := parseID(id)
 			if err != nil {
 				return err
