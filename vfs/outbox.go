@@ -506,16 +506,12 @@ func (t *txn) indexDoc(id []byte, from, to int, withVectors bool, lim *readLimit
 func (s *Store) RecordRetrievals(ctx context.Context, ids []string, at time.Time) error {
 	return s.update(ctx, func(t *txn) error {
 		for _, id := range ids {
-			u, err := parseID(id)
+			u, it, ok, err := t.itemByID(id)
 			if err != nil {
 				return err
 			}
-			if t.items.Get(u) == nil {
+			if !ok {
 				continue
-			}
-			it, err := t.item(u)
-			if err != nil {
-				return err
 			}
 			it.RetrievalCount++
 			if at.After(it.LastRetrievedAt) {

@@ -146,18 +146,11 @@ func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
 					return err
 				}
 			}
-			u, err := parseID(id)
+			_, it, ok, err := t.itemByID(id)
 			if err != nil {
 				return err
 			}
-			if t.items.Get(u) == nil {
-				continue
-			}
-			it, err := t.item(u)
-			if err != nil {
-				return err
-			}
-			if t.access.Allows(it.Drive, it.Path) {
+			if ok && t.access.Allows(it.Drive, it.Path) {
 				out[i] = it
 			}
 		}

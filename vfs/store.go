@@ -398,6 +398,17 @@ func (t *txn) createDriveBucket(drive string) (*bolt.Bucket, error) {
 }
 
 // item decodes the metadata of id.
+// itemByID reads the item with the text id, and its key; ok is false when
+// there is none.
+func (t *txn) itemByID(id string) (key []byte, it Item, ok bool, err error) {
+	key, err = parseID(id)
+	if err != nil || t.items.Get(key) == nil {
+		return key, Item{}, false, err
+	}
+	it, err = t.item(key)
+	return key, it, err == nil, err
+}
+
 func (t *txn) item(id []byte) (Item, error) {
 	v := t.items.Get(id)
 	if v == nil {
