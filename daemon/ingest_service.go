@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -276,17 +278,32 @@ func reembedProgress(done, total int64, elapsed time.Duration) *ctxdv1.IngestPro
 // at for one that covers all of it.
 const dedupeCandidates = 20
 
+// maxDedupeAdded bounds the sources of one Add a deduper remembers: each is
+// compared with every later source, vector by vector.
+const maxDedupeAdded = 1000
+
 // deduper answers ingest's de-duplication with FindSimilar: a new source
 // duplicates the item that matches every one of its chunks at or above
-// threshold. Only items already embedded and indexed are compared, so of
-// two identical new files in one Add both may be added.
+// threshold. FindSimilar sees only items already embedded and indexed, so
+// the deduper also remembers the vectors of the last maxDedupeAdded
+// sources of its Add that it let through: of two identical new files in
+// one Add, one is added.
 type deduper struct {
 	b         *backend
 	threshold float64
+
+	mu    sync.Mutex
+	added []addedSource // oldest first
 }
 
-func (d *deduper) DuplicateOf(ctx context.Context, content []byte, mt, path, title string) (string, error) {
-	vecs, err := d.b.ix.EmbedText(ctx, content, mt, path, title, search.MaxSimilarChunks)
+// addedSource is a source a deduper let through, with its chunk vectors.
+type addedSource struct {
+	ref  string
+	vecs [][]float32
+}
+
+func (d *deduper) DuplicateOf(ctx context.Context, ref vfs.Ref, content []byte, mt, title string) (string, error) {
+	vecs, err := d.b.ix.EmbedText(ctx, content, mt, ref.Path, title, search.MaxSimilarChunks)
 	if errors.Is(err, search.ErrTooManyChunks) {
 		return "", nil // too large to compare: added
 	}
@@ -309,5 +326,18 @@ func (d *deduper) DuplicateOf(ctx context.Context, content []byte, mt, path, tit
 			return vfs.FormatRef(it.Drive, it.Path), nil
 		}
 	}
+	// Checked and recorded under one lock: of two identical sources in
+	// flight at once, the second sees the first.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, a := range d.added {
+		if search.Covers(vecs, a.vecs, d.threshold) {
+			return a.ref, nil
+		}
+	}
+	if len(d.added) == maxDedupeAdded {
+		d.added = slices.Delete(d.added, 0, 1)
+	}
+	d.added = append(d.added, addedSource{ref: vfs.FormatRef(ref.Drive, ref.Path), vecs: vecs})
 	return "", nil
 }

@@ -19,6 +19,7 @@ const (
 	deployNote = "# Deployment\n\nRun the canary release in staging before rolling out to production, and watch the error rate for an hour before going further.\n"
 	// deployEdit is deployNote reworded a little, as an agent rewrites a memory.
 	deployEdit = "# Deployment\n\nRun the canary release on staging before rolling it out to production, then watch the error rate for one hour before going on.\n"
+	gardenNote = "# Garden\n\nWater the tomatoes every morning in July, and tie the vines to their stakes as they grow.\n"
 	breadNote  = "# Bread\n\nKnead the dough for ten minutes, let it rise until it has doubled, then bake it at 220 degrees until the crust is brown.\n"
 )
 
@@ -200,6 +201,10 @@ func TestIngest_Dedupe(t *testing.T) {
 		"runbook.md":  runbook,
 		"bread.md":    breadNote,
 		"extended.md": runbook + "\n## Escalation\n\n" + strings.Repeat("Escalate to the database team when a restore takes longer than two hours. ", 12) + "\n",
+		// Two copies of a note no stored item holds: one is added, the other
+		// is a duplicate of it though it is not searchable yet.
+		"twin-a.md": gardenNote,
+		"twin-b.md": gardenNote,
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
@@ -231,7 +236,14 @@ func TestIngest_Dedupe(t *testing.T) {
 			t.Errorf("%s: %v, want %v duplicate of %q", name, it, want.action, want.dup)
 		}
 	}
-	if ev.summary.GetSkipped() != 2 || ev.summary.GetAdded() != 2 {
+	a, b := got["twin-a.md"], got["twin-b.md"]
+	if a.GetAction() == skipped {
+		a, b = b, a
+	}
+	if a.GetAction() != added || b.GetAction() != skipped || b.GetDuplicateOf() != a.GetRef() {
+		t.Errorf("twins: %v and %v, want one added and the other a duplicate of it", a, b)
+	}
+	if ev.summary.GetSkipped() != 3 || ev.summary.GetAdded() != 3 {
 		t.Errorf("summary %v", ev.summary)
 	}
 }

@@ -21,10 +21,10 @@ type knownTexts struct {
 	asked []string
 }
 
-func (k *knownTexts) DuplicateOf(_ context.Context, content []byte, mt, path, title string) (string, error) {
+func (k *knownTexts) DuplicateOf(_ context.Context, ref vfs.Ref, content []byte, mt, title string) (string, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.asked = append(k.asked, path)
+	k.asked = append(k.asked, ref.Path)
 	return k.known[string(content)], k.fail
 }
 

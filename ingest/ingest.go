@@ -115,10 +115,12 @@ type AddOptions struct {
 
 // Deduper finds the stored item a new source duplicates (AddOptions.Dedupe).
 type Deduper interface {
-	// DuplicateOf returns the ref of a stored item that already holds
-	// content, were it written at path as a text item of mime type mt with
-	// a chosen title ("" for none), or "" when none does.
-	DuplicateOf(ctx context.Context, content []byte, mt, path, title string) (string, error)
+	// DuplicateOf returns the ref of an item that already holds content,
+	// were it written at ref as a text item of mime type mt with a chosen
+	// title ("" for none), or "" when none does. Items are those stored,
+	// and the sources of this Add it returned "" for (they may not be
+	// searchable yet).
+	DuplicateOf(ctx context.Context, ref vfs.Ref, content []byte, mt, title string) (string, error)
 }
 
 // job is one file or URL to bring in.
@@ -306,7 +308,7 @@ func (in *Ingester) sync(ctx context.Context, src source, existing *vfs.Item, a 
 		return res
 	}
 	if a.dedupe != nil && existing == nil && f.isText {
-		dup, err := a.dedupe.DuplicateOf(ctx, f.content, f.mime, src.path, f.title)
+		dup, err := a.dedupe.DuplicateOf(ctx, vfs.Ref{Drive: src.drive, Path: src.path}, f.content, f.mime, f.title)
 		switch {
 		case err != nil:
 			res.Action, res.Err = Failed, err

@@ -567,7 +567,7 @@ func init() {
 		Tags          []string `json:"tags,omitempty" jsonschema:"Tags added to every ingested item."`
 		Exclude       []string `json:"exclude,omitempty" jsonschema:"Glob patterns of paths to leave out, in addition to .gitignore rules."`
 		IncludeHidden bool     `json:"include_hidden,omitempty" jsonschema:"Descend into hidden files and directories. Default false."`
-		Dedupe        float64  `json:"dedupe,omitempty" jsonschema:"Skip a new text source whose every chunk already has a match in one stored item at or above this cosine similarity (e.g. 0.9), reporting it as skipped with duplicate_of. Needs the embedding model. Default 0: no de-duplication." schema:"minimum=0,maximum=1"`
+		Dedupe        float64  `json:"dedupe,omitempty" jsonschema:"Skip a new text source whose every chunk already has a match in one stored item (or one this add wrote before it) at or above this cosine similarity (e.g. 0.9), reporting it as skipped with duplicate_of. Needs the embedding model. Default 0: no de-duplication." schema:"minimum=0,maximum=1"`
 	}
 	register(Tool{
 		Name:  "context_add",

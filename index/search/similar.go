@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/viterin/vek/vek32"
+
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/vector"
 	"github.com/ctxd/ctxd/vfs"
@@ -268,4 +270,18 @@ func (e *Engine) itemVectors(ctx context.Context, id string) ([][]float32, error
 		return nil, fmt.Errorf("%w: %d of its %d chunks have no vector", ErrNotEmbedded, missing, len(vecs))
 	}
 	return vecs, nil
+}
+
+// Covers reports whether every target vector has a match among candidate's
+// at or above threshold cosine similarity: coverage 1 in FindSimilar's terms,
+// for vectors not in the index yet (sources of one ingest, say).
+func Covers(targets, candidate [][]float32, threshold float64) bool {
+	for _, t := range targets {
+		if !slices.ContainsFunc(candidate, func(c []float32) bool {
+			return len(c) == len(t) && float64(vek32.CosineSimilarity(t, c)) >= threshold
+		}) {
+			return false
+		}
+	}
+	return len(targets) > 0
 }

@@ -169,3 +169,24 @@ func TestEngine_FindSimilarItemWaitingForChunker(t *testing.T) {
 		t.Fatalf("item waiting for a chunker: %v", err)
 	}
 }
+
+func TestCovers(t *testing.T) {
+	a, b, c := unit(0, 0), unit(1, 0), angled(0.3) // cos(a, c) = 0.955
+	for _, tc := range []struct {
+		name               string
+		targets, candidate [][]float32
+		threshold          float64
+		want               bool
+	}{
+		{"exact", [][]float32{a, b}, [][]float32{b, a}, 0.9, true},
+		{"near", [][]float32{c}, [][]float32{a}, 0.9, true},
+		{"near, under a stricter threshold", [][]float32{c}, [][]float32{a}, 0.96, false},
+		{"one target chunk unmatched", [][]float32{a, b}, [][]float32{a, c}, 0.9, false},
+		{"no targets", nil, [][]float32{a}, 0.9, false},
+		{"other dimensions", [][]float32{a}, [][]float32{a[:4]}, 0.9, false},
+	} {
+		if got := Covers(tc.targets, tc.candidate, tc.threshold); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -220,7 +220,8 @@ type IngestItemResult struct {
 	// Structured detail of the failure, when there is one.
 	Error *ErrorDetail `protobuf:"bytes,7,opt,name=error" json:"error,omitempty"`
 	// With AddRequest.dedupe_threshold: the stored item this source
-	// duplicates, which is why it was SKIPPED.
+	// duplicates (or an item this Add wrote before it), which is why it was
+	// SKIPPED.
 	DuplicateOf   string `protobuf:"bytes,8,opt,name=duplicate_of,json=duplicateOf" json:"duplicate_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -464,9 +465,9 @@ type AddRequest struct {
 	// daemon's default (24 hours).
 	TtlSeconds int64 `protobuf:"varint,8,opt,name=ttl_seconds,json=ttlSeconds" json:"ttl_seconds,omitempty"`
 	// Skip a new source whose content is a near-duplicate of an item already
-	// stored: every chunk of it has a match (FindSimilar coverage 1) at or
-	// above this cosine similarity. Its result is SKIPPED with duplicate_of
-	// set. Needs an embedding model (UNAVAILABLE otherwise); 0 means
+	// stored, or of a source this Add wrote before it: every chunk of it has
+	// a match (FindSimilar coverage 1) at or above this cosine similarity.
+	// Its result is SKIPPED with duplicate_of set. Needs an embedding model (UNAVAILABLE otherwise); 0 means
 	// no de-duplication; otherwise in (0, 1].
 	DedupeThreshold float64 `protobuf:"fixed64,9,opt,name=dedupe_threshold,json=dedupeThreshold" json:"dedupe_threshold,omitempty"`
 	unknownFields   protoimpl.UnknownFields

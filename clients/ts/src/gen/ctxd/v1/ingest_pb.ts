@@ -148,7 +148,8 @@ export type IngestItemResult = Message<"ctxd.v1.IngestItemResult"> & {
 
   /**
    * With AddRequest.dedupe_threshold: the stored item this source
-   * duplicates, which is why it was SKIPPED.
+   * duplicates (or an item this Add wrote before it), which is why it was
+   * SKIPPED.
    *
    * @generated from field: string duplicate_of = 8;
    */
@@ -315,9 +316,9 @@ export type AddRequest = Message<"ctxd.v1.AddRequest"> & {
 
   /**
    * Skip a new source whose content is a near-duplicate of an item already
-   * stored: every chunk of it has a match (FindSimilar coverage 1) at or
-   * above this cosine similarity. Its result is SKIPPED with duplicate_of
-   * set. Needs an embedding model (UNAVAILABLE otherwise); 0 means
+   * stored, or of a source this Add wrote before it: every chunk of it has
+   * a match (FindSimilar coverage 1) at or above this cosine similarity.
+   * Its result is SKIPPED with duplicate_of set. Needs an embedding model (UNAVAILABLE otherwise); 0 means
    * no de-duplication; otherwise in (0, 1].
    *
    * @generated from field: double dedupe_threshold = 9;
