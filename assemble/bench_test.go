@@ -1,9 +1,7 @@
 package assemble
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -19,36 +17,13 @@ import (
 	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/tokenize"
+	"github.com/ctxd/ctxd/internal/testchunk"
 	"github.com/ctxd/ctxd/internal/testmodel"
 	"github.com/ctxd/ctxd/vfs"
 )
 
 // benchParagraphs is the paragraphs (chunks) of one bench item.
 const benchParagraphs = 100
-
-// paragraphChunker makes one chunk of every paragraph, so the bench knows
-// how many vectors a write needs. Chunking is not what is measured.
-type paragraphChunker struct{ tok *tokenize.Tokenizer }
-
-func (paragraphChunker) ID() string { return "bench-paragraphs" }
-
-func (c paragraphChunker) Chunk(content []byte, _ vfs.ChunkDoc) []vfs.ChunkSpan {
-	var out []vfs.ChunkSpan
-	for start := 0; start < len(content); {
-		end := bytes.Index(content[start:], []byte("\n\n"))
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += start
-		}
-		if end > start {
-			text := content[start:end]
-			out = append(out, vfs.ChunkSpan{Start: start, End: end, Tokens: c.tok.Count(string(text)), Hash: sha256.Sum256(text)})
-		}
-		start = end + 2
-	}
-	return out
-}
 
 // BenchmarkBuildContext measures Build with the 10 context files of the
 // golden tests (and three more contextual ones) and
@@ -84,7 +59,7 @@ func BenchmarkBuildContext(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	if _, err := store.SetIndexing(ctx, paragraphChunker{tok}, spec.ID); err != nil {
+	if _, err := store.SetIndexing(ctx, testchunk.Paragraphs{Name: "bench-paragraphs", Count: tok.Count}, spec.ID); err != nil {
 		b.Fatal(err)
 	}
 	eng, err := search.Open(store, search.Options{Dir: filepath.Join(dir, "index")})

@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -18,37 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxd/ctxd/internal/testchunk"
 	"github.com/ctxd/ctxd/vfs"
 )
-
-// paragraphChunker chunks at blank lines, a "# " line giving the heading of
-// the chunk it starts. The enricher reads chunks from the store, so how they
-// were cut does not matter here; the real chunker is used end to end in
-// daemon/enricher_test.go.
-type paragraphChunker struct{}
-
-func (paragraphChunker) ID() string { return "paragraphs" }
-
-func (paragraphChunker) Chunk(content []byte, _ vfs.ChunkDoc) []vfs.ChunkSpan {
-	var out []vfs.ChunkSpan
-	for start := 0; start < len(content); {
-		end := bytes.Index(content[start:], []byte("\n\n"))
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += start
-		}
-		if end > start {
-			span := vfs.ChunkSpan{Start: start, End: end, Tokens: (end - start) / 4, Hash: sha256.Sum256(content[start:end])}
-			if h, ok := bytes.CutPrefix(content[start:end], []byte("# ")); ok {
-				span.Heading, _, _ = strings.Cut(string(h), "\n")
-			}
-			out = append(out, span)
-		}
-		start = end + 2
-	}
-	return out
-}
 
 // mustStore opens a real store with the paragraph chunker and writes the
 // given items (ref -> content).
@@ -60,7 +31,7 @@ func mustStore(t *testing.T, items map[string]string) *vfs.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	ctx := context.Background()
-	if _, err := s.SetIndexing(ctx, paragraphChunker{}, "test-model"); err != nil {
+	if _, err := s.SetIndexing(ctx, testchunk.Paragraphs{Headings: true}, "test-model"); err != nil {
 		t.Fatal(err)
 	}
 	for ref, content := range items {

@@ -1,42 +1,16 @@
 package search
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/ctxd/ctxd/internal/testchunk"
 	"github.com/ctxd/ctxd/vfs"
 )
-
-// paragraphChunker chunks at blank lines. The engine reads chunks from the
-// store, so how they were cut does not matter here; the real chunker is
-// tested in index/chunk and end to end in daemon.
-type paragraphChunker struct{}
-
-func (paragraphChunker) ID() string { return "paragraphs" }
-
-func (paragraphChunker) Chunk(content []byte, _ vfs.ChunkDoc) []vfs.ChunkSpan {
-	var out []vfs.ChunkSpan
-	start := 0
-	for start < len(content) {
-		end := bytes.Index(content[start:], []byte("\n\n"))
-		if end < 0 {
-			end = len(content)
-		} else {
-			end += start
-		}
-		if end > start {
-			out = append(out, vfs.ChunkSpan{Start: start, End: end, Tokens: (end - start) / 4, Hash: sha256.Sum256(content[start:end])})
-		}
-		start = end + 2
-	}
-	return out
-}
 
 const (
 	testModel = "test-model"
@@ -59,7 +33,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetIndexing(context.Background(), paragraphChunker{}, testModel); err != nil {
+	if _, err := s.SetIndexing(context.Background(), testchunk.Paragraphs{}, testModel); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dir: dir, store: s}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxd/ctxd/internal/testchunk"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkEngine_FindSimilar(b *testing.B) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	if _, err := s.SetIndexing(ctx, paragraphChunker{}, model); err != nil {
+	if _, err := s.SetIndexing(ctx, testchunk.Paragraphs{}, model); err != nil {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
