@@ -630,6 +630,7 @@ func decodeVector(b []byte) []float32 {
 
 // Reembed queues every chunk of the items at refs (items or directories; all
 // items when all is set) to be embedded again even though vectors exist,
+// with the items' questions and those generated for their chunks' texts,
 // and returns how many chunks it queued and the ids of the items that have
 // chunks (for PendingEmbeddingsOf).
 func (s *Store) Reembed(ctx context.Context, refs []Ref, all bool) (int64, []string, error) {
@@ -644,6 +645,11 @@ func (s *Store) Reembed(ctx context.Context, refs []Ref, all bool) (int64, []str
 					return err
 				}
 				n++
+			}
+			if t.model != "" {
+				if err := t.requeueQuestions(id, chunks); err != nil {
+					return err
+				}
 			}
 			if len(chunks) > 0 {
 				items = append(items, uuid.UUID(id).String())

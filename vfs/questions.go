@@ -157,12 +157,18 @@ func (t *txn) putQuestion(key []byte, text string) error {
 	if t.model == "" || t.questionVector(v[:32]) != nil {
 		return nil
 	}
-	return t.queueQuestion(key, v[:32])
+	return t.queueQuestion(key, v[:32], false)
 }
 
-func (t *txn) queueQuestion(key, qhash []byte) error {
+// queueQuestion queues question key (text hash qhash) for a vector; force
+// has it embedded again even if a vector for qhash exists (Reembed).
+func (t *txn) queueQuestion(key, qhash []byte, force bool) error {
 	existed := t.qembedq.Get(key) != nil
-	if err := t.qembedq.Put(bytes.Clone(key), bytes.Clone(qhash)); err != nil {
+	v := bytes.Clone(qhash)
+	if force {
+		v = append(v, 1)
+	}
+	if err := t.qembedq.Put(bytes.Clone(key), v); err != nil {
 		return fmt.Errorf("queue question: %w", err)
 	}
 	if existed {
@@ -617,8 +623,8 @@ type PendingQuestion struct {
 	Hash [32]byte // SHA-256 of Text
 	Text string
 	// Have is set when a vector for Hash already exists (another item or
-	// chunk text has the same question): SaveQuestionVectors just clears
-	// the entry.
+	// chunk text has the same question) and the entry does not ask for it
+	// to be computed again: SaveQuestionVectors just clears the entry.
 	Have bool
 }
 
@@ -633,8 +639,8 @@ func (s *Store) PendingQuestions(ctx context.Context, limit int) ([]PendingQuest
 			if rec == nil {
 				return fmt.Errorf("queued question %x has no record", k)
 			}
-			out = append(out, PendingQuestion{key: bytes.Clone(k), Hash: [32]byte(v), Text: string(rec[32:]),
-				Have: t.questionVector(v) != nil})
+			out = append(out, PendingQuestion{key: bytes.Clone(k), Hash: [32]byte(v[:32]), Text: string(rec[32:]),
+				Have: len(v) == 32 && t.questionVector(v) != nil})
 		}
 		return nil
 	})
@@ -658,13 +664,13 @@ func (s *Store) SaveQuestionVectors(ctx context.Context, model string, done []Pe
 			return err
 		}
 		for i, p := range done {
-			if vecs[i] != nil && b.Get(p.Hash[:]) == nil {
+			if vecs[i] != nil {
 				if err := b.Put(bytes.Clone(p.Hash[:]), encodeVector(vecs[i])); err != nil {
 					return fmt.Errorf("put question vector: %w", err)
 				}
 			}
 			// An entry replaced meanwhile (the questions changed) stays queued.
-			if v := t.qembedq.Get(p.key); v == nil || !bytes.Equal(v, p.Hash[:]) {
+			if v := t.qembedq.Get(p.key); v == nil || !bytes.Equal(v[:32], p.Hash[:]) {
 				continue
 			}
 			if err := t.qembedq.Delete(p.key); err != nil {
@@ -699,14 +705,20 @@ func (t *txn) emitQuestionOwner(key []byte) error {
 	return nil
 }
 
+// isQuestion tells a question record of the questions bucket from the
+// marker that a chunk text was asked about.
+func isQuestion(k, v []byte) bool {
+	return len(v) >= 32 && !(k[0] == questionGenerated && len(k) == 33)
+}
+
 // queueMissingQuestionVectors queues every question without a vector of
 // the current model (after the model changed).
 func (t *txn) queueMissingQuestionVectors() error {
 	type entry struct{ key, qhash []byte }
 	var missing []entry
 	err := t.questions.ForEach(func(k, v []byte) error {
-		if len(v) < 32 || (k[0] == questionGenerated && len(k) == 33) {
-			return nil // a generated-questions marker
+		if !isQuestion(k, v) {
+			return nil
 		}
 		if t.questionVector(v[:32]) == nil && t.qembedq.Get(k) == nil {
 			missing = append(missing, entry{bytes.Clone(k), bytes.Clone(v[:32])})
@@ -717,7 +729,31 @@ func (t *txn) queueMissingQuestionVectors() error {
 		return err
 	}
 	for _, e := range missing {
-		if err := t.queueQuestion(e.key, e.qhash); err != nil {
+		if err := t.queueQuestion(e.key, e.qhash, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requeueQuestions queues item id's questions, and the generated questions
+// of its chunks' texts, to be embedded again (Reembed).
+func (t *txn) requeueQuestions(id []byte, chunks []ChunkSpan) error {
+	prefixes := [][]byte{itemQuestionPrefix(id)}
+	for _, c := range chunks {
+		prefixes = append(prefixes, generatedPrefix(c.Hash[:]))
+	}
+	var queue [][2][]byte // key, question hash
+	for _, prefix := range prefixes {
+		c := t.questions.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if isQuestion(k, v) {
+				queue = append(queue, [2][]byte{bytes.Clone(k), bytes.Clone(v[:32])})
+			}
+		}
+	}
+	for _, q := range queue {
+		if err := t.queueQuestion(q[0], q[1], true); err != nil {
 			return err
 		}
 	}

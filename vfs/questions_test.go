@@ -394,6 +394,63 @@ func TestStore_QuestionVectors_NewModel(t *testing.T) {
 	}
 }
 
+// TestStore_Reembed_QuestionsToo: Reembed queues the item's questions and
+// those generated for its chunks' texts to be embedded again, though
+// vectors exist, and the new vectors replace the old; questions of other
+// items stay as they are.
+func TestStore_Reembed_QuestionsToo(t *testing.T) {
+	s := mustOpenStore(t)
+	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
+	ctx := context.Background()
+	writeQ(t, s, "notes:/a.md", "text of a\n", "Asked of a?")
+	writeQ(t, s, "notes:/b.md", "text of b\n", "Asked of b?")
+	embedAll(t, s, "m1")
+	tasks := allTasks(t, s, 10)
+	for _, task := range tasks {
+		if task.Ref == "notes:/a.md" {
+			if err := s.SetGeneratedQuestions(ctx, task.Hash, []string{"Generated for a?"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := embedQuestions(t, s, "m1", constVec); n != 3 {
+		t.Fatalf("computed %d question vectors, want 3", n)
+	}
+	if _, _, err := s.Reembed(ctx, []Ref{mustRef(t, "notes:/a.md")}, false); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := s.PendingQuestions(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, p := range pending {
+		if p.Have {
+			t.Errorf("%q queued as having a vector: it would not be embedded again", p.Text)
+		}
+		texts = append(texts, p.Text)
+	}
+	slices.Sort(texts)
+	if want := []string{"Asked of a?", "Generated for a?"}; !slices.Equal(texts, want) {
+		t.Fatalf("queued after reembed: %q, want %q", texts, want)
+	}
+	newVec := func(string) []float32 { return []float32{2, 0} }
+	if n := embedQuestions(t, s, "m1", newVec); n != 2 {
+		t.Fatalf("computed %d question vectors again, want 2", n)
+	}
+	hash := func(q string) [32]byte { return sha256.Sum256([]byte(q)) }
+	vecs, err := s.QuestionVectors(ctx, [][32]byte{hash("Asked of a?"), hash("Generated for a?"), hash("Asked of b?")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(vecs[0], []float32{2, 0}) || !slices.Equal(vecs[1], []float32{2, 0}) || !slices.Equal(vecs[2], []float32{1, 1}) {
+		t.Fatalf("vectors after reembed: %v", vecs)
+	}
+	if _, _, n, _ := s.QuestionStats(ctx); n != 0 {
+		t.Fatalf("%d questions still pending", n)
+	}
+}
+
 func allTasks(t *testing.T, s *Store, batch int) []QuestionTask {
 	t.Helper()
 	var out []QuestionTask
