@@ -63,6 +63,8 @@ type Store interface {
 	// SetGeneratedQuestions stores the questions generated for chunk text
 	// hash; an empty list records that the answer held none.
 	SetGeneratedQuestions(ctx context.Context, hash [32]byte, questions []string) error
+	// OutboxSeq is the store's change sequence: every write moves it.
+	OutboxSeq(ctx context.Context) (uint64, error)
 }
 
 // Config says which endpoint to ask and how hard. Zero numbers take the
@@ -86,7 +88,8 @@ type Config struct {
 	MaxRetries int
 	// Timeout bounds one call.
 	Timeout time.Duration
-	// Rescan is the pause after a pass over the store.
+	// Rescan is the pause after a pass over the store; a pass that asked
+	// about everything is repeated only once the store has changed.
 	Rescan time.Duration
 }
 
@@ -187,9 +190,19 @@ func (e *Enricher) Status() Status {
 }
 
 // Run makes passes over the store until ctx ends, pausing Rescan after each.
+// A pass that asked about everything is not repeated until the store
+// changes, so an idle daemon does not scan its chunks every Rescan.
 func (e *Enricher) Run(ctx context.Context) {
+	var doneAt uint64 // the store's sequence when a pass left nothing to ask
+	done := false
 	for {
-		if err := e.pass(ctx); err != nil && ctx.Err() == nil {
+		seq, err := e.store.OutboxSeq(ctx)
+		if err == nil && !(done && seq == doneAt) {
+			var complete bool
+			complete, err = e.pass(ctx)
+			done, doneAt = err == nil && complete, seq
+		}
+		if err != nil && ctx.Err() == nil {
 			e.log.Warn("question enricher pass stopped; retrying at the next pass", "err", err, "next_pass_in", e.cfg.Rescan)
 		}
 		select {
@@ -200,18 +213,20 @@ func (e *Enricher) Run(ctx context.Context) {
 	}
 }
 
-// pass asks about every chunk whose text has no generated questions yet.
-// A call that fails for a reason that is not the chunk's own ends the pass.
-func (e *Enricher) pass(ctx context.Context) error {
+// pass asks about every chunk whose text has no generated questions yet;
+// complete is false when it skipped a chunk the endpoint refused. A call
+// that fails for a reason that is not the chunk's own ends the pass.
+func (e *Enricher) pass(ctx context.Context) (complete bool, _ error) {
 	if err := e.count(ctx); err != nil {
-		return err
+		return false, err
 	}
+	complete = true
 	asked := map[[32]byte]bool{} // texts shared by chunks across pages, or failed on their own
 	after := ""
 	for {
 		tasks, next, err := e.store.QuestionTasks(ctx, after, pageSize)
 		if err != nil {
-			return fmt.Errorf("read chunks to ask about: %w", err)
+			return false, fmt.Errorf("read chunks to ask about: %w", err)
 		}
 		for _, t := range tasks {
 			if asked[t.Hash] {
@@ -221,17 +236,18 @@ func (e *Enricher) pass(ctx context.Context) error {
 			questions, err := e.ask(ctx, t)
 			if err != nil {
 				if ctx.Err() != nil {
-					return ctx.Err()
+					return false, ctx.Err()
 				}
 				if chunkFault(err) {
+					complete = false
 					e.pending.Add(-1)
 					e.log.Warn("question enricher: the endpoint refused a chunk; skipped until the next pass", "ref", t.Ref, "chunk", t.Chunk, "err", err)
 					continue
 				}
-				return fmt.Errorf("ask about %s chunk %d: %w", t.Ref, t.Chunk, err)
+				return false, fmt.Errorf("ask about %s chunk %d: %w", t.Ref, t.Chunk, err)
 			}
 			if err := e.store.SetGeneratedQuestions(ctx, t.Hash, questions); err != nil {
-				return fmt.Errorf("store questions of %s chunk %d: %w", t.Ref, t.Chunk, err)
+				return false, fmt.Errorf("store questions of %s chunk %d: %w", t.Ref, t.Chunk, err)
 			}
 			e.pending.Add(-1)
 			if len(questions) > 0 {
@@ -241,7 +257,7 @@ func (e *Enricher) pass(ctx context.Context) error {
 			}
 		}
 		if next == "" {
-			return nil
+			return complete, nil
 		}
 		after = next
 	}

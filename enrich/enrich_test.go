@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,7 +188,7 @@ func TestEnricher_Pass_StoresQuestions(t *testing.T) {
 		return http.StatusOK, nil, "```json\n" + jsonAnswer(questionsFor(passage(req))) + "\n```"
 	})
 	e := newEnricher(t, s, Config{Endpoint: cs.endpoint(), APIKey: "sk-test", QuestionsPerChunk: 2})
-	if err := e.pass(context.Background()); err != nil {
+	if _, err := e.pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -232,7 +233,7 @@ func TestEnricher_Pass_StoresQuestions(t *testing.T) {
 	if err != nil || len(tasks) != 0 {
 		t.Errorf("after a pass QuestionTasks = %d tasks, %v; want none", len(tasks), err)
 	}
-	if err := e.pass(context.Background()); err != nil || len(cs.requests()) != 3 {
+	if _, err := e.pass(context.Background()); err != nil || len(cs.requests()) != 3 {
 		t.Errorf("a second pass made %d calls in all (%v), want still 3", len(cs.requests()), err)
 	}
 }
@@ -247,7 +248,7 @@ func TestEnricher_Pass_RetriesAfter429(t *testing.T) {
 		return http.StatusOK, nil, jsonAnswer(questionsFor(passage(req)))
 	})
 	e := newEnricher(t, s, Config{Endpoint: cs.endpoint(), MaxRetries: 2})
-	if err := e.pass(context.Background()); err != nil {
+	if _, err := e.pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if qs, _ := generated(t, s, text); !slices.Equal(qs, questionsFor(text)) {
@@ -271,7 +272,7 @@ func TestEnricher_Pass_GarbageAnswerRecordedEmpty(t *testing.T) {
 	})
 	e := newEnricher(t, s, Config{Endpoint: cs.endpoint()})
 	for range 2 {
-		if err := e.pass(context.Background()); err != nil {
+		if _, err := e.pass(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -296,7 +297,7 @@ func TestEnricher_Pass_EndpointDown(t *testing.T) {
 	endpoint := "http://" + ln.Addr().String() + "/v1"
 	ln.Close() // nothing listens there now: connections are refused
 	e := newEnricher(t, s, Config{Endpoint: endpoint, MaxRetries: 1})
-	if err := e.pass(context.Background()); err == nil {
+	if _, err := e.pass(context.Background()); err == nil {
 		t.Fatal("a pass against a down endpoint succeeded")
 	}
 	st := e.Status()
@@ -322,7 +323,7 @@ func TestEnricher_Pass_ServerErrorsBounded(t *testing.T) {
 		return http.StatusServiceUnavailable, http.Header{"Retry-After-Ms": {"10"}}, "model is loading"
 	})
 	e := newEnricher(t, s, Config{Endpoint: cs.endpoint(), MaxRetries: 2})
-	if err := e.pass(context.Background()); err == nil || !strings.Contains(err.Error(), "503") {
+	if _, err := e.pass(context.Background()); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("pass = %v, want the 503", err)
 	}
 	if n := len(cs.requests()); n != 3 {
@@ -346,8 +347,8 @@ func TestEnricher_Pass_ChunkRefusedSkipped(t *testing.T) {
 		return http.StatusOK, nil, jsonAnswer(questionsFor(passage(req)))
 	})
 	e := newEnricher(t, s, Config{Endpoint: cs.endpoint(), MaxRetries: 3})
-	if err := e.pass(context.Background()); err != nil {
-		t.Fatal(err)
+	if complete, err := e.pass(context.Background()); err != nil || complete {
+		t.Fatalf("pass: complete %v, %v; want incomplete (a chunk was skipped)", complete, err)
 	}
 	if _, asked := generated(t, s, bad); asked {
 		t.Error("the refused chunk was recorded as asked; it must be asked again at the next pass")
@@ -370,7 +371,7 @@ func TestEnricher_Pass_PromptBounded(t *testing.T) {
 		return http.StatusOK, nil, `["What heats the radiators?"]`
 	})
 	e := newEnricher(t, s, Config{Endpoint: cs.endpoint()})
-	if err := e.pass(context.Background()); err != nil {
+	if _, err := e.pass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	reqs := cs.requests()
@@ -397,6 +398,56 @@ func TestEnricher_Run_StopsOnCancel(t *testing.T) {
 	<-asked // the first pass is under way; Run then sleeps for an hour
 	cancel()
 	<-done
+}
+
+// countingStore counts the scans of a real store.
+type countingStore struct {
+	*vfs.Store
+	scans atomic.Int64
+}
+
+func (c *countingStore) QuestionTasks(ctx context.Context, after string, limit int) ([]vfs.QuestionTask, string, error) {
+	if after == "" {
+		c.scans.Add(1)
+	}
+	return c.Store.QuestionTasks(ctx, after, limit)
+}
+
+// TestEnricher_Run_IdleUntilTheStoreChanges: once a pass has asked about
+// everything, Run does not scan the store again until something is written.
+func TestEnricher_Run_IdleUntilTheStoreChanges(t *testing.T) {
+	s := &countingStore{Store: mustStore(t, map[string]string{"notes:/house.md": "Boilers heat water."})}
+	cs := newChatServer(t, func(_ int, req chatCompletionRequest) (int, http.Header, string) {
+		return http.StatusOK, nil, jsonAnswer(questionsFor(passage(req)))
+	})
+	e := newEnricher(t, s, Config{Endpoint: cs.endpoint(), Rescan: time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	waitFor("the first chunk's questions", func() bool { _, asked := generated(t, s.Store, "Boilers heat water."); return asked })
+	// Without the skip, every 1 ms rescan interval would scan again.
+	waitFor("50 rescan intervals without a scan", func() bool {
+		before := s.scans.Load()
+		time.Sleep(50 * time.Millisecond)
+		return s.scans.Load() == before
+	})
+	idle := s.scans.Load()
+	if _, err := s.Write(context.Background(), vfs.WriteParams{Ref: vfs.Ref{Drive: "notes", Path: "/kitchen.md"}, Content: []byte("Ovens bake bread."), IsText: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the new chunk's questions", func() bool { _, asked := generated(t, s.Store, "Ovens bake bread."); return asked })
+	if s.scans.Load() == idle {
+		t.Fatal("the new chunk was asked about without a scan")
+	}
 }
 
 func TestRetryWait(t *testing.T) {
