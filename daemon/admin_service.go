@@ -1,7 +1,14 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -15,7 +22,7 @@ type adminService struct {
 	b *backend
 }
 
-func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ctxdv1.StatusResponse, error) {
+func (s *adminService) Status(ctx context.Context, req *ctxdv1.StatusRequest) (*ctxdv1.StatusResponse, error) {
 	if a := vfs.AccessFrom(ctx); a.Limited() {
 		return nil, apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
 			"status reports on the whole store, and this token is limited to "+a.String(),
@@ -39,7 +46,14 @@ func (s *adminService) Status(ctx context.Context, _ *ctxdv1.StatusRequest) (*ct
 		return nil, err
 	}
 	is := s.b.engine.State()
+	var disk []*ctxdv1.DiskComponent
+	if req.GetDisk() {
+		if disk, err = diskUsage(ctx, s.b.store, s.b.dataDir); err != nil {
+			return nil, err
+		}
+	}
 	return &ctxdv1.StatusResponse{
+		Disk:           disk,
 		Version:        Version,
 		StartedAt:      timestamppb.New(s.b.started),
 		DataDir:        s.b.dataDir,
@@ -93,4 +107,60 @@ func (s *adminService) Doctor(ctx context.Context, _ *ctxdv1.DoctorRequest) (*ct
 		StoreVectors: r.StoreVectors, VectorChunks: r.VectorChunks,
 		OutboxSequence: r.OutboxSeq, AppliedSequence: r.AppliedSeq,
 	}, nil
+}
+
+// storeFile is the store's file name in the data directory.
+const storeFile = "ctxd.db"
+
+// diskUsage breaks dataDir's disk use down: the store file by what its
+// pages hold, everything else by path, a directory summed at two levels.
+func diskUsage(ctx context.Context, store *vfs.Store, dataDir string) ([]*ctxdv1.DiskComponent, error) {
+	u, err := store.DiskUsage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []*ctxdv1.DiskComponent{{Name: "store/free", Bytes: u.Free}, {Name: "store/meta", Bytes: u.Meta}}
+	for _, b := range u.Buckets {
+		out = append(out, &ctxdv1.DiskComponent{Name: "store/" + b.Name, Bytes: b.Bytes, UsedBytes: b.Used, Keys: b.Keys})
+	}
+	byPath := map[string]int64{}
+	err = filepath.WalkDir(dataDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while walking: an index segment merged away
+			}
+			return err
+		}
+		if d.IsDir() {
+			return ctx.Err()
+		}
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dataDir, path)
+		if err != nil {
+			return err
+		}
+		if rel == storeFile {
+			byPath["store/unused"] = max(info.Size()-u.FileSize, 0)
+			return nil
+		}
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		byPath[strings.Join(parts[:min(len(parts), 2)], "/")] += info.Size()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("disk usage of %s: %w", dataDir, err)
+	}
+	for name, n := range byPath {
+		out = append(out, &ctxdv1.DiskComponent{Name: name, Bytes: n})
+	}
+	slices.SortFunc(out, func(a, b *ctxdv1.DiskComponent) int {
+		return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.Name, b.Name))
+	})
+	return out, nil
 }

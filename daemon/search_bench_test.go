@@ -502,6 +502,10 @@ func (w *wikiBench) run(b *testing.B, n int) {
 	// can drop.
 	anon := procStatusBytes(b, pid, "RssAnon")
 	disk := dirBytes(b, dataDir)
+	du, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{Disk: true})
+	if err != nil {
+		b.Fatal(err)
+	}
 
 	// 3. Search latency.
 	progress("ingested in %s; measuring search", ingest.Round(time.Millisecond))
@@ -616,7 +620,16 @@ func (w *wikiBench) run(b *testing.B, n int) {
 		wikiWriters, written.Seconds(), ingest.Seconds(), float64(len(items))/ingest.Seconds(), fc/ingest.Seconds())
 	fmt.Fprintf(&sb, "memory: RSS after ingest %d MiB (%.0f B/chunk; anonymous %d MiB, %.0f B/chunk), peak %d MiB (%.0f B/chunk); after restart and one search %d MiB\n",
 		rss>>20, float64(rss)/fc, anon>>20, float64(anon)/fc, peak>>20, float64(peak)/fc, rssRestarted>>20)
-	fmt.Fprintf(&sb, "disk: data dir %d MiB (%.0f B/chunk) after ingest, %d MiB after SIGTERM\n", disk>>20, float64(disk)/fc, diskStopped>>20)
+	fmt.Fprintf(&sb, "disk: data dir %d MiB (%.0f B/chunk) after ingest, %d MiB after SIGTERM; by component after ingest (ctxd status --disk), B/chunk:\n", disk>>20, float64(disk)/fc, diskStopped>>20)
+	for _, c := range du.Disk {
+		if per := float64(c.Bytes) / fc; per >= 1 {
+			full := ""
+			if c.UsedBytes > 0 {
+				full = fmt.Sprintf(" (pages %.0f%% full, %d keys)", 100*float64(c.UsedBytes)/float64(c.Bytes), c.Keys)
+			}
+			fmt.Fprintf(&sb, "  %-24s %6.0f%s\n", c.Name, per, full)
+		}
+	}
 	fmt.Fprintf(&sb, "search latency, %d queries one at a time after %d warm-up, limit %d (ms):\n", wikiQueries, wikiWarmup, wikiLimit)
 	fmt.Fprintf(&sb, "  %-7s %-16s %8s %8s %8s %s\n", "mode", "query embedding", "p50", "p95", "p99", "no results")
 	for _, l := range lats {

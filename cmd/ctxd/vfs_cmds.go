@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -465,10 +466,11 @@ func (c *cli) wcCommand() *cobra.Command {
 }
 
 func (c *cli) statusCommand() *cobra.Command {
-	return &cobra.Command{
+	req := &ctxdv1.StatusRequest{}
+	cmd := &cobra.Command{
 		Use: "status", Short: "Show the daemon's status", Args: exactArgs(0),
 		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.StatusResponse, error) {
-			return cl.admin.Status(ctx, &ctxdv1.StatusRequest{})
+			return cl.admin.Status(ctx, req)
 		}, func(r *ctxdv1.StatusResponse) {
 			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 			row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%v\n", k, v) }
@@ -504,9 +506,25 @@ func (c *cli) statusCommand() *cobra.Command {
 				}
 			}
 			row("search index", availability(r.Index.GetAvailable(), r.Index.GetUnavailableReason()))
+			if len(r.Disk) > 0 {
+				chunks := max(r.GetIndex().GetChunkCount(), 1)
+				fmt.Fprintf(tw, "\ndisk\tbytes\tper chunk\tpages full\tkeys\n")
+				for _, d := range r.Disk {
+					full, keys := "", ""
+					if d.Bytes > 0 && d.UsedBytes > 0 {
+						full = fmt.Sprintf("%.0f%%", 100*float64(d.UsedBytes)/float64(d.Bytes))
+					}
+					if d.Keys > 0 {
+						keys = strconv.FormatInt(d.Keys, 10)
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", d.Name, d.Bytes, d.Bytes/chunks, full, keys)
+				}
+			}
 			tw.Flush()
 		}),
 	}
+	cmd.Flags().BoolVar(&req.Disk, "disk", false, "also break disk use down by component (reads the whole store file once)")
+	return cmd
 }
 
 func (c *cli) reembedCommand() *cobra.Command {

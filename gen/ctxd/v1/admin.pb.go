@@ -280,7 +280,11 @@ func (x *DoctorResponse) GetAppliedSequence() uint64 {
 
 // StatusRequest takes no parameters.
 type StatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Also break the data directory's disk use down by component
+	// (StatusResponse.disk). It reads every page of the store file once, so
+	// it takes about as long as reading the file.
+	Disk          bool `protobuf:"varint,1,opt,name=disk" json:"disk,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -313,6 +317,92 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
 	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *StatusRequest) GetDisk() bool {
+	if x != nil {
+		return x.Disk
+	}
+	return false
+}
+
+// DiskComponent is the disk space of one part of the data directory.
+type DiskComponent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "store/BUCKET": a bucket of the store file, its nested buckets
+	// included (items, content, chunks, vectors, history, outbox...);
+	// "store/free": free pages, which later writes reuse; "store/meta": meta
+	// and freelist pages; "store/unused": file space grown ahead of use; or
+	// a path under the data directory, a directory summed at two levels
+	// ("index/lexical").
+	Name string `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	// Bytes on disk.
+	Bytes int64 `protobuf:"varint,2,opt,name=bytes" json:"bytes,omitempty"`
+	// For a store bucket: the bytes of its pages that hold data, so
+	// used_bytes/bytes is how full its pages are.
+	UsedBytes int64 `protobuf:"varint,3,opt,name=used_bytes,json=usedBytes" json:"used_bytes,omitempty"`
+	// For a store bucket: its key/value pairs.
+	Keys          int64 `protobuf:"varint,4,opt,name=keys" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiskComponent) Reset() {
+	*x = DiskComponent{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiskComponent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiskComponent) ProtoMessage() {}
+
+func (x *DiskComponent) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiskComponent.ProtoReflect.Descriptor instead.
+func (*DiskComponent) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *DiskComponent) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DiskComponent) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *DiskComponent) GetUsedBytes() int64 {
+	if x != nil {
+		return x.UsedBytes
+	}
+	return 0
+}
+
+func (x *DiskComponent) GetKeys() int64 {
+	if x != nil {
+		return x.Keys
+	}
+	return 0
 }
 
 // EmbeddingStatus describes the embedding model and its queue.
@@ -350,7 +440,7 @@ type EmbeddingStatus struct {
 
 func (x *EmbeddingStatus) Reset() {
 	*x = EmbeddingStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -362,7 +452,7 @@ func (x *EmbeddingStatus) String() string {
 func (*EmbeddingStatus) ProtoMessage() {}
 
 func (x *EmbeddingStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -375,7 +465,7 @@ func (x *EmbeddingStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmbeddingStatus.ProtoReflect.Descriptor instead.
 func (*EmbeddingStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{5}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EmbeddingStatus) GetAvailable() bool {
@@ -487,7 +577,7 @@ type EnricherStatus struct {
 
 func (x *EnricherStatus) Reset() {
 	*x = EnricherStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -499,7 +589,7 @@ func (x *EnricherStatus) String() string {
 func (*EnricherStatus) ProtoMessage() {}
 
 func (x *EnricherStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -512,7 +602,7 @@ func (x *EnricherStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnricherStatus.ProtoReflect.Descriptor instead.
 func (*EnricherStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{6}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EnricherStatus) GetEndpoint() string {
@@ -583,7 +673,7 @@ type IndexStatus struct {
 
 func (x *IndexStatus) Reset() {
 	*x = IndexStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +685,7 @@ func (x *IndexStatus) String() string {
 func (*IndexStatus) ProtoMessage() {}
 
 func (x *IndexStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +698,7 @@ func (x *IndexStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexStatus.ProtoReflect.Descriptor instead.
 func (*IndexStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{7}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *IndexStatus) GetAvailable() bool {
@@ -666,14 +756,17 @@ type StatusResponse struct {
 	// The embedding model.
 	Embedding *EmbeddingStatus `protobuf:"bytes,8,opt,name=embedding" json:"embedding,omitempty"`
 	// The search indexes.
-	Index         *IndexStatus `protobuf:"bytes,9,opt,name=index" json:"index,omitempty"`
+	Index *IndexStatus `protobuf:"bytes,9,opt,name=index" json:"index,omitempty"`
+	// With StatusRequest.disk: the data directory's disk use by component,
+	// largest first.
+	Disk          []*DiskComponent `protobuf:"bytes,10,rep,name=disk" json:"disk,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +778,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +791,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{8}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -764,6 +857,13 @@ func (x *StatusResponse) GetIndex() *IndexStatus {
 	return nil
 }
 
+func (x *StatusResponse) GetDisk() []*DiskComponent {
+	if x != nil {
+		return x.Disk
+	}
+	return nil
+}
+
 var File_ctxd_v1_admin_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_admin_proto_rawDesc = "" +
@@ -784,8 +884,15 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\rstore_vectors\x18\x05 \x01(\x03R\fstoreVectors\x12#\n" +
 	"\rvector_chunks\x18\x06 \x01(\x03R\fvectorChunks\x12'\n" +
 	"\x0foutbox_sequence\x18\a \x01(\x04R\x0eoutboxSequence\x12)\n" +
-	"\x10applied_sequence\x18\b \x01(\x04R\x0fappliedSequence\"\x0f\n" +
-	"\rStatusRequest\"\x8a\x04\n" +
+	"\x10applied_sequence\x18\b \x01(\x04R\x0fappliedSequence\"#\n" +
+	"\rStatusRequest\x12\x12\n" +
+	"\x04disk\x18\x01 \x01(\bR\x04disk\"l\n" +
+	"\rDiskComponent\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1d\n" +
+	"\n" +
+	"used_bytes\x18\x03 \x01(\x03R\tusedBytes\x12\x12\n" +
+	"\x04keys\x18\x04 \x01(\x03R\x04keys\"\x8a\x04\n" +
 	"\x0fEmbeddingStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12\x19\n" +
@@ -817,7 +924,7 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\vchunk_count\x18\x03 \x01(\x03R\n" +
 	"chunkCount\x12'\n" +
 	"\x0foutbox_sequence\x18\x04 \x01(\x04R\x0eoutboxSequence\x12)\n" +
-	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\"\xf8\x02\n" +
+	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\"\xa4\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x129\n" +
 	"\n" +
@@ -830,7 +937,9 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\x10store_file_bytes\x18\x06 \x01(\x03R\x0estoreFileBytes\x12*\n" +
 	"\x06drives\x18\a \x03(\v2\x12.ctxd.v1.DriveInfoR\x06drives\x126\n" +
 	"\tembedding\x18\b \x01(\v2\x18.ctxd.v1.EmbeddingStatusR\tembedding\x12*\n" +
-	"\x05index\x18\t \x01(\v2\x14.ctxd.v1.IndexStatusR\x05index2\xc2\x01\n" +
+	"\x05index\x18\t \x01(\v2\x14.ctxd.v1.IndexStatusR\x05index\x12*\n" +
+	"\x04disk\x18\n" +
+	" \x03(\v2\x16.ctxd.v1.DiskComponentR\x04disk2\xc2\x01\n" +
 	"\fAdminService\x129\n" +
 	"\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponse\x12<\n" +
 	"\aReindex\x12\x17.ctxd.v1.ReindexRequest\x1a\x18.ctxd.v1.ReindexResponse\x129\n" +
@@ -848,38 +957,40 @@ func file_ctxd_v1_admin_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_admin_proto_rawDescData
 }
 
-var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_ctxd_v1_admin_proto_goTypes = []any{
 	(*ReindexRequest)(nil),        // 0: ctxd.v1.ReindexRequest
 	(*ReindexResponse)(nil),       // 1: ctxd.v1.ReindexResponse
 	(*DoctorRequest)(nil),         // 2: ctxd.v1.DoctorRequest
 	(*DoctorResponse)(nil),        // 3: ctxd.v1.DoctorResponse
 	(*StatusRequest)(nil),         // 4: ctxd.v1.StatusRequest
-	(*EmbeddingStatus)(nil),       // 5: ctxd.v1.EmbeddingStatus
-	(*EnricherStatus)(nil),        // 6: ctxd.v1.EnricherStatus
-	(*IndexStatus)(nil),           // 7: ctxd.v1.IndexStatus
-	(*StatusResponse)(nil),        // 8: ctxd.v1.StatusResponse
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
-	(*DriveInfo)(nil),             // 10: ctxd.v1.DriveInfo
+	(*DiskComponent)(nil),         // 5: ctxd.v1.DiskComponent
+	(*EmbeddingStatus)(nil),       // 6: ctxd.v1.EmbeddingStatus
+	(*EnricherStatus)(nil),        // 7: ctxd.v1.EnricherStatus
+	(*IndexStatus)(nil),           // 8: ctxd.v1.IndexStatus
+	(*StatusResponse)(nil),        // 9: ctxd.v1.StatusResponse
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*DriveInfo)(nil),             // 11: ctxd.v1.DriveInfo
 }
 var file_ctxd_v1_admin_proto_depIdxs = []int32{
-	6,  // 0: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
-	9,  // 1: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
-	9,  // 2: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
-	10, // 3: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
-	5,  // 4: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
-	7,  // 5: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
-	4,  // 6: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
-	0,  // 7: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
-	2,  // 8: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
-	8,  // 9: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
-	1,  // 10: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
-	3,  // 11: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
-	9,  // [9:12] is the sub-list for method output_type
-	6,  // [6:9] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	7,  // 0: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
+	10, // 1: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
+	10, // 2: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
+	11, // 3: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
+	6,  // 4: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
+	8,  // 5: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
+	5,  // 6: ctxd.v1.StatusResponse.disk:type_name -> ctxd.v1.DiskComponent
+	4,  // 7: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
+	0,  // 8: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
+	2,  // 9: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
+	9,  // 10: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
+	1,  // 11: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
+	3,  // 12: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
+	10, // [10:13] is the sub-list for method output_type
+	7,  // [7:10] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_admin_proto_init() }
@@ -894,7 +1005,7 @@ func file_ctxd_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_admin_proto_rawDesc), len(file_ctxd_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

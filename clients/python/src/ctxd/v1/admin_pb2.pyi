@@ -51,8 +51,22 @@ class DoctorResponse(_message.Message):
     def __init__(self, ok: _Optional[bool] = ..., problems: _Optional[_Iterable[str]] = ..., store_chunks: _Optional[int] = ..., lexical_chunks: _Optional[int] = ..., store_vectors: _Optional[int] = ..., vector_chunks: _Optional[int] = ..., outbox_sequence: _Optional[int] = ..., applied_sequence: _Optional[int] = ...) -> None: ...
 
 class StatusRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("disk",)
+    DISK_FIELD_NUMBER: _ClassVar[int]
+    disk: bool
+    def __init__(self, disk: _Optional[bool] = ...) -> None: ...
+
+class DiskComponent(_message.Message):
+    __slots__ = ("name", "bytes", "used_bytes", "keys")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    USED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    bytes: int
+    used_bytes: int
+    keys: int
+    def __init__(self, name: _Optional[str] = ..., bytes: _Optional[int] = ..., used_bytes: _Optional[int] = ..., keys: _Optional[int] = ...) -> None: ...
 
 class EmbeddingStatus(_message.Message):
     __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items", "chunks_with_questions", "chunks_without_questions", "pending_questions", "enricher")
@@ -115,7 +129,7 @@ class IndexStatus(_message.Message):
     def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., chunk_count: _Optional[int] = ..., outbox_sequence: _Optional[int] = ..., applied_sequence: _Optional[int] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index")
+    __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index", "disk")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     DATA_DIR_FIELD_NUMBER: _ClassVar[int]
@@ -125,6 +139,7 @@ class StatusResponse(_message.Message):
     DRIVES_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
+    DISK_FIELD_NUMBER: _ClassVar[int]
     version: str
     started_at: _timestamp_pb2.Timestamp
     data_dir: str
@@ -134,4 +149,5 @@ class StatusResponse(_message.Message):
     drives: _containers.RepeatedCompositeFieldContainer[_types_pb2.DriveInfo]
     embedding: EmbeddingStatus
     index: IndexStatus
-    def __init__(self, version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., data_dir: _Optional[str] = ..., item_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., store_file_bytes: _Optional[int] = ..., drives: _Optional[_Iterable[_Union[_types_pb2.DriveInfo, _Mapping]]] = ..., embedding: _Optional[_Union[EmbeddingStatus, _Mapping]] = ..., index: _Optional[_Union[IndexStatus, _Mapping]] = ...) -> None: ...
+    disk: _containers.RepeatedCompositeFieldContainer[DiskComponent]
+    def __init__(self, version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., data_dir: _Optional[str] = ..., item_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., store_file_bytes: _Optional[int] = ..., drives: _Optional[_Iterable[_Union[_types_pb2.DriveInfo, _Mapping]]] = ..., embedding: _Optional[_Union[EmbeddingStatus, _Mapping]] = ..., index: _Optional[_Union[IndexStatus, _Mapping]] = ..., disk: _Optional[_Iterable[_Union[DiskComponent, _Mapping]]] = ...) -> None: ...

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/admin.proto.
  */
 export const file_ctxd_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIhAKDlJlaW5kZXhSZXF1ZXN0ImsKD1JlaW5kZXhSZXNwb25zZRIWCg5sZXhpY2FsX2NodW5rcxgBIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAIgASgDEhgKEGFwcGxpZWRfc2VxdWVuY2UYAyABKAQSDwoHc2Vjb25kcxgEIAEoASIPCg1Eb2N0b3JSZXF1ZXN0Ir0BCg5Eb2N0b3JSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghwcm9ibGVtcxgCIAMoCRIUCgxzdG9yZV9jaHVua3MYAyABKAMSFgoObGV4aWNhbF9jaHVua3MYBCABKAMSFQoNc3RvcmVfdmVjdG9ycxgFIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAYgASgDEhcKD291dGJveF9zZXF1ZW5jZRgHIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAggASgEIg8KDVN0YXR1c1JlcXVlc3Qi0AIKD0VtYmVkZGluZ1N0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhAKCG1vZGVsX2lkGAMgASgJEhIKCmRpbWVuc2lvbnMYBCABKAUSFwoPZW1iZWRkZWRfY2h1bmtzGAUgASgDEhYKDnBlbmRpbmdfY2h1bmtzGAYgASgDEhkKEWNodW5rc19wZXJfc2Vjb25kGAcgASgBEhUKDXBlbmRpbmdfaXRlbXMYCCABKAMSHQoVY2h1bmtzX3dpdGhfcXVlc3Rpb25zGAkgASgDEiAKGGNodW5rc193aXRob3V0X3F1ZXN0aW9ucxgKIAEoAxIZChFwZW5kaW5nX3F1ZXN0aW9ucxgLIAEoAxIpCghlbnJpY2hlchgMIAEoCzIXLmN0eGQudjEuRW5yaWNoZXJTdGF0dXMivwEKDkVucmljaGVyU3RhdHVzEhAKCGVuZHBvaW50GAEgASgJEg0KBW1vZGVsGAIgASgJEhYKDnBlbmRpbmdfY2h1bmtzGAMgASgDEhcKD2VucmljaGVkX2NodW5rcxgEIAEoAxIUCgxmYWlsZWRfY2FsbHMYBSABKAMSEgoKbGFzdF9lcnJvchgGIAEoCRIxCg1sYXN0X2Vycm9yX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKEAQoLSW5kZXhTdGF0dXMSEQoJYXZhaWxhYmxlGAEgASgIEhoKEnVuYXZhaWxhYmxlX3JlYXNvbhgCIAEoCRITCgtjaHVua19jb3VudBgDIAEoAxIXCg9vdXRib3hfc2VxdWVuY2UYBCABKAQSGAoQYXBwbGllZF9zZXF1ZW5jZRgFIAEoBCKbAgoOU3RhdHVzUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIuCgpzdGFydGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghkYXRhX2RpchgDIAEoCRISCgppdGVtX2NvdW50GAQgASgDEhIKCnNpemVfYnl0ZXMYBSABKAMSGAoQc3RvcmVfZmlsZV9ieXRlcxgGIAEoAxIiCgZkcml2ZXMYByADKAsyEi5jdHhkLnYxLkRyaXZlSW5mbxIrCgllbWJlZGRpbmcYCCABKAsyGC5jdHhkLnYxLkVtYmVkZGluZ1N0YXR1cxIjCgVpbmRleBgJIAEoCzIULmN0eGQudjEuSW5kZXhTdGF0dXMywgEKDEFkbWluU2VydmljZRI5CgZTdGF0dXMSFi5jdHhkLnYxLlN0YXR1c1JlcXVlc3QaFy5jdHhkLnYxLlN0YXR1c1Jlc3BvbnNlEjwKB1JlaW5kZXgSFy5jdHhkLnYxLlJlaW5kZXhSZXF1ZXN0GhguY3R4ZC52MS5SZWluZGV4UmVzcG9uc2USOQoGRG9jdG9yEhYuY3R4ZC52MS5Eb2N0b3JSZXF1ZXN0GhcuY3R4ZC52MS5Eb2N0b3JSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIhAKDlJlaW5kZXhSZXF1ZXN0ImsKD1JlaW5kZXhSZXNwb25zZRIWCg5sZXhpY2FsX2NodW5rcxgBIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAIgASgDEhgKEGFwcGxpZWRfc2VxdWVuY2UYAyABKAQSDwoHc2Vjb25kcxgEIAEoASIPCg1Eb2N0b3JSZXF1ZXN0Ir0BCg5Eb2N0b3JSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghwcm9ibGVtcxgCIAMoCRIUCgxzdG9yZV9jaHVua3MYAyABKAMSFgoObGV4aWNhbF9jaHVua3MYBCABKAMSFQoNc3RvcmVfdmVjdG9ycxgFIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAYgASgDEhcKD291dGJveF9zZXF1ZW5jZRgHIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAggASgEIh0KDVN0YXR1c1JlcXVlc3QSDAoEZGlzaxgBIAEoCCJOCg1EaXNrQ29tcG9uZW50EgwKBG5hbWUYASABKAkSDQoFYnl0ZXMYAiABKAMSEgoKdXNlZF9ieXRlcxgDIAEoAxIMCgRrZXlzGAQgASgDItACCg9FbWJlZGRpbmdTdGF0dXMSEQoJYXZhaWxhYmxlGAEgASgIEhoKEnVuYXZhaWxhYmxlX3JlYXNvbhgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRISCgpkaW1lbnNpb25zGAQgASgFEhcKD2VtYmVkZGVkX2NodW5rcxgFIAEoAxIWCg5wZW5kaW5nX2NodW5rcxgGIAEoAxIZChFjaHVua3NfcGVyX3NlY29uZBgHIAEoARIVCg1wZW5kaW5nX2l0ZW1zGAggASgDEh0KFWNodW5rc193aXRoX3F1ZXN0aW9ucxgJIAEoAxIgChhjaHVua3Nfd2l0aG91dF9xdWVzdGlvbnMYCiABKAMSGQoRcGVuZGluZ19xdWVzdGlvbnMYCyABKAMSKQoIZW5yaWNoZXIYDCABKAsyFy5jdHhkLnYxLkVucmljaGVyU3RhdHVzIr8BCg5FbnJpY2hlclN0YXR1cxIQCghlbmRwb2ludBgBIAEoCRINCgVtb2RlbBgCIAEoCRIWCg5wZW5kaW5nX2NodW5rcxgDIAEoAxIXCg9lbnJpY2hlZF9jaHVua3MYBCABKAMSFAoMZmFpbGVkX2NhbGxzGAUgASgDEhIKCmxhc3RfZXJyb3IYBiABKAkSMQoNbGFzdF9lcnJvcl9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihAEKC0luZGV4U3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEwoLY2h1bmtfY291bnQYAyABKAMSFwoPb3V0Ym94X3NlcXVlbmNlGAQgASgEEhgKEGFwcGxpZWRfc2VxdWVuY2UYBSABKAQiwQIKDlN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSLgoKc3RhcnRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGF0YV9kaXIYAyABKAkSEgoKaXRlbV9jb3VudBgEIAEoAxISCgpzaXplX2J5dGVzGAUgASgDEhgKEHN0b3JlX2ZpbGVfYnl0ZXMYBiABKAMSIgoGZHJpdmVzGAcgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8SKwoJZW1iZWRkaW5nGAggASgLMhguY3R4ZC52MS5FbWJlZGRpbmdTdGF0dXMSIwoFaW5kZXgYCSABKAsyFC5jdHhkLnYxLkluZGV4U3RhdHVzEiQKBGRpc2sYCiADKAsyFi5jdHhkLnYxLkRpc2tDb21wb25lbnQywgEKDEFkbWluU2VydmljZRI5CgZTdGF0dXMSFi5jdHhkLnYxLlN0YXR1c1JlcXVlc3QaFy5jdHhkLnYxLlN0YXR1c1Jlc3BvbnNlEjwKB1JlaW5kZXgSFy5jdHhkLnYxLlJlaW5kZXhSZXF1ZXN0GhguY3R4ZC52MS5SZWluZGV4UmVzcG9uc2USOQoGRG9jdG9yEhYuY3R4ZC52MS5Eb2N0b3JSZXF1ZXN0GhcuY3R4ZC52MS5Eb2N0b3JSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * ReindexRequest takes no parameters.
@@ -166,6 +166,14 @@ export const DoctorResponseSchema: GenMessage<DoctorResponse> = /*@__PURE__*/
  * @generated from message ctxd.v1.StatusRequest
  */
 export type StatusRequest = Message<"ctxd.v1.StatusRequest"> & {
+  /**
+   * Also break the data directory's disk use down by component
+   * (StatusResponse.disk). It reads every page of the store file once, so
+   * it takes about as long as reading the file.
+   *
+   * @generated from field: bool disk = 1;
+   */
+  disk: boolean;
 };
 
 /**
@@ -174,6 +182,54 @@ export type StatusRequest = Message<"ctxd.v1.StatusRequest"> & {
  */
 export const StatusRequestSchema: GenMessage<StatusRequest> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_admin, 4);
+
+/**
+ * DiskComponent is the disk space of one part of the data directory.
+ *
+ * @generated from message ctxd.v1.DiskComponent
+ */
+export type DiskComponent = Message<"ctxd.v1.DiskComponent"> & {
+  /**
+   * "store/BUCKET": a bucket of the store file, its nested buckets
+   * included (items, content, chunks, vectors, history, outbox...);
+   * "store/free": free pages, which later writes reuse; "store/meta": meta
+   * and freelist pages; "store/unused": file space grown ahead of use; or
+   * a path under the data directory, a directory summed at two levels
+   * ("index/lexical").
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Bytes on disk.
+   *
+   * @generated from field: int64 bytes = 2;
+   */
+  bytes: bigint;
+
+  /**
+   * For a store bucket: the bytes of its pages that hold data, so
+   * used_bytes/bytes is how full its pages are.
+   *
+   * @generated from field: int64 used_bytes = 3;
+   */
+  usedBytes: bigint;
+
+  /**
+   * For a store bucket: its key/value pairs.
+   *
+   * @generated from field: int64 keys = 4;
+   */
+  keys: bigint;
+};
+
+/**
+ * Describes the message ctxd.v1.DiskComponent.
+ * Use `create(DiskComponentSchema)` to create a new message.
+ */
+export const DiskComponentSchema: GenMessage<DiskComponent> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 5);
 
 /**
  * EmbeddingStatus describes the embedding model and its queue.
@@ -273,7 +329,7 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
  * Use `create(EmbeddingStatusSchema)` to create a new message.
  */
 export const EmbeddingStatusSchema: GenMessage<EmbeddingStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 5);
+  messageDesc(file_ctxd_v1_admin, 6);
 
 /**
  * EnricherStatus describes the background question enricher, which asks an
@@ -338,7 +394,7 @@ export type EnricherStatus = Message<"ctxd.v1.EnricherStatus"> & {
  * Use `create(EnricherStatusSchema)` to create a new message.
  */
 export const EnricherStatusSchema: GenMessage<EnricherStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 6);
+  messageDesc(file_ctxd_v1_admin, 7);
 
 /**
  * IndexStatus describes the derived search indexes.
@@ -387,7 +443,7 @@ export type IndexStatus = Message<"ctxd.v1.IndexStatus"> & {
  * Use `create(IndexStatusSchema)` to create a new message.
  */
 export const IndexStatusSchema: GenMessage<IndexStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 7);
+  messageDesc(file_ctxd_v1_admin, 8);
 
 /**
  * StatusResponse is a snapshot of the daemon.
@@ -457,6 +513,14 @@ export type StatusResponse = Message<"ctxd.v1.StatusResponse"> & {
    * @generated from field: ctxd.v1.IndexStatus index = 9;
    */
   index?: IndexStatus | undefined;
+
+  /**
+   * With StatusRequest.disk: the data directory's disk use by component,
+   * largest first.
+   *
+   * @generated from field: repeated ctxd.v1.DiskComponent disk = 10;
+   */
+  disk: DiskComponent[];
 };
 
 /**
@@ -464,7 +528,7 @@ export type StatusResponse = Message<"ctxd.v1.StatusResponse"> & {
  * Use `create(StatusResponseSchema)` to create a new message.
  */
 export const StatusResponseSchema: GenMessage<StatusResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 8);
+  messageDesc(file_ctxd_v1_admin, 9);
 
 /**
  * AdminService reports on the daemon itself.

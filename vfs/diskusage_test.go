@@ -1,0 +1,46 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestStore_DiskUsage: the buckets, free and meta pages add up to the
+// file's used size; content and chunks show in their buckets.
+func TestStore_DiskUsage(t *testing.T) {
+	s := mustOpenStore(t)
+	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
+	for i := range 50 {
+		mustWrite(t, s, fmt.Sprintf("notes:/n%02d.md", i), strings.Repeat(fmt.Sprintf("paragraph %d of plain words\n\n", i), 40))
+	}
+	if _, err := s.Delete(context.Background(), mustRef(t, "notes:/n00.md"), false); err != nil {
+		t.Fatal(err) // frees pages
+	}
+	u, err := s.DiskUsage(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := u.Free + u.Meta
+	byName := map[string]BucketUsage{}
+	for _, b := range u.Buckets {
+		sum += b.Bytes
+		byName[b.Name] = b
+		if b.Used > b.Bytes || b.Bytes < 0 {
+			t.Errorf("bucket %s: %d used of %d", b.Name, b.Used, b.Bytes)
+		}
+	}
+	if sum != u.FileSize || u.Meta < 2*4096 {
+		t.Errorf("buckets + free %d + meta %d = %d, file %d", u.Free, u.Meta, sum, u.FileSize)
+	}
+	if c := byName[bucketChunks]; c.Keys < 49*40 || c.Used == 0 {
+		t.Errorf("chunks bucket %+v, want a key per chunk (at least %d)", c, 49*40)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.DiskUsage(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
