@@ -159,6 +159,9 @@ def test_other_vfs_calls(client: ctxd.Client) -> None:
     st = client.status()
     assert st.item_count >= 3
     assert st.version
+    assert len(st.disk) == 0
+    names = {c.name for c in client.status(disk=True).disk}
+    assert {"store/items", "store/content", "index/lexical"} <= names
 
 
 def test_unreachable_socket_is_unavailable(tmp_path) -> None:

@@ -619,9 +619,13 @@ class _Api:
     # ---- AdminService ----
 
     @_unary_method
-    def status(self) -> _Call[admin_pb2.StatusResponse]:
-        """A snapshot of the daemon: store, indexes, embedding model."""
-        return _Call("admin", "Status", admin_pb2.StatusRequest())
+    def status(self, *, disk: bool = False) -> _Call[admin_pb2.StatusResponse]:
+        """A snapshot of the daemon: store, indexes, embedding model.
+
+        ``disk=True`` also breaks disk use down by component (``disk``),
+        which reads the whole store file once.
+        """
+        return _Call("admin", "Status", admin_pb2.StatusRequest(disk=disk))
 
     # ---- SearchService ----
 
