@@ -119,7 +119,7 @@ func diskUsage(ctx context.Context, store *vfs.Store, dataDir string) ([]*ctxdv1
 	if err != nil {
 		return nil, err
 	}
-	out := []*ctxdv1.DiskComponent{{Name: "store/free", Bytes: u.Free}, {Name: "store/meta", Bytes: u.Meta}}
+	out := []*ctxdv1.DiskComponent{{Name: "store/(free pages)", Bytes: u.Free}, {Name: "store/(meta pages)", Bytes: u.Meta}}
 	for _, b := range u.Buckets {
 		out = append(out, &ctxdv1.DiskComponent{Name: "store/" + b.Name, Bytes: b.Bytes, UsedBytes: b.Used, Keys: b.Keys})
 	}
@@ -146,7 +146,7 @@ func diskUsage(ctx context.Context, store *vfs.Store, dataDir string) ([]*ctxdv1
 			return err
 		}
 		if rel == storeFile {
-			byPath["store/unused"] = max(info.Size()-u.FileSize, 0)
+			byPath["store/(unused)"] = max(info.Size()-u.FileSize, 0)
 			return nil
 		}
 		parts := strings.Split(filepath.ToSlash(rel), "/")

@@ -510,8 +510,11 @@ func (c *cli) statusCommand() *cobra.Command {
 				chunks := max(r.GetIndex().GetChunkCount(), 1)
 				fmt.Fprintf(tw, "\ndisk\tbytes\tper chunk\tpages full\tkeys\n")
 				for _, d := range r.Disk {
+					if d.Bytes == 0 {
+						continue // an empty or inline bucket
+					}
 					full, keys := "", ""
-					if d.Bytes > 0 && d.UsedBytes > 0 {
+					if d.UsedBytes > 0 {
 						full = fmt.Sprintf("%.0f%%", 100*float64(d.UsedBytes)/float64(d.Bytes))
 					}
 					if d.Keys > 0 {

@@ -330,11 +330,12 @@ func (x *StatusRequest) GetDisk() bool {
 type DiskComponent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "store/BUCKET": a bucket of the store file, its nested buckets
-	// included (items, content, chunks, vectors, history, outbox...);
-	// "store/free": free pages, which later writes reuse; "store/meta": meta
-	// and freelist pages; "store/unused": file space grown ahead of use; or
-	// a path under the data directory, a directory summed at two levels
-	// ("index/lexical").
+	// included (items, content, chunks, vectors, history, outbox...; a
+	// small bucket lives inline in its parent's page and takes 0 bytes);
+	// "store/(free pages)": pages later writes reuse; "store/(meta pages)":
+	// meta and freelist pages; "store/(unused)": file space grown ahead of
+	// use; or a path under the data directory, a directory summed at two
+	// levels ("index/lexical").
 	Name string `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
 	// Bytes on disk.
 	Bytes int64 `protobuf:"varint,2,opt,name=bytes" json:"bytes,omitempty"`

@@ -191,11 +191,12 @@ export const StatusRequestSchema: GenMessage<StatusRequest> = /*@__PURE__*/
 export type DiskComponent = Message<"ctxd.v1.DiskComponent"> & {
   /**
    * "store/BUCKET": a bucket of the store file, its nested buckets
-   * included (items, content, chunks, vectors, history, outbox...);
-   * "store/free": free pages, which later writes reuse; "store/meta": meta
-   * and freelist pages; "store/unused": file space grown ahead of use; or
-   * a path under the data directory, a directory summed at two levels
-   * ("index/lexical").
+   * included (items, content, chunks, vectors, history, outbox...; a
+   * small bucket lives inline in its parent's page and takes 0 bytes);
+   * "store/(free pages)": pages later writes reuse; "store/(meta pages)":
+   * meta and freelist pages; "store/(unused)": file space grown ahead of
+   * use; or a path under the data directory, a directory summed at two
+   * levels ("index/lexical").
    *
    * @generated from field: string name = 1;
    */
