@@ -227,11 +227,15 @@ func deletedKey(drive, path string, id []byte) []byte {
 	return append(append(k, 0xff), id...)
 }
 
-// setFillPercent packs the history buckets that grow at the end of key
-// ranges (by time, or by revision within an item) fuller than bbolt's
-// default, which leaves split pages half empty for good.
+// setFillPercent packs the buckets that grow at the end of their key
+// range fuller than bbolt's default, which leaves split pages half empty
+// for good: history (by time, or by revision within an item), and what is
+// keyed by item id (time-ordered UUIDv7) or outbox sequence.
 func (t *txn) setFillPercent() {
 	t.revLog.FillPercent, t.revActor.FillPercent, t.revs.FillPercent = 1, 0.9, 0.9
+	for _, b := range []*bolt.Bucket{t.items, t.content, t.text, t.chunks, t.outbox} {
+		b.FillPercent = 0.9
+	}
 }
 
 // histNow is the txn's time as a revision time.
