@@ -278,22 +278,24 @@ func reembedProgress(done, total int64, elapsed time.Duration) *ctxdv1.IngestPro
 // at for one that covers all of it.
 const dedupeCandidates = 20
 
-// maxDedupeAdded bounds the sources of one Add a deduper remembers: each is
-// compared with every later source, vector by vector.
-const maxDedupeAdded = 1000
+// maxDedupeVectors bounds the chunk vectors of the sources of one Add a
+// deduper remembers (about 30 MB at 384 dimensions): each is compared with
+// every later source's.
+const maxDedupeVectors = 20_000
 
 // deduper answers ingest's de-duplication with FindSimilar: a new source
 // duplicates the item that matches every one of its chunks at or above
 // threshold. FindSimilar sees only items already embedded and indexed, so
-// the deduper also remembers the vectors of the last maxDedupeAdded
-// sources of its Add that it let through: of two identical new files in
-// one Add, one is added.
+// the deduper also remembers the vectors of the latest sources of its Add
+// that it let through (up to maxDedupeVectors): of two identical new files
+// in one Add, one is added.
 type deduper struct {
 	b         *backend
 	threshold float64
 
-	mu    sync.Mutex
-	added []addedSource // oldest first
+	mu      sync.Mutex
+	added   []addedSource // oldest first
+	vectors int           // in added
 }
 
 // addedSource is a source a deduper let through, with its chunk vectors.
@@ -335,9 +337,11 @@ func (d *deduper) DuplicateOf(ctx context.Context, ref vfs.Ref, content []byte, 
 			return a.ref, nil
 		}
 	}
-	if len(d.added) == maxDedupeAdded {
+	for len(d.added) > 0 && d.vectors+len(vecs) > maxDedupeVectors {
+		d.vectors -= len(d.added[0].vecs)
 		d.added = slices.Delete(d.added, 0, 1)
 	}
 	d.added = append(d.added, addedSource{ref: vfs.FormatRef(ref.Drive, ref.Path), vecs: vecs})
+	d.vectors += len(vecs)
 	return "", nil
 }
