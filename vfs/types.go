@@ -14,27 +14,29 @@ const DirMimeType = "inode/directory"
 const DefaultMaxContentBytes = 64 << 20
 
 // Item is the metadata of one stored item. Content is read separately.
+// It is stored as JSON; fields that are often zero are left out then, since
+// a store holds one record per item.
 type Item struct {
 	ID              string // stable id (UUIDv7 string); survives moves
 	Drive           string
 	Path            string // cleaned, starts with "/"
 	Title           string
-	Description     string
+	Description     string `json:",omitzero"`
 	MimeType        string
 	IsText          bool // content is valid UTF-8 text
-	IsDir           bool // explicit directory placeholder
+	IsDir           bool `json:",omitzero"` // explicit directory placeholder
 	Size            int64
-	ContentHash     string // lowercase hex SHA-256 of the content
-	SourceURL       string
-	Tags            []string // sorted, de-duplicated
-	Importance      float64  // in [0, 1]
+	ContentHash     string   // lowercase hex SHA-256 of the content
+	SourceURL       string   `json:",omitzero"`
+	Tags            []string `json:",omitzero"` // sorted, de-duplicated
+	Importance      float64  `json:",omitzero"` // in [0, 1]
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
-	IndexedAt       time.Time // when BM25 search reached this state (Store.MarkIndexed); zero while a change waits
-	RetrievalCount  int64
-	LastRetrievedAt time.Time
-	LineCount       int64  // lines of text content; 0 for binary
-	Origin          Origin `json:",omitzero"` // what ingest knows of the source
+	IndexedAt       time.Time `json:",omitzero"` // when BM25 search reached this state (Store.MarkIndexed); zero while a change waits
+	RetrievalCount  int64     `json:",omitzero"`
+	LastRetrievedAt time.Time `json:",omitzero"`
+	LineCount       int64     // lines of text content; 0 for binary
+	Origin          Origin    `json:",omitzero"` // what ingest knows of the source
 
 	// What the YAML frontmatter at the start of a text item declares (see
 	// ParseFrontmatter); all zero when it has none or it is malformed.
