@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/search"
+	"github.com/ctxd/ctxd/internal/runes"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -37,17 +37,6 @@ var (
 // the model's window stands for (English averages 4 to 5): a query cut at
 // MaxTokens times it still fills the window unless it is mostly whitespace.
 const windowBytesPerToken = 32
-
-// cutUTF8 returns at most n bytes of s, cut at a rune boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
 
 func invalidSearch(msg, hint string) error {
 	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, msg, hint)
@@ -192,7 +181,7 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 		// tokenising it costs no more than the window does.
 		window := w.Spec().MaxTokens * windowBytesPerToken
 		r.EmbedQuery = func(ctx context.Context, text string) ([]float32, error) {
-			v, err := w.Embed(ctx, []string{cutUTF8(text, window)}, true)
+			v, err := w.Embed(ctx, []string{runes.Cut(text, window)}, true)
 			if err != nil {
 				return nil, err
 			}

@@ -15,10 +15,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 
+	"github.com/ctxd/ctxd/internal/runes"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -446,12 +446,12 @@ func errorMessage(raw []byte) string {
 		var s string
 		switch {
 		case json.Unmarshal(body.Error, &obj) == nil && obj.Message != "":
-			return clip(obj.Message, 200)
+			return runes.Cut(obj.Message, 200)
 		case json.Unmarshal(body.Error, &s) == nil:
-			return clip(s, 200)
+			return runes.Cut(s, 200)
 		}
 	}
-	return clip(strings.TrimSpace(string(raw)), 200)
+	return runes.Cut(strings.TrimSpace(string(raw)), 200)
 }
 
 // retryAfter reads Retry-After (seconds or an HTTP date), or the
@@ -476,25 +476,14 @@ func prompt(t vfs.QuestionTask, n int) []chatMessage {
 	fmt.Fprintf(&b, "Write %d short, distinct questions that the passage below answers, phrased as someone searching for it would ask them. "+
 		"Answer with a JSON array of %d strings and nothing else.\n\n", n, n)
 	if t.Title != "" {
-		fmt.Fprintf(&b, "Document: %s\n", clip(t.Title, maxPromptField))
+		fmt.Fprintf(&b, "Document: %s\n", runes.Cut(t.Title, maxPromptField))
 	}
 	if t.Heading != "" {
-		fmt.Fprintf(&b, "Section: %s\n", clip(t.Heading, maxPromptField))
+		fmt.Fprintf(&b, "Section: %s\n", runes.Cut(t.Heading, maxPromptField))
 	}
-	fmt.Fprintf(&b, "Passage:\n%s\n", clip(string(t.Text), maxPromptText))
+	fmt.Fprintf(&b, "Passage:\n%s\n", runes.Cut(string(t.Text), maxPromptText))
 	return []chatMessage{
 		{Role: "system", Content: "You write the questions a passage answers, for a search index. You answer with a JSON array of strings only."},
 		{Role: "user", Content: b.String()},
 	}
-}
-
-// clip cuts s to at most n bytes at a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -55,6 +55,13 @@ func mustStats(t *testing.T, s *Store) EmbedStats {
 // vectors were computed (entries whose vector existed cost nothing).
 func embedAll(t *testing.T, s *Store, model string) int {
 	t.Helper()
+	return embedChunks(t, s, model, func(p PendingChunk) []float32 { return []float32{float32(p.Hash[0]), float32(len(p.Text))} })
+}
+
+// embedChunks drains the chunk embedding queue, a few at a time, with
+// vectors from f, and returns how many were computed.
+func embedChunks(t *testing.T, s *Store, model string, f func(PendingChunk) []float32) int {
+	t.Helper()
 	ctx := context.Background()
 	computed := 0
 	for {
@@ -68,7 +75,7 @@ func embedAll(t *testing.T, s *Store, model string) int {
 		vecs := make([][]float32, len(pending))
 		for i, p := range pending {
 			if !p.Have {
-				vecs[i] = []float32{float32(p.Hash[0]), float32(len(p.Text))}
+				vecs[i] = f(p)
 				computed++
 			}
 		}

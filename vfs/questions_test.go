@@ -338,7 +338,7 @@ func TestStore_ItemQuestions_AttachToMostSimilarChunk(t *testing.T) {
 		}
 		return []float32{1, 0}
 	}
-	saveChunkVectors(t, s, "m1", chunkVec)
+	embedChunks(t, s, "m1", func(p PendingChunk) []float32 { return chunkVec(string(p.Text)) })
 	embedQuestions(t, s, "m1", chunkVec)
 	docs, err := s.IndexDocs(ctx, []IndexRead{{ItemID: it.ID}}, true, 0, 0)
 	if err != nil {
@@ -362,7 +362,7 @@ func TestStore_ItemQuestions_AttachToMostSimilarChunk(t *testing.T) {
 	if !changedItems(t, s, before)[it.ID] {
 		t.Fatal("the edit appended no outbox entry")
 	}
-	saveChunkVectors(t, s, "m1", chunkVec)
+	embedChunks(t, s, "m1", func(p PendingChunk) []float32 { return chunkVec(string(p.Text)) })
 	docs, err = s.IndexDocs(ctx, []IndexRead{{ItemID: it.ID}}, true, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -482,30 +482,6 @@ func changedItems(t *testing.T, s *Store, after uint64) map[string]bool {
 		out[c.ItemID] = true
 	}
 	return out
-}
-
-// saveChunkVectors drains the chunk embedding queue with vectors from f.
-func saveChunkVectors(t *testing.T, s *Store, model string, f vecFunc) {
-	t.Helper()
-	ctx := context.Background()
-	for {
-		pending, err := s.PendingEmbeddings(ctx, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(pending) == 0 {
-			return
-		}
-		vecs := make([][]float32, len(pending))
-		for i, p := range pending {
-			if !p.Have {
-				vecs[i] = f(string(p.Text))
-			}
-		}
-		if err := s.SaveEmbeddings(ctx, model, pending, vecs); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // BenchmarkStore_QuestionStats measures Status's question counts after a

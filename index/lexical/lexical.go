@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -20,6 +19,8 @@ import (
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/ctxd/ctxd/internal/runes"
 )
 
 // MappingVersion identifies the analyzers and field layout of the index.
@@ -92,15 +93,7 @@ const MaxTitleBytes = 1 << 10
 // titleField is what the title field indexes: the title and the
 // description, cut to MaxTitleBytes at a rune boundary.
 func titleField(title, description string) string {
-	s := strings.TrimSpace(title + "\n" + description)
-	if len(s) <= MaxTitleBytes {
-		return s
-	}
-	cut := MaxTitleBytes
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
+	return runes.Cut(strings.TrimSpace(title+"\n"+description), MaxTitleBytes)
 }
 
 // Filter restricts a search. Values are OR-ed within a field and the
