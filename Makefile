@@ -31,9 +31,9 @@ $(BIN)/.tools: tools/go.mod tools/go.sum
 	GOBIN=$(BIN) go install -modfile=tools/go.mod tool
 	touch $@
 
-$(VENV)/.deps: clients/python/requirements-dev.txt
+$(VENV)/.deps: clients/python/requirements-dev.txt scripts/bench/requirements.txt
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r clients/python/requirements-dev.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r clients/python/requirements-dev.txt -r scripts/bench/requirements.txt
 	touch $@
 
 clients/ts/node_modules/.deps: clients/ts/package.json clients/ts/package-lock.json
@@ -103,8 +103,9 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	go test -run='^$$' -fuzz='^FuzzParseQuestions$$' -fuzztime=$(FUZZTIME) ./enrich
 
 .PHONY: test-python
-test-python: setup build ## Python client integration test against the real daemon
+test-python: setup build ## Python client integration test against the real daemon, and the SQLite peer of bench-ingest-compare
 	cd clients/python && CTXD_BIN=$(CTXD) $(PY) -m pytest -q
+	$(PY) -m pytest -q scripts/bench
 
 .PHONY: test-ts
 test-ts: setup build ## TypeScript client integration test against the real daemon
@@ -112,8 +113,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large bench-context bench-mcp eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-load bench-large bench-context bench-mcp ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-load bench-large bench-context bench-mcp eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-load bench-large bench-context bench-mcp ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -135,6 +136,11 @@ bench-search: setup-run ## Search latency per mode, index-only ingest, memory, d
 bench-ingest: setup-run ## ctxd add and refresh of the docs corpus as a file tree, then known-item MRR per mode (CTXD_BENCH_DOCS=N for a slice)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Ingest_DocsCorpus -benchtime=1x -count=1 -timeout=3h ./daemon/ | tee bench-results/ingest.txt
+
+bench-ingest-compare: setup-run $(VENV)/.deps ## Index-only ingest, disk and search of 100k wikipedia chunks: ctxd through its daemon against SQLite FTS5 + sqlite-vec, 3 interleaved rounds; last line `ingest ctxd=… sqlite=… bytes_per_chunk=…`
+	mkdir -p bench-results
+	CTXD_BENCH_PYTHON=$(PY) go test -run='^$$' -bench=IngestCompare -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/ingest-compare.txt
+	grep '^ingest ctxd=' bench-results/ingest-compare.txt
 
 bench-load: setup-run ## Search and query-embedding latency with 64 clients during an ingest (CTXD_BENCH_BASE_DOCS, CTXD_BENCH_INGEST_DOCS, CTXD_BENCH_CLIENTS, CTXD_BENCH_SEARCHES)
 	mkdir -p bench-results

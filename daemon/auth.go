@@ -108,6 +108,7 @@ var methodScopes = map[string]Scope{
 	ctxdv1.ToolService_ListTools_FullMethodName:                            ScopeRead,
 	ctxdv1.ToolService_CallTool_FullMethodName:                             ScopeRead, // a tool's own calls need write, ingest
 	ctxdv1.VfsService_Write_FullMethodName:                                 ScopeWrite,
+	ctxdv1.VfsService_WriteBatch_FullMethodName:                            ScopeWrite,
 	ctxdv1.VfsService_Edit_FullMethodName:                                  ScopeWrite,
 	ctxdv1.VfsService_Delete_FullMethodName:                                ScopeWrite,
 	ctxdv1.VfsService_Copy_FullMethodName:                                  ScopeWrite,

@@ -51,6 +51,9 @@ type Limits struct {
 	// MaxQuestionsPerItem bounds the questions of one Write, each at most
 	// 512 bytes; at most 64 (CTXD_MAX_QUESTIONS_PER_ITEM).
 	MaxQuestionsPerItem int `toml:"max_questions_per_item"`
+	// MaxBatchItems bounds the items of one WriteBatch; at most 10,000
+	// (CTXD_MAX_BATCH_ITEMS).
+	MaxBatchItems int `toml:"max_batch_items"`
 }
 
 // DefaultLimits are the limits when the config sets none.
@@ -63,6 +66,7 @@ func DefaultLimits() Limits {
 		MaxListLimit: 10_000, MaxTreeDepth: 16, MaxTreeItemsPerDir: 1000,
 		MaxSimilarTextBytes: 64 << 10,
 		MaxQuestionsPerItem: 32,
+		MaxBatchItems:       1000,
 	}
 }
 
@@ -100,6 +104,8 @@ var limitFields = []limitField{
 		"compare a shorter text (`ctxd similar --text`), or write it and compare by ref (`ctxd similar REF`)"},
 	{"max_questions_per_item", "CTXD_MAX_QUESTIONS_PER_ITEM", func(l *Limits) *int { return &l.MaxQuestionsPerItem },
 		"send fewer questions (questions, `ctxd write --question`): keep those the item answers best"},
+	{"max_batch_items", "CTXD_MAX_BATCH_ITEMS", func(l *Limits) *int { return &l.MaxBatchItems },
+		"send the items in several WriteBatch calls (the Python client's write_batches splits them)"},
 }
 
 // searchLimitKeys maps the engine's limits to their config keys.
@@ -147,6 +153,9 @@ func (l *Limits) validate() error {
 	}
 	if l.MaxQuestionsPerItem > vfs.MaxQuestionsPerItem {
 		return fmt.Errorf("config: limits.max_questions_per_item must be at most %d, got %d", vfs.MaxQuestionsPerItem, l.MaxQuestionsPerItem)
+	}
+	if l.MaxBatchItems > vfs.MaxBatchItems {
+		return fmt.Errorf("config: limits.max_batch_items must be at most %d, got %d", vfs.MaxBatchItems, l.MaxBatchItems)
 	}
 	return nil
 }

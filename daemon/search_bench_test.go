@@ -44,7 +44,6 @@ const (
 	wikiDefaultSizes  = "100000"
 	wikiSample        = 4000 // S: real passage vectors the written vectors derive from
 	wikiNoise         = 0.5  // noise σ is wikiNoise/sqrt(dims)
-	wikiWriters       = 64
 	wikiWarmup        = 50
 	wikiQueries       = 500
 	wikiRecallQueries = 200
@@ -85,10 +84,10 @@ const wikiConstruction = "vectors written precomputed: each chunk gets normalize
 // deterministic.
 //
 // It reports, per size:
-//   - ingest: 64 writers (runClients; its p50-ms, p99-ms and ops/s metrics
-//     are the writes'), from the first write until Status says the indexes
-//     applied the outbox and no chunk waits for a vector: writes/s,
-//     chunks/s, ingest-s;
+//   - ingest: WriteBatch calls of 256 items, 4 in flight (runClients; its
+//     p50-ms, p99-ms and ops/s metrics are the batches'), from the first
+//     write until Status says the indexes applied the outbox and no chunk
+//     waits for a vector: writes/s, chunks/s, ingest-s;
 //   - memory and disk per chunk: VmRSS and VmHWM of the daemon after the
 //     ingest, and the data dir's bytes;
 //   - search latency p50/p95/p99 of bm25, vector and hybrid: 500 queries
@@ -429,7 +428,6 @@ func (w *wikiBench) run(b *testing.B, n int) {
 	p := startProcess(b, dataDir, socket, args...)
 	conn := dial(b, "unix://"+socket)
 	admin := ctxdv1.NewAdminServiceClient(conn)
-	vfsc := ctxdv1.NewVfsServiceClient(conn)
 	search := ctxdv1.NewSearchServiceClient(conn)
 	st := waitModel(b, admin, 2*time.Minute)
 	if st.Embedding.ModelId != w.spec.ID || int(st.Embedding.Dimensions) != w.spec.Dimensions {
@@ -438,61 +436,12 @@ func (w *wikiBench) run(b *testing.B, n int) {
 	modelID := st.Embedding.ModelId
 
 	// 1. Index-only ingest: every write carries its vectors.
-	write := func(it wikiItem) (*ctxdv1.WriteResponse, error) {
-		embs := make([]*ctxdv1.Embedding, len(it.p.rows))
-		for j, r := range it.p.rows {
-			embs[j] = &ctxdv1.Embedding{Values: w.vector(r)}
-		}
-		resp, err := vfsc.Write(context.Background(), &ctxdv1.WriteRequest{
-			Ref:             it.ref(),
-			Body:            &ctxdv1.WriteRequest_Content{Content: it.p.text},
-			MimeType:        "text/plain",
-			Title:           it.p.title,
-			ChunkEmbeddings: embs,
-			EmbeddingModel:  modelID,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("write %s (%d chunk vectors): %w", it.ref(), len(embs), err)
-		}
-		return resp, nil
-	}
 	progress("writing %d items (%d chunks)", len(items), localChunks)
-	start := time.Now()
-	first, err := write(items[0])
-	if err != nil {
-		b.Fatal(err)
-	}
-	if mt, _, err := mime.ParseMediaType(first.Item.MimeType); err != nil || mt != "text/plain" {
-		b.Fatalf("%s stored as %q; the bench chunks as text/plain", items[0].ref(), first.Item.MimeType)
-	}
-	rest := items[1:]
-	// runClients shares b.N calls; this body runs once, so b.N counts the
-	// writes while it runs.
-	if len(rest) > 0 {
-		bn := b.N
-		b.N = len(rest)
-		runClients(b, wikiWriters, func(i int) error {
-			_, err := write(rest[i])
-			return err
-		})
-		b.N = bn
-	}
-	written := time.Since(start)
-	st, err = admin.Status(context.Background(), &ctxdv1.StatusRequest{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if st.Embedding.PendingChunks != 0 {
-		b.Fatalf("after the writes %d chunks wait for the daemon to embed them although every write carried its vectors (%d chunks written): the precomputed embeddings were not stored",
-			st.Embedding.PendingChunks, localChunks)
-	}
-	progress("written in %s; waiting for the indexes", written.Round(time.Millisecond))
-	st = waitIndexed(b, admin, 2*time.Hour)
-	ingest := time.Since(start)
-	chunks := st.Index.ChunkCount
+	written, ingest, chunks := w.ingest(b, conn, items, modelID)
 	if chunks != int64(localChunks) {
 		b.Errorf("daemon has %d chunks, the bench chunked %d", chunks, localChunks)
 	}
+	progress("written in %s, indexes applied after %s", written.Round(time.Millisecond), ingest.Round(time.Millisecond))
 
 	// 2. Memory and disk.
 	pid := p.cmd.Process.Pid
@@ -522,34 +471,7 @@ func (w *wikiBench) run(b *testing.B, n int) {
 	}
 	var lats []wikiLatency
 	for _, v := range variants {
-		l := wikiLatency{mode: v.name, noEmbed: v.noEmbed}
-		var d []time.Duration
-		for i, q := range queries {
-			sq := &ctxdv1.SearchQuery{Text: q.text}
-			if v.noEmbed {
-				sq.Vector = q.vector
-			}
-			t0 := time.Now()
-			resp, err := search.Search(context.Background(), &ctxdv1.SearchRequest{Queries: []*ctxdv1.SearchQuery{sq}, Mode: v.mode, Limit: wikiLimit})
-			el := time.Since(t0)
-			if err != nil {
-				b.Fatalf("%s search %q: %v", v.name, q.text, err)
-			}
-			if resp.ModeUsed != v.mode {
-				b.Fatalf("%s search %q: the daemon used %v (%s)", v.name, q.text, resp.ModeUsed, resp.ModeReason)
-			}
-			if i < wikiWarmup {
-				continue
-			}
-			d = append(d, el)
-			if len(resp.Results) == 0 {
-				l.empty++
-			}
-		}
-		slices.Sort(d)
-		for j, pc := range []float64{0.50, 0.95, 0.99} {
-			l.p[j] = float64(d[int(pc*float64(len(d)-1))].Microseconds()) / 1000
-		}
+		l := searchLatency(b, search, queries, v.name, v.mode, v.noEmbed)
 		lats = append(lats, l)
 		suffix := ""
 		if v.noEmbed {
@@ -616,8 +538,8 @@ func (w *wikiBench) run(b *testing.B, n int) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "--- %s: %d items (%d copies of the passages), %d chunks in the daemon\n", b.Name(), len(items), copies, chunks)
 	fmt.Fprintf(&sb, "%s\n", construction)
-	fmt.Fprintf(&sb, "ingest, index only (%d writers; the p50-ms, p99-ms and ops/s metrics are the writes'): writes done after %.1f s, indexes applied after %.1f s: %.0f writes/s, %.0f chunks/s\n",
-		wikiWriters, written.Seconds(), ingest.Seconds(), float64(len(items))/ingest.Seconds(), fc/ingest.Seconds())
+	fmt.Fprintf(&sb, "ingest, index only (WriteBatch of %d items, %d in flight; the p50-ms, p99-ms and ops/s metrics are the batches'): writes done after %.1f s, indexes applied after %.1f s: %.0f writes/s, %.0f chunks/s\n",
+		wikiBatch, wikiWriters, written.Seconds(), ingest.Seconds(), float64(len(items))/ingest.Seconds(), fc/ingest.Seconds())
 	fmt.Fprintf(&sb, "memory: RSS after ingest %d MiB (%.0f B/chunk; anonymous %d MiB, %.0f B/chunk), peak %d MiB (%.0f B/chunk); after restart and one search %d MiB\n",
 		rss>>20, float64(rss)/fc, anon>>20, float64(anon)/fc, peak>>20, float64(peak)/fc, rssRestarted>>20)
 	fmt.Fprintf(&sb, "disk: data dir %d MiB (%.0f B/chunk) after ingest, %d MiB after SIGTERM; by component after ingest (ctxd status --disk), B/chunk:\n", disk>>20, float64(disk)/fc, diskStopped>>20)
@@ -683,6 +605,119 @@ func (w *wikiBench) run(b *testing.B, n int) {
 	// Benchmark logs are cut after 10 lines, so the table goes to stdout
 	// (make bench-search tees it into bench-results/search.txt).
 	fmt.Print(sb.String())
+}
+
+// searchLatency sends queries one at a time in mode, with the query vector
+// supplied when noEmbed, and returns the latency percentiles of all but the
+// first wikiWarmup.
+func searchLatency(b *testing.B, search ctxdv1.SearchServiceClient, queries []wikiQuery, name string, mode ctxdv1.SearchMode, noEmbed bool) wikiLatency {
+	b.Helper()
+	l := wikiLatency{mode: name, noEmbed: noEmbed}
+	var d []time.Duration
+	for i, q := range queries {
+		sq := &ctxdv1.SearchQuery{Text: q.text}
+		if noEmbed {
+			sq.Vector = q.vector
+		}
+		t0 := time.Now()
+		resp, err := search.Search(context.Background(), &ctxdv1.SearchRequest{Queries: []*ctxdv1.SearchQuery{sq}, Mode: mode, Limit: wikiLimit})
+		el := time.Since(t0)
+		if err != nil {
+			b.Fatalf("%s search %q: %v", name, q.text, err)
+		}
+		if resp.ModeUsed != mode {
+			b.Fatalf("%s search %q: the daemon used %v (%s)", name, q.text, resp.ModeUsed, resp.ModeReason)
+		}
+		if i < wikiWarmup {
+			continue
+		}
+		d = append(d, el)
+		if len(resp.Results) == 0 {
+			l.empty++
+		}
+	}
+	slices.Sort(d)
+	for j, pc := range []float64{0.50, 0.95, 0.99} {
+		l.p[j] = float64(d[int(pc*float64(len(d)-1))].Microseconds()) / 1000
+	}
+	return l
+}
+
+// Bulk ingest through WriteBatch: wikiBatch items per call, wikiWriters
+// calls in flight.
+const (
+	wikiBatch   = 256
+	wikiWriters = 4
+)
+
+// ingest writes items with their chunk vectors through WriteBatch and waits
+// until the indexes have applied them. It returns the time until the last
+// write was acknowledged and until the indexes caught up, and the chunks
+// the daemon holds. runClients reports the batches' latency and rate
+// (p50-ms, p99-ms, ops/s).
+func (w *wikiBench) ingest(b *testing.B, conn *grpc.ClientConn, items []wikiItem, modelID string) (written, ingested time.Duration, chunks int64) {
+	b.Helper()
+	vfsc, admin := ctxdv1.NewVfsServiceClient(conn), ctxdv1.NewAdminServiceClient(conn)
+	request := func(it wikiItem) *ctxdv1.WriteRequest {
+		embs := make([]*ctxdv1.Embedding, len(it.p.rows))
+		for j, r := range it.p.rows {
+			embs[j] = &ctxdv1.Embedding{Values: w.vector(r)}
+		}
+		return &ctxdv1.WriteRequest{
+			Ref:             it.ref(),
+			Body:            &ctxdv1.WriteRequest_Content{Content: it.p.text},
+			MimeType:        "text/plain",
+			Title:           it.p.title,
+			ChunkEmbeddings: embs,
+			EmbeddingModel:  modelID,
+		}
+	}
+	writeBatch := func(batch []wikiItem) (*ctxdv1.WriteBatchResponse, error) {
+		req := &ctxdv1.WriteBatchRequest{Items: make([]*ctxdv1.WriteRequest, len(batch))}
+		for i, it := range batch {
+			req.Items[i] = request(it)
+		}
+		resp, err := vfsc.WriteBatch(context.Background(), req)
+		if err != nil {
+			return nil, fmt.Errorf("write %s…%s: %w", batch[0].ref(), batch[len(batch)-1].ref(), err)
+		}
+		return resp, nil
+	}
+	start := time.Now()
+	first, err := writeBatch(items[:1])
+	if err != nil {
+		b.Fatal(err)
+	}
+	if mt, _, err := mime.ParseMediaType(first.Results[0].Item.MimeType); err != nil || mt != "text/plain" {
+		b.Fatalf("%s stored as %q; the bench chunks as text/plain", items[0].ref(), first.Results[0].Item.MimeType)
+	}
+	var batches [][]wikiItem
+	for rest := items[1:]; len(rest) > 0; {
+		n := min(wikiBatch, len(rest))
+		batches, rest = append(batches, rest[:n]), rest[n:]
+	}
+	// runClients shares b.N calls; this body runs once, so b.N counts the
+	// batches while it runs.
+	if len(batches) > 0 {
+		bn := b.N
+		b.N = len(batches)
+		runClients(b, wikiWriters, func(i int) error {
+			_, err := writeBatch(batches[i])
+			return err
+		})
+		b.N = bn
+	}
+	written = time.Since(start)
+	st, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if st.Embedding.PendingChunks != 0 {
+		b.Fatalf("after the writes %d chunks wait for the daemon to embed them although every write carried its vectors: the precomputed embeddings were not stored",
+			st.Embedding.PendingChunks)
+	}
+	st = waitIndexed(b, admin, 2*time.Hour)
+	return written, time.Since(start), st.Index.ChunkCount
 }
 
 // recall measures recall@10 of vector-mode search with the query vector

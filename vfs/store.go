@@ -245,6 +245,7 @@ type txn struct {
 
 	emitted     map[[16]byte]uint64 // outbox entries this transaction appended, by item
 	precomputed *Embeddings         // vectors supplied with a Write, consumed by putChunks
+	chunked     chunking            // the spans of a Write's text, chunked before the lock
 	// extracted is the searchable text a Write supplied with binary content;
 	// nil outside Write, where a binary item keeps the text it has.
 	extracted []byte

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"mime"
@@ -20,98 +21,177 @@ const maxTagBytes = 128
 
 // Write creates or replaces the item at p.Ref according to p.OnConflict.
 func (s *Store) Write(ctx context.Context, p WriteParams) (WriteResult, error) {
-	it, content, warning, err := s.prepareWrite(p)
-	if err != nil {
-		return WriteResult{}, err
-	}
-	questions, err := CleanQuestions(it.Ref(), p.Questions, MaxQuestionsPerItem)
+	w, err := s.prepareWrite(p)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	var res WriteResult
 	err = s.update(ctx, func(t *txn) error {
-		t.op = OpWrite
-		res = WriteResult{}
-		if warning != "" {
-			res.Warnings = []string{warning}
-		}
-		if err := t.access.CheckChange(it.Drive, it.Path); err != nil {
-			return err
-		}
-		n, err := t.lookup(Ref{Drive: it.Drive, Path: it.Path})
-		if err != nil {
-			return err
-		}
-		ref := n.ref()
-		// On the url drive a page may have pages below it (a URL and its
-		// subpages); elsewhere an item and a directory cannot share a path.
-		nested := it.Drive == urlDrive
-		if n.isDir() && !(nested && n.isFile()) {
-			return newError(ErrIsDir, ref, "write to a path below it, or choose another path",
-				"%s is a directory, not an item.", ref)
-		}
-		b := t.driveBucket(it.Drive)
-		if p, bad := fileAncestor(b, it.Path); bad && !nested {
-			return newError(ErrNotDir, ref, "choose a path that is not below an item",
-				"Cannot write %s: %s is an item, not a directory.", ref, FormatRef(it.Drive, p))
-		}
-		item := it
-		if n.val != nil {
-			old, err := t.item(n.pv().id)
-			if err != nil {
-				return err
-			}
-			switch p.OnConflict {
-			case ConflictSkip:
-				res = WriteResult{Item: old, Skipped: true} // nothing written: no warnings
-				return nil
-			case ConflictError:
-				return newError(ErrConflict, ref, "pass on_conflict=overwrite to replace it, or choose another path",
-					"An item already exists at %s.", ref)
-			}
-			if p.ExpectedHash != "" && p.ExpectedHash != old.ContentHash {
-				return changedError(ref, p.ExpectedHash, old.ContentHash)
-			}
-			item.ID, item.CreatedAt = old.ID, old.CreatedAt
-			// New content needs indexing again; retrieval history stays.
-			item.RetrievalCount, item.LastRetrievedAt = old.RetrievalCount, old.LastRetrievedAt
-		} else {
-			if p.ExpectedHash != "" {
-				return newError(ErrChanged, ref, "read it again, or write without expected_hash to create it",
-					"%s no longer exists, so its hash cannot be %s.", ref, p.ExpectedHash)
-			}
-			id, err := uuid.NewV7()
-			if err != nil {
-				return fmt.Errorf("new id: %w", err)
-			}
-			item.ID, item.CreatedAt = id.String(), t.now
-			res.Created = true
-		}
-		item.UpdatedAt = t.now
-		res.Item = item
-		t.precomputed = p.Embeddings
-		if !item.IsText {
-			t.extracted = p.Text
-			if t.extracted == nil {
-				t.extracted = []byte{} // this write has none: do not keep the old item's
-			}
-		}
-		if err := t.putItem(&item, content, n.val, nil); err != nil {
-			return err
-		}
-		u, err := parseID(item.ID)
-		if err != nil {
-			return err
-		}
-		if err := t.setItemQuestions(u, questions); err != nil {
-			return err
-		}
-		res.ChunksToEmbed, res.ChunksReused = t.chunksToEmbed, t.chunksReused
-		return nil
+		var err error
+		res, err = t.write(&w)
+		return err
 	})
 	if err != nil {
 		return WriteResult{}, err
 	}
+	return res, nil
+}
+
+// MaxBatchItems bounds the items of one WriteBatch: the whole batch is held
+// in memory and written under the store's write lock.
+const MaxBatchItems = 10_000
+
+// WriteBatch writes the items of ps in order in one transaction: all or
+// none, durable when it returns. It is Write for many items at once: their
+// validation and chunking run before the write lock is taken, and the
+// commit (one fsync) is shared. An error names the failing item by its
+// index; nothing of the batch is written then.
+func (s *Store) WriteBatch(ctx context.Context, ps []WriteParams) ([]WriteResult, error) {
+	if len(ps) > MaxBatchItems {
+		return nil, newError(ErrInvalid, "", "split the items into several batches",
+			"The batch has %d items; the limit is %d.", len(ps), MaxBatchItems)
+	}
+	ws := make([]preparedWrite, len(ps))
+	for i, p := range ps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		w, err := s.prepareWrite(p)
+		if err != nil {
+			return nil, BatchItemError(i, p.Ref.String(), err)
+		}
+		ws[i] = w
+	}
+	out := make([]WriteResult, len(ws))
+	err := s.update(ctx, func(t *txn) error {
+		for i := range ws {
+			if err := ctx.Err(); err != nil { // the caller left: write nothing
+				return err
+			}
+			res, err := t.write(&ws[i])
+			if err != nil {
+				return BatchItemError(i, ws[i].item.Ref(), err)
+			}
+			out[i] = res
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// BatchItemError prefixes err with the index and ref of the batch item it is
+// about, so the caller can find the item to fix; a store *Error keeps its
+// kind and hint.
+func BatchItemError(i int, ref string, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("items[%d] (%s): %w", i, ref, err)
+	}
+	c := *e
+	if c.Ref == "" {
+		c.Ref = ref
+	}
+	c.Message = fmt.Sprintf("items[%d] (%s): %s", i, ref, e.Message)
+	return &c
+}
+
+// preparedWrite is a Write checked against everything but stored state,
+// with its text chunked, so that the transaction only stores.
+type preparedWrite struct {
+	p         WriteParams
+	item      Item // without id and times
+	content   []byte
+	warning   string // why malformed frontmatter was stored as plain text
+	questions []string
+	spans     chunking
+}
+
+// write stores one prepared Write in t.
+func (t *txn) write(w *preparedWrite) (WriteResult, error) {
+	p := &w.p
+	t.op = OpWrite
+	res := WriteResult{}
+	if w.warning != "" {
+		res.Warnings = []string{w.warning}
+	}
+	it := &w.item
+	if err := t.access.CheckChange(it.Drive, it.Path); err != nil {
+		return res, err
+	}
+	n, err := t.lookup(Ref{Drive: it.Drive, Path: it.Path})
+	if err != nil {
+		return res, err
+	}
+	ref := n.ref()
+	// On the url drive a page may have pages below it (a URL and its
+	// subpages); elsewhere an item and a directory cannot share a path.
+	nested := it.Drive == urlDrive
+	if n.isDir() && !(nested && n.isFile()) {
+		return res, newError(ErrIsDir, ref, "write to a path below it, or choose another path",
+			"%s is a directory, not an item.", ref)
+	}
+	b := t.driveBucket(it.Drive)
+	if p, bad := fileAncestor(b, it.Path); bad && !nested {
+		return res, newError(ErrNotDir, ref, "choose a path that is not below an item",
+			"Cannot write %s: %s is an item, not a directory.", ref, FormatRef(it.Drive, p))
+	}
+	item := *it
+	if n.val != nil {
+		old, err := t.item(n.pv().id)
+		if err != nil {
+			return res, err
+		}
+		switch p.OnConflict {
+		case ConflictSkip:
+			return WriteResult{Item: old, Skipped: true}, nil // nothing written: no warnings
+		case ConflictError:
+			return res, newError(ErrConflict, ref, "pass on_conflict=overwrite to replace it, or choose another path",
+				"An item already exists at %s.", ref)
+		}
+		if p.ExpectedHash != "" && p.ExpectedHash != old.ContentHash {
+			return res, changedError(ref, p.ExpectedHash, old.ContentHash)
+		}
+		item.ID, item.CreatedAt = old.ID, old.CreatedAt
+		// New content needs indexing again; retrieval history stays.
+		item.RetrievalCount, item.LastRetrievedAt = old.RetrievalCount, old.LastRetrievedAt
+	} else {
+		if p.ExpectedHash != "" {
+			return res, newError(ErrChanged, ref, "read it again, or write without expected_hash to create it",
+				"%s no longer exists, so its hash cannot be %s.", ref, p.ExpectedHash)
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return res, fmt.Errorf("new id: %w", err)
+		}
+		item.ID, item.CreatedAt = id.String(), t.now
+		res.Created = true
+	}
+	item.UpdatedAt = t.now
+	res.Item = item
+	t.precomputed, t.chunked = p.Embeddings, w.spans
+	t.extracted = nil
+	if !item.IsText {
+		t.extracted = p.Text
+		if t.extracted == nil {
+			t.extracted = []byte{} // this write has none: do not keep the old item's
+		}
+	}
+	t.chunksToEmbed, t.chunksReused = 0, 0
+	defer func() { t.precomputed, t.chunked, t.extracted = nil, chunking{}, nil }()
+	if err := t.putItem(&item, w.content, n.val, nil); err != nil {
+		return res, err
+	}
+	u, err := parseID(item.ID)
+	if err != nil {
+		return res, err
+	}
+	if err := t.setItemQuestions(u, w.questions); err != nil {
+		return res, err
+	}
+	res.ChunksToEmbed, res.ChunksReused = t.chunksToEmbed, t.chunksReused
 	return res, nil
 }
 
@@ -120,10 +200,27 @@ func changedError(ref, expected, actual string) *Error {
 		"%s changed: its content hash is %s, not the expected %s.", ref, actual, expected)
 }
 
-// prepareWrite validates everything that does not depend on stored state and
-// applies the content's frontmatter; warning says why malformed frontmatter
-// was stored as plain text.
-func (s *Store) prepareWrite(p WriteParams) (_ Item, _ []byte, warning string, _ error) {
+// prepareWrite validates everything that does not depend on stored state,
+// applies the content's frontmatter and chunks text content.
+func (s *Store) prepareWrite(p WriteParams) (preparedWrite, error) {
+	it, content, warning, err := s.checkWrite(p)
+	if err != nil {
+		return preparedWrite{}, err
+	}
+	questions, err := CleanQuestions(it.Ref(), p.Questions, MaxQuestionsPerItem)
+	if err != nil {
+		return preparedWrite{}, err
+	}
+	w := preparedWrite{p: p, item: it, content: content, warning: warning, questions: questions}
+	if it.IsText {
+		w.spans = s.chunkAhead(&w.item, content)
+	}
+	return w, nil
+}
+
+// checkWrite validates a Write's fields and builds the item; warning says
+// why malformed frontmatter was stored as plain text.
+func (s *Store) checkWrite(p WriteParams) (_ Item, _ []byte, warning string, _ error) {
 	if p.Ref.ID != "" {
 		return Item{}, nil, "", newError(ErrInvalid, p.Ref.ID, "address the item as drive:/path",
 			"Write needs a drive:/path ref, not the id %s.", quote(p.Ref.ID))

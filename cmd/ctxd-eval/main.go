@@ -121,7 +121,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.rrfK, "rrf-k", 0, "reciprocal rank fusion constant; 0 = server default")
 	fs.StringVar(&o.weightsFlag, "weights", "", "leg weights, e.g. bm25=1,substring=0.5,vector=1; empty = server defaults")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "longest wait for indexing to finish, per collection")
-	fs.IntVar(&o.concurrency, "concurrency", 16, "concurrent writers while ingesting")
+	fs.IntVar(&o.concurrency, "concurrency", 4, "concurrent write batches while ingesting")
 	fs.StringVar(&priors, "priors", "0.3", "comma-separated prior weights in (0, 1]: each adds rows per mode searching with importance_weight, then usage_weight, at that weight (after every other row, so usage is what those searches recorded); empty = none")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -482,9 +482,13 @@ func docRef(collection, id string) string {
 	return "eval:/" + collection + "/" + url.PathEscape(id)
 }
 
-// ingest writes every document with non-empty content (see docContent)
-// using concurrency writers. It returns the stored ref → document id map and
-// the number of documents skipped for empty content.
+// ingestBatch is how many documents one WriteBatch carries.
+const ingestBatch = 256
+
+// ingest writes every document with non-empty content (see docContent) in
+// WriteBatch calls of ingestBatch documents, concurrency at a time. It
+// returns the stored ref → document id map and the number of documents
+// skipped for empty content.
 func ingest(ctx context.Context, c ctxdv1.VfsServiceClient, collection string, docs []beir.Doc, concurrency int) (map[string]string, int, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -492,51 +496,68 @@ func ingest(ctx context.Context, c ctxdv1.VfsServiceClient, collection string, d
 		mu       sync.Mutex
 		refToDoc = make(map[string]string, len(docs))
 		wg       sync.WaitGroup
-		jobs     = make(chan beir.Doc)
+		jobs     = make(chan []beir.Doc)
 	)
 	for range concurrency {
 		wg.Go(func() {
-			for doc := range jobs {
-				content, mime := docContent(doc)
-				resp, err := c.Write(ctx, &ctxdv1.WriteRequest{
-					Ref:  docRef(collection, doc.ID),
-					Body: &ctxdv1.WriteRequest_Content{Content: content},
-					// Named, so detection by extension cannot read an id
-					// like "x.md" as another type than docContent chose.
-					// No Title: as in a user's note, the H1 carries it.
-					MimeType:   mime,
-					OnConflict: ctxdv1.OnConflict_ON_CONFLICT_OVERWRITE,
-				})
+			for batch := range jobs {
+				req := &ctxdv1.WriteBatchRequest{Items: make([]*ctxdv1.WriteRequest, len(batch))}
+				for i, doc := range batch {
+					content, mime := docContent(doc)
+					req.Items[i] = &ctxdv1.WriteRequest{
+						Ref:  docRef(collection, doc.ID),
+						Body: &ctxdv1.WriteRequest_Content{Content: content},
+						// Named, so detection by extension cannot read an id
+						// like "x.md" as another type than docContent chose.
+						// No Title: as in a user's note, the H1 carries it.
+						MimeType:   mime,
+						OnConflict: ctxdv1.OnConflict_ON_CONFLICT_OVERWRITE,
+					}
+				}
+				resp, err := c.WriteBatch(ctx, req)
 				if err != nil {
-					cancel(fmt.Errorf("write document %q: %w", doc.ID, err))
+					cancel(fmt.Errorf("write documents %q to %q: %w", batch[0].ID, batch[len(batch)-1].ID, err))
 					return
 				}
-				// Key by the ref the server stored, not the one sent, so
-				// any normalisation on its side cannot break the mapping.
-				ref := resp.GetItem().GetRef()
 				mu.Lock()
-				prev, dup := refToDoc[ref]
-				refToDoc[ref] = doc.ID
-				mu.Unlock()
-				if dup {
-					cancel(fmt.Errorf("documents %q and %q were both stored at %s", prev, doc.ID, ref))
-					return
+				for i, res := range resp.GetResults() {
+					// Key by the ref the server stored, not the one sent, so
+					// any normalisation on its side cannot break the mapping.
+					ref := res.GetItem().GetRef()
+					if prev, dup := refToDoc[ref]; dup {
+						mu.Unlock()
+						cancel(fmt.Errorf("documents %q and %q were both stored at %s", prev, batch[i].ID, ref))
+						return
+					}
+					refToDoc[ref] = batch[i].ID
 				}
+				mu.Unlock()
 			}
 		})
 	}
 	skipped := 0
+	var batch []beir.Doc
+	send := func() bool {
+		select {
+		case jobs <- batch:
+			batch = nil
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 feed:
 	for _, doc := range docs {
 		if content, _ := docContent(doc); content == "" {
 			skipped++
 			continue
 		}
-		select {
-		case jobs <- doc:
-		case <-ctx.Done():
+		if batch = append(batch, doc); len(batch) == ingestBatch && !send() {
 			break feed
 		}
+	}
+	if len(batch) > 0 {
+		send()
 	}
 	close(jobs)
 	wg.Wait()

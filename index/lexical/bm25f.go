@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
@@ -43,10 +45,13 @@ type bm25fQuery struct {
 }
 
 // bm25fFields are the fields SearchBM25 scores and their boosts.
-var bm25fFields = [...]struct {
+// bm25fField is a scored field and its weight.
+type bm25fField struct {
 	name  string
 	boost float64
-}{{fieldText, TextBoost}, {fieldHeading, HeadingBoost}, {fieldTitle, TitleBoost}}
+}
+
+var bm25fFields = [...]bm25fField{{fieldText, TextBoost}, {fieldHeading, HeadingBoost}, {fieldTitle, TitleBoost}}
 
 func (q *bm25fQuery) Searcher(ctx context.Context, r index.IndexReader, _ mapping.IndexMapping, opts search.SearcherOptions) (search.Searcher, error) {
 	n, err := r.DocCount()
@@ -222,14 +227,35 @@ var keyFieldLengths = []byte("ctxd/field_lengths")
 // a document's lengths, or their sum over documents.
 type lengthSums [len(bm25fFields)]uint64
 
-// docLengths returns the token count under an of each scored field of d.
-func docLengths(an analysis.Analyzer, d *bleveDoc) lengthSums {
-	return lengthSums{
-		uint64(len(an.Analyze([]byte(d.Text)))),
-		uint64(len(an.Analyze([]byte(d.Heading)))),
-		uint64(len(an.Analyze([]byte(d.Title)))),
+// analyzeDoc maps d to a Bleve document whose scored fields are analysed
+// already, and returns it with their token counts under an, which d's
+// lengths field stores. Bleve would analyse those fields again at indexing
+// time; handing it the streams analysed here for the counts makes that once.
+func analyzeDoc(m mapping.IndexMapping, an analysis.Analyzer, id string, d *bleveDoc) (*document.Document, lengthSums, error) {
+	var streams [len(bm25fFields)]analysis.TokenStream
+	var l lengthSums
+	for i, v := range [...]string{d.Text, d.Heading, d.Title} { // bm25fFields' order
+		streams[i] = an.Analyze([]byte(v))
+		l[i] = uint64(len(streams[i]))
 	}
+	d.Lengths = l.String()
+	doc := document.NewDocument(id)
+	if err := m.MapDocument(doc, d); err != nil {
+		return nil, l, err
+	}
+	for i, f := range doc.Fields {
+		k := slices.IndexFunc(bm25fFields[:], func(bf bm25fField) bool { return bf.name == f.Name() })
+		if tf, ok := f.(*document.TextField); ok && k >= 0 {
+			doc.Fields[i] = document.NewTextFieldCustom(tf.Name(), tf.ArrayPositions(), tf.Value(), tf.Options(), analyzed(streams[k]))
+		}
+	}
+	return doc, l, nil
 }
+
+// analyzed is a field's token stream, analysed ahead, as its analyzer.
+type analyzed analysis.TokenStream
+
+func (a analyzed) Analyze([]byte) analysis.TokenStream { return analysis.TokenStream(a) }
 
 func (s *lengthSums) add(l lengthSums) {
 	for i := range s {

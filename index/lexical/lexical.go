@@ -328,14 +328,16 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 			Mime:    d.Mime,
 			Tags:    d.Tags,
 		}
-		l := docLengths(an, &bd)
-		bd.Lengths = l.String()
+		doc, l, err := analyzeDoc(bi.Mapping(), an, d.ID, &bd)
+		if err != nil {
+			return fmt.Errorf("apply: index %s: %w", d.ID, err)
+		}
 		if err := drop(d.ID); err != nil {
 			return err
 		}
 		sums.add(l)
 		touched[d.ID] = &l
-		if err := b.Index(d.ID, bd); err != nil {
+		if err := b.IndexAdvanced(doc); err != nil {
 			return fmt.Errorf("apply: index %s: %w", d.ID, err)
 		}
 	}

@@ -40,6 +40,8 @@ import {
   type RevertResponse,
   type Revision,
   VfsService,
+  type WriteRequestSchema,
+  type WriteResponse,
 } from "./gen/ctxd/v1/vfs_pb.js";
 import { toCtxdError } from "./errors.js";
 
@@ -128,6 +130,15 @@ export interface CtxdClient {
    * (default: the daemon's first context root, "self:/") where absent.
    */
   initContext(root?: string): Promise<InitResponse>;
+  /**
+   * Writes many items in one transaction, all or none, in order (a later
+   * item may overwrite an earlier one); each item is what `vfs.write` takes.
+   * Resolves to their results in that order, each without `tree`. At most
+   * the daemon's limits.max_batch_items (default 1000) items, else a
+   * CtxdError of type "INVALID_ARGUMENT"; when an item fails nothing is
+   * written and the error's message names it: `items[2] (agent:/b.md): ...`.
+   */
+  writeBatch(items: WriteItem[]): Promise<WriteResponse[]>;
   /** An item's revisions, newest first; a deleted item's last ref works too. */
   history(ref: string, options?: { limit?: number; beforeRev?: bigint | number }): Promise<Revision[]>;
   /** One revision and its content (`data` with raw). */
@@ -206,6 +217,9 @@ export interface ToolResult {
   /** content, parsed. */
   json(): Record<string, unknown>;
 }
+
+/** An item of writeBatch: the fields of a WriteRequest, as `vfs.write` takes them. */
+export type WriteItem = Omit<MessageInitShape<typeof WriteRequestSchema>, "$typeName">;
 
 /** Options of findSimilar: the FindSimilarRequest fields besides the target. */
 export type FindSimilarOptions = Omit<MessageInitShape<typeof FindSimilarRequestSchema>, "target" | "$typeName">;
@@ -346,6 +360,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
       }),
     updateContext: (ref, body, options = {}) => context.update({ ref, body, ...options }),
     initContext: (root = "") => context.init({ root }),
+    writeBatch: async (items) => (await vfs.writeBatch({ items })).results,
     history: async (ref, options = {}) =>
       (await vfs.history({ ref, limit: options.limit, beforeRev: BigInt(options.beforeRev ?? 0) })).revisions,
     readRevision: (ref, rev, options = {}) => vfs.readRevision({ ref, rev: BigInt(rev), raw: options.raw }),

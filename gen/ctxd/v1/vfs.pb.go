@@ -892,6 +892,102 @@ func (x *WriteResponse) GetWarnings() []string {
 	return nil
 }
 
+// WriteBatchRequest carries the items of one WriteBatch.
+type WriteBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The items, each as Write takes it, applied in order (a later item may
+	// overwrite an earlier one). At most limits.max_batch_items (default
+	// 1000); the request as a whole is bounded like any request, by twice
+	// max_content_bytes. If any item fails, nothing is written and the error
+	// names the item by its index.
+	Items         []*WriteRequest `protobuf:"bytes,1,rep,name=items" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteBatchRequest) Reset() {
+	*x = WriteBatchRequest{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteBatchRequest) ProtoMessage() {}
+
+func (x *WriteBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteBatchRequest.ProtoReflect.Descriptor instead.
+func (*WriteBatchRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *WriteBatchRequest) GetItems() []*WriteRequest {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// WriteBatchResponse has one outcome per item.
+type WriteBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The outcomes in the order of the request's items; tree is never set.
+	Results       []*WriteResponse `protobuf:"bytes,1,rep,name=results" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteBatchResponse) Reset() {
+	*x = WriteBatchResponse{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteBatchResponse) ProtoMessage() {}
+
+func (x *WriteBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteBatchResponse.ProtoReflect.Descriptor instead.
+func (*WriteBatchResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *WriteBatchResponse) GetResults() []*WriteResponse {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 // Patch replaces, inserts or deletes a line range. Lines are 1-based and
 // inclusive. end_line 0 inserts content before start_line (start_line may be
 // one past the last line to append); empty content deletes the range.
@@ -909,7 +1005,7 @@ type Patch struct {
 
 func (x *Patch) Reset() {
 	*x = Patch{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -921,7 +1017,7 @@ func (x *Patch) String() string {
 func (*Patch) ProtoMessage() {}
 
 func (x *Patch) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -934,7 +1030,7 @@ func (x *Patch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Patch.ProtoReflect.Descriptor instead.
 func (*Patch) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{11}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Patch) GetStartLine() int64 {
@@ -974,7 +1070,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1082,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1095,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{12}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *EditRequest) GetRef() string {
@@ -1041,7 +1137,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1149,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1162,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{13}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *EditResponse) GetItem() *Item {
@@ -1110,7 +1206,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1218,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1231,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{14}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteRequest) GetRef() string {
@@ -1163,7 +1259,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1175,7 +1271,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1188,7 +1284,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{15}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteResponse) GetDeletedCount() int64 {
@@ -1216,7 +1312,7 @@ type CopyRequest struct {
 
 func (x *CopyRequest) Reset() {
 	*x = CopyRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1324,7 @@ func (x *CopyRequest) String() string {
 func (*CopyRequest) ProtoMessage() {}
 
 func (x *CopyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1337,7 @@ func (x *CopyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyRequest.ProtoReflect.Descriptor instead.
 func (*CopyRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{16}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CopyRequest) GetSourceRef() string {
@@ -1287,7 +1383,7 @@ type CopyResponse struct {
 
 func (x *CopyResponse) Reset() {
 	*x = CopyResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1395,7 @@ func (x *CopyResponse) String() string {
 func (*CopyResponse) ProtoMessage() {}
 
 func (x *CopyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1408,7 @@ func (x *CopyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyResponse.ProtoReflect.Descriptor instead.
 func (*CopyResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{17}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CopyResponse) GetCopiedCount() int64 {
@@ -1352,7 +1448,7 @@ type MoveRequest struct {
 
 func (x *MoveRequest) Reset() {
 	*x = MoveRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1460,7 @@ func (x *MoveRequest) String() string {
 func (*MoveRequest) ProtoMessage() {}
 
 func (x *MoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1473,7 @@ func (x *MoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRequest.ProtoReflect.Descriptor instead.
 func (*MoveRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{18}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MoveRequest) GetSourceRef() string {
@@ -1416,7 +1512,7 @@ type MoveResponse struct {
 
 func (x *MoveResponse) Reset() {
 	*x = MoveResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1428,7 +1524,7 @@ func (x *MoveResponse) String() string {
 func (*MoveResponse) ProtoMessage() {}
 
 func (x *MoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1441,7 +1537,7 @@ func (x *MoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveResponse.ProtoReflect.Descriptor instead.
 func (*MoveResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{19}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MoveResponse) GetMovedCount() int64 {
@@ -1476,7 +1572,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1584,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1597,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{20}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *InfoRequest) GetRef() string {
@@ -1525,7 +1621,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1633,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1646,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{21}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *InfoResponse) GetItem() *Item {
@@ -1578,7 +1674,7 @@ type ExistsRequest struct {
 
 func (x *ExistsRequest) Reset() {
 	*x = ExistsRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1590,7 +1686,7 @@ func (x *ExistsRequest) String() string {
 func (*ExistsRequest) ProtoMessage() {}
 
 func (x *ExistsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1699,7 @@ func (x *ExistsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExistsRequest.ProtoReflect.Descriptor instead.
 func (*ExistsRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{22}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ExistsRequest) GetRef() string {
@@ -1626,7 +1722,7 @@ type ExistsResponse struct {
 
 func (x *ExistsResponse) Reset() {
 	*x = ExistsResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1638,7 +1734,7 @@ func (x *ExistsResponse) String() string {
 func (*ExistsResponse) ProtoMessage() {}
 
 func (x *ExistsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1651,7 +1747,7 @@ func (x *ExistsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExistsResponse.ProtoReflect.Descriptor instead.
 func (*ExistsResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{23}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ExistsResponse) GetExists() bool {
@@ -1679,7 +1775,7 @@ type MakeDirRequest struct {
 
 func (x *MakeDirRequest) Reset() {
 	*x = MakeDirRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1787,7 @@ func (x *MakeDirRequest) String() string {
 func (*MakeDirRequest) ProtoMessage() {}
 
 func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1800,7 @@ func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirRequest.ProtoReflect.Descriptor instead.
 func (*MakeDirRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{24}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MakeDirRequest) GetRef() string {
@@ -1727,7 +1823,7 @@ type MakeDirResponse struct {
 
 func (x *MakeDirResponse) Reset() {
 	*x = MakeDirResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1739,7 +1835,7 @@ func (x *MakeDirResponse) String() string {
 func (*MakeDirResponse) ProtoMessage() {}
 
 func (x *MakeDirResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1752,7 +1848,7 @@ func (x *MakeDirResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirResponse.ProtoReflect.Descriptor instead.
 func (*MakeDirResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{25}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *MakeDirResponse) GetCreated() bool {
@@ -1780,7 +1876,7 @@ type DirSizeRequest struct {
 
 func (x *DirSizeRequest) Reset() {
 	*x = DirSizeRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1888,7 @@ func (x *DirSizeRequest) String() string {
 func (*DirSizeRequest) ProtoMessage() {}
 
 func (x *DirSizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +1901,7 @@ func (x *DirSizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirSizeRequest.ProtoReflect.Descriptor instead.
 func (*DirSizeRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{26}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DirSizeRequest) GetRef() string {
@@ -1828,7 +1924,7 @@ type DirSizeResponse struct {
 
 func (x *DirSizeResponse) Reset() {
 	*x = DirSizeResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1840,7 +1936,7 @@ func (x *DirSizeResponse) String() string {
 func (*DirSizeResponse) ProtoMessage() {}
 
 func (x *DirSizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1853,7 +1949,7 @@ func (x *DirSizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirSizeResponse.ProtoReflect.Descriptor instead.
 func (*DirSizeResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{27}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DirSizeResponse) GetSizeBytes() int64 {
@@ -1881,7 +1977,7 @@ type CountLinesRequest struct {
 
 func (x *CountLinesRequest) Reset() {
 	*x = CountLinesRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1893,7 +1989,7 @@ func (x *CountLinesRequest) String() string {
 func (*CountLinesRequest) ProtoMessage() {}
 
 func (x *CountLinesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1906,7 +2002,7 @@ func (x *CountLinesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountLinesRequest.ProtoReflect.Descriptor instead.
 func (*CountLinesRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{28}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CountLinesRequest) GetRef() string {
@@ -1927,7 +2023,7 @@ type CountLinesResponse struct {
 
 func (x *CountLinesResponse) Reset() {
 	*x = CountLinesResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1939,7 +2035,7 @@ func (x *CountLinesResponse) String() string {
 func (*CountLinesResponse) ProtoMessage() {}
 
 func (x *CountLinesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1952,7 +2048,7 @@ func (x *CountLinesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountLinesResponse.ProtoReflect.Descriptor instead.
 func (*CountLinesResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{29}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CountLinesResponse) GetLines() int64 {
@@ -2000,7 +2096,7 @@ type Revision struct {
 
 func (x *Revision) Reset() {
 	*x = Revision{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2108,7 @@ func (x *Revision) String() string {
 func (*Revision) ProtoMessage() {}
 
 func (x *Revision) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2121,7 @@ func (x *Revision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revision.ProtoReflect.Descriptor instead.
 func (*Revision) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{30}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Revision) GetItemId() string {
@@ -2114,7 +2210,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2222,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2235,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{31}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *HistoryRequest) GetRef() string {
@@ -2174,7 +2270,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2282,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2295,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{32}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *HistoryResponse) GetRevisions() []*Revision {
@@ -2225,7 +2321,7 @@ type ReadRevisionRequest struct {
 
 func (x *ReadRevisionRequest) Reset() {
 	*x = ReadRevisionRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2237,7 +2333,7 @@ func (x *ReadRevisionRequest) String() string {
 func (*ReadRevisionRequest) ProtoMessage() {}
 
 func (x *ReadRevisionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2250,7 +2346,7 @@ func (x *ReadRevisionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRevisionRequest.ProtoReflect.Descriptor instead.
 func (*ReadRevisionRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{33}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ReadRevisionRequest) GetRef() string {
@@ -2289,7 +2385,7 @@ type ReadRevisionResponse struct {
 
 func (x *ReadRevisionResponse) Reset() {
 	*x = ReadRevisionResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2301,7 +2397,7 @@ func (x *ReadRevisionResponse) String() string {
 func (*ReadRevisionResponse) ProtoMessage() {}
 
 func (x *ReadRevisionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2314,7 +2410,7 @@ func (x *ReadRevisionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRevisionResponse.ProtoReflect.Descriptor instead.
 func (*ReadRevisionResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{34}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReadRevisionResponse) GetRevision() *Revision {
@@ -2351,7 +2447,7 @@ type RevertRequest struct {
 
 func (x *RevertRequest) Reset() {
 	*x = RevertRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2363,7 +2459,7 @@ func (x *RevertRequest) String() string {
 func (*RevertRequest) ProtoMessage() {}
 
 func (x *RevertRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2376,7 +2472,7 @@ func (x *RevertRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevertRequest.ProtoReflect.Descriptor instead.
 func (*RevertRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{35}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RevertRequest) GetRef() string {
@@ -2408,7 +2504,7 @@ type RevertResponse struct {
 
 func (x *RevertResponse) Reset() {
 	*x = RevertResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2420,7 +2516,7 @@ func (x *RevertResponse) String() string {
 func (*RevertResponse) ProtoMessage() {}
 
 func (x *RevertResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2433,7 +2529,7 @@ func (x *RevertResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevertResponse.ProtoReflect.Descriptor instead.
 func (*RevertResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{36}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RevertResponse) GetItem() *Item {
@@ -2471,7 +2567,7 @@ type ListDeletedRequest struct {
 
 func (x *ListDeletedRequest) Reset() {
 	*x = ListDeletedRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2483,7 +2579,7 @@ func (x *ListDeletedRequest) String() string {
 func (*ListDeletedRequest) ProtoMessage() {}
 
 func (x *ListDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2496,7 +2592,7 @@ func (x *ListDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeletedRequest.ProtoReflect.Descriptor instead.
 func (*ListDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{37}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListDeletedRequest) GetRef() string {
@@ -2526,7 +2622,7 @@ type ListDeletedResponse struct {
 
 func (x *ListDeletedResponse) Reset() {
 	*x = ListDeletedResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2538,7 +2634,7 @@ func (x *ListDeletedResponse) String() string {
 func (*ListDeletedResponse) ProtoMessage() {}
 
 func (x *ListDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2551,7 +2647,7 @@ func (x *ListDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeletedResponse.ProtoReflect.Descriptor instead.
 func (*ListDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{38}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListDeletedResponse) GetRevisions() []*Revision {
@@ -2579,7 +2675,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2591,7 +2687,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2604,7 +2700,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{39}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *LogRequest) GetActor() string {
@@ -2648,7 +2744,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2660,7 +2756,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2673,7 +2769,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{40}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LogResponse) GetRevisions() []*Revision {
@@ -2762,7 +2858,11 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\acreated\x18\x02 \x01(\bR\acreated\x12\x18\n" +
 	"\askipped\x18\x03 \x01(\bR\askipped\x12)\n" +
 	"\x04tree\x18\x04 \x01(\v2\x15.ctxd.v1.TreeResponseR\x04tree\x12\x1a\n" +
-	"\bwarnings\x18\x05 \x03(\tR\bwarnings\"[\n" +
+	"\bwarnings\x18\x05 \x03(\tR\bwarnings\"@\n" +
+	"\x11WriteBatchRequest\x12+\n" +
+	"\x05items\x18\x01 \x03(\v2\x15.ctxd.v1.WriteRequestR\x05items\"F\n" +
+	"\x12WriteBatchResponse\x120\n" +
+	"\aresults\x18\x01 \x03(\v2\x16.ctxd.v1.WriteResponseR\aresults\"[\n" +
 	"\x05Patch\x12\x1d\n" +
 	"\n" +
 	"start_line\x18\x01 \x01(\x03R\tstartLine\x12\x19\n" +
@@ -2881,7 +2981,7 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"f\n" +
 	"\vLogResponse\x12/\n" +
 	"\trevisions\x18\x01 \x03(\v2\x11.ctxd.v1.RevisionR\trevisions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xf9\b\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xc0\t\n" +
 	"\n" +
 	"VfsService\x12E\n" +
 	"\n" +
@@ -2889,7 +2989,9 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\x04Tree\x12\x14.ctxd.v1.TreeRequest\x1a\x15.ctxd.v1.TreeResponse\x123\n" +
 	"\x04List\x12\x14.ctxd.v1.ListRequest\x1a\x15.ctxd.v1.ListResponse\x123\n" +
 	"\x04Read\x12\x14.ctxd.v1.ReadRequest\x1a\x15.ctxd.v1.ReadResponse\x126\n" +
-	"\x05Write\x12\x15.ctxd.v1.WriteRequest\x1a\x16.ctxd.v1.WriteResponse\x123\n" +
+	"\x05Write\x12\x15.ctxd.v1.WriteRequest\x1a\x16.ctxd.v1.WriteResponse\x12E\n" +
+	"\n" +
+	"WriteBatch\x12\x1a.ctxd.v1.WriteBatchRequest\x1a\x1b.ctxd.v1.WriteBatchResponse\x123\n" +
 	"\x04Edit\x12\x14.ctxd.v1.EditRequest\x1a\x15.ctxd.v1.EditResponse\x129\n" +
 	"\x06Delete\x12\x16.ctxd.v1.DeleteRequest\x1a\x17.ctxd.v1.DeleteResponse\x123\n" +
 	"\x04Copy\x12\x14.ctxd.v1.CopyRequest\x1a\x15.ctxd.v1.CopyResponse\x123\n" +
@@ -2918,7 +3020,7 @@ func file_ctxd_v1_vfs_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_vfs_proto_rawDescData
 }
 
-var file_ctxd_v1_vfs_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_ctxd_v1_vfs_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_ctxd_v1_vfs_proto_goTypes = []any{
 	(*ListDrivesRequest)(nil),     // 0: ctxd.v1.ListDrivesRequest
 	(*ListDrivesResponse)(nil),    // 1: ctxd.v1.ListDrivesResponse
@@ -2931,109 +3033,115 @@ var file_ctxd_v1_vfs_proto_goTypes = []any{
 	(*ReadResponse)(nil),          // 8: ctxd.v1.ReadResponse
 	(*WriteRequest)(nil),          // 9: ctxd.v1.WriteRequest
 	(*WriteResponse)(nil),         // 10: ctxd.v1.WriteResponse
-	(*Patch)(nil),                 // 11: ctxd.v1.Patch
-	(*EditRequest)(nil),           // 12: ctxd.v1.EditRequest
-	(*EditResponse)(nil),          // 13: ctxd.v1.EditResponse
-	(*DeleteRequest)(nil),         // 14: ctxd.v1.DeleteRequest
-	(*DeleteResponse)(nil),        // 15: ctxd.v1.DeleteResponse
-	(*CopyRequest)(nil),           // 16: ctxd.v1.CopyRequest
-	(*CopyResponse)(nil),          // 17: ctxd.v1.CopyResponse
-	(*MoveRequest)(nil),           // 18: ctxd.v1.MoveRequest
-	(*MoveResponse)(nil),          // 19: ctxd.v1.MoveResponse
-	(*InfoRequest)(nil),           // 20: ctxd.v1.InfoRequest
-	(*InfoResponse)(nil),          // 21: ctxd.v1.InfoResponse
-	(*ExistsRequest)(nil),         // 22: ctxd.v1.ExistsRequest
-	(*ExistsResponse)(nil),        // 23: ctxd.v1.ExistsResponse
-	(*MakeDirRequest)(nil),        // 24: ctxd.v1.MakeDirRequest
-	(*MakeDirResponse)(nil),       // 25: ctxd.v1.MakeDirResponse
-	(*DirSizeRequest)(nil),        // 26: ctxd.v1.DirSizeRequest
-	(*DirSizeResponse)(nil),       // 27: ctxd.v1.DirSizeResponse
-	(*CountLinesRequest)(nil),     // 28: ctxd.v1.CountLinesRequest
-	(*CountLinesResponse)(nil),    // 29: ctxd.v1.CountLinesResponse
-	(*Revision)(nil),              // 30: ctxd.v1.Revision
-	(*HistoryRequest)(nil),        // 31: ctxd.v1.HistoryRequest
-	(*HistoryResponse)(nil),       // 32: ctxd.v1.HistoryResponse
-	(*ReadRevisionRequest)(nil),   // 33: ctxd.v1.ReadRevisionRequest
-	(*ReadRevisionResponse)(nil),  // 34: ctxd.v1.ReadRevisionResponse
-	(*RevertRequest)(nil),         // 35: ctxd.v1.RevertRequest
-	(*RevertResponse)(nil),        // 36: ctxd.v1.RevertResponse
-	(*ListDeletedRequest)(nil),    // 37: ctxd.v1.ListDeletedRequest
-	(*ListDeletedResponse)(nil),   // 38: ctxd.v1.ListDeletedResponse
-	(*LogRequest)(nil),            // 39: ctxd.v1.LogRequest
-	(*LogResponse)(nil),           // 40: ctxd.v1.LogResponse
-	(*DriveInfo)(nil),             // 41: ctxd.v1.DriveInfo
-	(*TreeNode)(nil),              // 42: ctxd.v1.TreeNode
-	(*Item)(nil),                  // 43: ctxd.v1.Item
-	(OnConflict)(0),               // 44: ctxd.v1.OnConflict
-	(*Embedding)(nil),             // 45: ctxd.v1.Embedding
-	(*timestamppb.Timestamp)(nil), // 46: google.protobuf.Timestamp
+	(*WriteBatchRequest)(nil),     // 11: ctxd.v1.WriteBatchRequest
+	(*WriteBatchResponse)(nil),    // 12: ctxd.v1.WriteBatchResponse
+	(*Patch)(nil),                 // 13: ctxd.v1.Patch
+	(*EditRequest)(nil),           // 14: ctxd.v1.EditRequest
+	(*EditResponse)(nil),          // 15: ctxd.v1.EditResponse
+	(*DeleteRequest)(nil),         // 16: ctxd.v1.DeleteRequest
+	(*DeleteResponse)(nil),        // 17: ctxd.v1.DeleteResponse
+	(*CopyRequest)(nil),           // 18: ctxd.v1.CopyRequest
+	(*CopyResponse)(nil),          // 19: ctxd.v1.CopyResponse
+	(*MoveRequest)(nil),           // 20: ctxd.v1.MoveRequest
+	(*MoveResponse)(nil),          // 21: ctxd.v1.MoveResponse
+	(*InfoRequest)(nil),           // 22: ctxd.v1.InfoRequest
+	(*InfoResponse)(nil),          // 23: ctxd.v1.InfoResponse
+	(*ExistsRequest)(nil),         // 24: ctxd.v1.ExistsRequest
+	(*ExistsResponse)(nil),        // 25: ctxd.v1.ExistsResponse
+	(*MakeDirRequest)(nil),        // 26: ctxd.v1.MakeDirRequest
+	(*MakeDirResponse)(nil),       // 27: ctxd.v1.MakeDirResponse
+	(*DirSizeRequest)(nil),        // 28: ctxd.v1.DirSizeRequest
+	(*DirSizeResponse)(nil),       // 29: ctxd.v1.DirSizeResponse
+	(*CountLinesRequest)(nil),     // 30: ctxd.v1.CountLinesRequest
+	(*CountLinesResponse)(nil),    // 31: ctxd.v1.CountLinesResponse
+	(*Revision)(nil),              // 32: ctxd.v1.Revision
+	(*HistoryRequest)(nil),        // 33: ctxd.v1.HistoryRequest
+	(*HistoryResponse)(nil),       // 34: ctxd.v1.HistoryResponse
+	(*ReadRevisionRequest)(nil),   // 35: ctxd.v1.ReadRevisionRequest
+	(*ReadRevisionResponse)(nil),  // 36: ctxd.v1.ReadRevisionResponse
+	(*RevertRequest)(nil),         // 37: ctxd.v1.RevertRequest
+	(*RevertResponse)(nil),        // 38: ctxd.v1.RevertResponse
+	(*ListDeletedRequest)(nil),    // 39: ctxd.v1.ListDeletedRequest
+	(*ListDeletedResponse)(nil),   // 40: ctxd.v1.ListDeletedResponse
+	(*LogRequest)(nil),            // 41: ctxd.v1.LogRequest
+	(*LogResponse)(nil),           // 42: ctxd.v1.LogResponse
+	(*DriveInfo)(nil),             // 43: ctxd.v1.DriveInfo
+	(*TreeNode)(nil),              // 44: ctxd.v1.TreeNode
+	(*Item)(nil),                  // 45: ctxd.v1.Item
+	(OnConflict)(0),               // 46: ctxd.v1.OnConflict
+	(*Embedding)(nil),             // 47: ctxd.v1.Embedding
+	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
 }
 var file_ctxd_v1_vfs_proto_depIdxs = []int32{
-	41, // 0: ctxd.v1.ListDrivesResponse.drives:type_name -> ctxd.v1.DriveInfo
-	42, // 1: ctxd.v1.TreeResponse.root:type_name -> ctxd.v1.TreeNode
-	43, // 2: ctxd.v1.ListEntry.item:type_name -> ctxd.v1.Item
+	43, // 0: ctxd.v1.ListDrivesResponse.drives:type_name -> ctxd.v1.DriveInfo
+	44, // 1: ctxd.v1.TreeResponse.root:type_name -> ctxd.v1.TreeNode
+	45, // 2: ctxd.v1.ListEntry.item:type_name -> ctxd.v1.Item
 	5,  // 3: ctxd.v1.ListResponse.entries:type_name -> ctxd.v1.ListEntry
-	43, // 4: ctxd.v1.ReadResponse.item:type_name -> ctxd.v1.Item
-	44, // 5: ctxd.v1.WriteRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	45, // 6: ctxd.v1.WriteRequest.chunk_embeddings:type_name -> ctxd.v1.Embedding
-	43, // 7: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
+	45, // 4: ctxd.v1.ReadResponse.item:type_name -> ctxd.v1.Item
+	46, // 5: ctxd.v1.WriteRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	47, // 6: ctxd.v1.WriteRequest.chunk_embeddings:type_name -> ctxd.v1.Embedding
+	45, // 7: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
 	3,  // 8: ctxd.v1.WriteResponse.tree:type_name -> ctxd.v1.TreeResponse
-	11, // 9: ctxd.v1.EditRequest.patches:type_name -> ctxd.v1.Patch
-	43, // 10: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
-	44, // 11: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	44, // 12: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	43, // 13: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
-	46, // 14: ctxd.v1.Revision.time:type_name -> google.protobuf.Timestamp
-	43, // 15: ctxd.v1.Revision.item:type_name -> ctxd.v1.Item
-	30, // 16: ctxd.v1.HistoryResponse.revisions:type_name -> ctxd.v1.Revision
-	30, // 17: ctxd.v1.ReadRevisionResponse.revision:type_name -> ctxd.v1.Revision
-	43, // 18: ctxd.v1.RevertResponse.item:type_name -> ctxd.v1.Item
-	30, // 19: ctxd.v1.ListDeletedResponse.revisions:type_name -> ctxd.v1.Revision
-	46, // 20: ctxd.v1.LogRequest.since:type_name -> google.protobuf.Timestamp
-	30, // 21: ctxd.v1.LogResponse.revisions:type_name -> ctxd.v1.Revision
-	0,  // 22: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
-	2,  // 23: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
-	4,  // 24: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
-	7,  // 25: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
-	9,  // 26: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
-	12, // 27: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
-	14, // 28: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
-	16, // 29: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
-	18, // 30: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
-	20, // 31: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
-	22, // 32: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
-	24, // 33: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
-	26, // 34: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
-	28, // 35: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
-	31, // 36: ctxd.v1.VfsService.History:input_type -> ctxd.v1.HistoryRequest
-	33, // 37: ctxd.v1.VfsService.ReadRevision:input_type -> ctxd.v1.ReadRevisionRequest
-	35, // 38: ctxd.v1.VfsService.Revert:input_type -> ctxd.v1.RevertRequest
-	37, // 39: ctxd.v1.VfsService.ListDeleted:input_type -> ctxd.v1.ListDeletedRequest
-	39, // 40: ctxd.v1.VfsService.Log:input_type -> ctxd.v1.LogRequest
-	1,  // 41: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
-	3,  // 42: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
-	6,  // 43: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
-	8,  // 44: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
-	10, // 45: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
-	13, // 46: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
-	15, // 47: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
-	17, // 48: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
-	19, // 49: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
-	21, // 50: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
-	23, // 51: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
-	25, // 52: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
-	27, // 53: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
-	29, // 54: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
-	32, // 55: ctxd.v1.VfsService.History:output_type -> ctxd.v1.HistoryResponse
-	34, // 56: ctxd.v1.VfsService.ReadRevision:output_type -> ctxd.v1.ReadRevisionResponse
-	36, // 57: ctxd.v1.VfsService.Revert:output_type -> ctxd.v1.RevertResponse
-	38, // 58: ctxd.v1.VfsService.ListDeleted:output_type -> ctxd.v1.ListDeletedResponse
-	40, // 59: ctxd.v1.VfsService.Log:output_type -> ctxd.v1.LogResponse
-	41, // [41:60] is the sub-list for method output_type
-	22, // [22:41] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	9,  // 9: ctxd.v1.WriteBatchRequest.items:type_name -> ctxd.v1.WriteRequest
+	10, // 10: ctxd.v1.WriteBatchResponse.results:type_name -> ctxd.v1.WriteResponse
+	13, // 11: ctxd.v1.EditRequest.patches:type_name -> ctxd.v1.Patch
+	45, // 12: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
+	46, // 13: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	46, // 14: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	45, // 15: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
+	48, // 16: ctxd.v1.Revision.time:type_name -> google.protobuf.Timestamp
+	45, // 17: ctxd.v1.Revision.item:type_name -> ctxd.v1.Item
+	32, // 18: ctxd.v1.HistoryResponse.revisions:type_name -> ctxd.v1.Revision
+	32, // 19: ctxd.v1.ReadRevisionResponse.revision:type_name -> ctxd.v1.Revision
+	45, // 20: ctxd.v1.RevertResponse.item:type_name -> ctxd.v1.Item
+	32, // 21: ctxd.v1.ListDeletedResponse.revisions:type_name -> ctxd.v1.Revision
+	48, // 22: ctxd.v1.LogRequest.since:type_name -> google.protobuf.Timestamp
+	32, // 23: ctxd.v1.LogResponse.revisions:type_name -> ctxd.v1.Revision
+	0,  // 24: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
+	2,  // 25: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
+	4,  // 26: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
+	7,  // 27: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
+	9,  // 28: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
+	11, // 29: ctxd.v1.VfsService.WriteBatch:input_type -> ctxd.v1.WriteBatchRequest
+	14, // 30: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
+	16, // 31: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
+	18, // 32: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
+	20, // 33: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
+	22, // 34: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
+	24, // 35: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
+	26, // 36: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
+	28, // 37: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
+	30, // 38: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
+	33, // 39: ctxd.v1.VfsService.History:input_type -> ctxd.v1.HistoryRequest
+	35, // 40: ctxd.v1.VfsService.ReadRevision:input_type -> ctxd.v1.ReadRevisionRequest
+	37, // 41: ctxd.v1.VfsService.Revert:input_type -> ctxd.v1.RevertRequest
+	39, // 42: ctxd.v1.VfsService.ListDeleted:input_type -> ctxd.v1.ListDeletedRequest
+	41, // 43: ctxd.v1.VfsService.Log:input_type -> ctxd.v1.LogRequest
+	1,  // 44: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
+	3,  // 45: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
+	6,  // 46: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
+	8,  // 47: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
+	10, // 48: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
+	12, // 49: ctxd.v1.VfsService.WriteBatch:output_type -> ctxd.v1.WriteBatchResponse
+	15, // 50: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
+	17, // 51: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
+	19, // 52: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
+	21, // 53: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
+	23, // 54: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
+	25, // 55: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
+	27, // 56: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
+	29, // 57: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
+	31, // 58: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
+	34, // 59: ctxd.v1.VfsService.History:output_type -> ctxd.v1.HistoryResponse
+	36, // 60: ctxd.v1.VfsService.ReadRevision:output_type -> ctxd.v1.ReadRevisionResponse
+	38, // 61: ctxd.v1.VfsService.Revert:output_type -> ctxd.v1.RevertResponse
+	40, // 62: ctxd.v1.VfsService.ListDeleted:output_type -> ctxd.v1.ListDeletedResponse
+	42, // 63: ctxd.v1.VfsService.Log:output_type -> ctxd.v1.LogResponse
+	44, // [44:64] is the sub-list for method output_type
+	24, // [24:44] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_vfs_proto_init() }
@@ -3052,7 +3160,7 @@ func file_ctxd_v1_vfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_vfs_proto_rawDesc), len(file_ctxd_v1_vfs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

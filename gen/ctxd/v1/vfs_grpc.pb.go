@@ -24,6 +24,7 @@ const (
 	VfsService_List_FullMethodName         = "/ctxd.v1.VfsService/List"
 	VfsService_Read_FullMethodName         = "/ctxd.v1.VfsService/Read"
 	VfsService_Write_FullMethodName        = "/ctxd.v1.VfsService/Write"
+	VfsService_WriteBatch_FullMethodName   = "/ctxd.v1.VfsService/WriteBatch"
 	VfsService_Edit_FullMethodName         = "/ctxd.v1.VfsService/Edit"
 	VfsService_Delete_FullMethodName       = "/ctxd.v1.VfsService/Delete"
 	VfsService_Copy_FullMethodName         = "/ctxd.v1.VfsService/Copy"
@@ -60,6 +61,10 @@ type VfsServiceClient interface {
 	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (*ReadResponse, error)
 	// Write creates or replaces an item and returns a snapshot of its directory.
 	Write(ctx context.Context, in *WriteRequest, opts ...grpc.CallOption) (*WriteResponse, error)
+	// WriteBatch is the bulk path: it writes many items in one transaction,
+	// all or none, and acknowledges once they are durable. It returns no tree
+	// snapshots; use it for imports (ctxd add uses it).
+	WriteBatch(ctx context.Context, in *WriteBatchRequest, opts ...grpc.CallOption) (*WriteBatchResponse, error)
 	// Edit applies line-range patches to a text item atomically.
 	Edit(ctx context.Context, in *EditRequest, opts ...grpc.CallOption) (*EditResponse, error)
 	// Delete removes an item, or a directory and everything below it.
@@ -148,6 +153,16 @@ func (c *vfsServiceClient) Write(ctx context.Context, in *WriteRequest, opts ...
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(WriteResponse)
 	err := c.cc.Invoke(ctx, VfsService_Write_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *vfsServiceClient) WriteBatch(ctx context.Context, in *WriteBatchRequest, opts ...grpc.CallOption) (*WriteBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WriteBatchResponse)
+	err := c.cc.Invoke(ctx, VfsService_WriteBatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -314,6 +329,10 @@ type VfsServiceServer interface {
 	Read(context.Context, *ReadRequest) (*ReadResponse, error)
 	// Write creates or replaces an item and returns a snapshot of its directory.
 	Write(context.Context, *WriteRequest) (*WriteResponse, error)
+	// WriteBatch is the bulk path: it writes many items in one transaction,
+	// all or none, and acknowledges once they are durable. It returns no tree
+	// snapshots; use it for imports (ctxd add uses it).
+	WriteBatch(context.Context, *WriteBatchRequest) (*WriteBatchResponse, error)
 	// Edit applies line-range patches to a text item atomically.
 	Edit(context.Context, *EditRequest) (*EditResponse, error)
 	// Delete removes an item, or a directory and everything below it.
@@ -372,6 +391,9 @@ func (UnimplementedVfsServiceServer) Read(context.Context, *ReadRequest) (*ReadR
 }
 func (UnimplementedVfsServiceServer) Write(context.Context, *WriteRequest) (*WriteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Write not implemented")
+}
+func (UnimplementedVfsServiceServer) WriteBatch(context.Context, *WriteBatchRequest) (*WriteBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WriteBatch not implemented")
 }
 func (UnimplementedVfsServiceServer) Edit(context.Context, *EditRequest) (*EditResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Edit not implemented")
@@ -522,6 +544,24 @@ func _VfsService_Write_Handler(srv interface{}, ctx context.Context, dec func(in
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(VfsServiceServer).Write(ctx, req.(*WriteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _VfsService_WriteBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WriteBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VfsServiceServer).WriteBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VfsService_WriteBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VfsServiceServer).WriteBatch(ctx, req.(*WriteBatchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -804,6 +844,10 @@ var VfsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Write",
 			Handler:    _VfsService_Write_Handler,
+		},
+		{
+			MethodName: "WriteBatch",
+			Handler:    _VfsService_WriteBatch_Handler,
 		},
 		{
 			MethodName: "Edit",

@@ -14,6 +14,7 @@ import dataclasses
 import datetime
 import functools
 import inspect
+import itertools
 import json
 import os
 import time
@@ -65,11 +66,22 @@ if TYPE_CHECKING:
     from ctxd.aio import AsyncClient
     from ctxd.client import Client
 
-__all__ = ["PatchLike", "OnConflictLike", "SearchModeLike", "GroupByLike", "ToolResult", "default_socket_path"]
+__all__ = [
+    "PatchLike",
+    "WriteItemLike",
+    "OnConflictLike",
+    "SearchModeLike",
+    "GroupByLike",
+    "ToolResult",
+    "default_socket_path",
+]
 
 #: The default deadline of a unary call, in seconds.
 DEFAULT_TIMEOUT = 30.0
 
+# A write_batch item: a message, a (ref, content) tuple, or a mapping of
+# write's arguments.
+WriteItemLike = Union[vfs_pb2.WriteRequest, Tuple[str, Union[str, bytes]], Mapping[str, Any]]
 # A patch as a message, a (start_line, end_line, content) tuple, or a mapping
 # with those keys.
 PatchLike = Union[vfs_pb2.Patch, Tuple[int, int, str], Mapping[str, Any]]
@@ -169,6 +181,60 @@ def _patch(p: PatchLike) -> vfs_pb2.Patch:
         return vfs_pb2.Patch(**p)
     start, end, content = p
     return vfs_pb2.Patch(start_line=start, end_line=end, content=content)
+
+
+def _write_request(
+    ref: str,
+    content: Union[str, bytes],
+    *,
+    mime_type: str = "",
+    title: str = "",
+    description: str = "",
+    tags: Iterable[str] = (),
+    importance: float = 0.0,
+    source_url: str = "",
+    on_conflict: OnConflictLike = None,
+    expected_content_hash: str = "",
+    questions: Iterable[str] = (),
+) -> vfs_pb2.WriteRequest:
+    """The WriteRequest of write's arguments."""
+    req = vfs_pb2.WriteRequest(
+        ref=ref,
+        mime_type=mime_type,
+        title=title,
+        description=description,
+        tags=list(tags),
+        importance=importance,
+        source_url=source_url,
+        on_conflict=_on_conflict(on_conflict),
+        expected_content_hash=expected_content_hash,
+        questions=list(questions),
+    )
+    if isinstance(content, str):
+        req.content = content
+    elif isinstance(content, (bytes, bytearray, memoryview)):
+        req.data = bytes(content)
+    else:
+        raise TypeError(f"content must be str or bytes, not {type(content).__name__}")
+    return req
+
+
+def _write_item(item: WriteItemLike) -> vfs_pb2.WriteRequest:
+    if isinstance(item, vfs_pb2.WriteRequest):
+        return item
+    if isinstance(item, Mapping):
+        return _write_request(**item)
+    ref, content = item
+    return _write_request(ref, content)
+
+
+def _batches(items: Iterable[T], size: int) -> Iterator[List[T]]:
+    """items in lists of at most size (itertools.batched, from Python 3.12)."""
+    if size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {size}")
+    it = iter(items)
+    while batch := list(itertools.islice(it, size)):
+        yield batch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -395,25 +461,44 @@ class _Api:
         scores the passage that answers one by it. They replace the item's
         earlier questions (none removes them).
         """
-        req = vfs_pb2.WriteRequest(
-            ref=ref,
+        req = _write_request(
+            ref,
+            content,
             mime_type=mime_type,
             title=title,
             description=description,
-            tags=list(tags),
+            tags=tags,
             importance=importance,
             source_url=source_url,
-            on_conflict=_on_conflict(on_conflict),
+            on_conflict=on_conflict,
             expected_content_hash=expected_content_hash,
-            questions=list(questions),
+            questions=questions,
         )
-        if isinstance(content, str):
-            req.content = content
-        elif isinstance(content, (bytes, bytearray, memoryview)):
-            req.data = bytes(content)
-        else:
-            raise TypeError(f"content must be str or bytes, not {type(content).__name__}")
         return _Call("vfs", "Write", req)
+
+    @_unary_method
+    def write_batch(self, items: Iterable[WriteItemLike]) -> _Call[List[vfs_pb2.WriteResponse]]:
+        """Writes many items in one transaction, all or none, in order (a
+        later item may overwrite an earlier one); returns their results in
+        that order, each without ``tree``.
+
+        An item is a ``(ref, content)`` tuple, a dict of :meth:`write`'s
+        arguments (``{"ref": ..., "content": ..., "tags": [...]}``) or a
+        ``vfs_pb2.WriteRequest`` (for ``chunk_embeddings``). At most the
+        daemon's ``limits.max_batch_items`` (default 1000) items, else
+        :class:`ctxd.InvalidArgumentError`. When an item fails nothing is
+        written and the error's message names it: ``items[2] (agent:/b.md): ...``.
+        """
+        reqs = []
+        for i, item in enumerate(items):
+            # Name the item as the daemon's errors do.
+            try:
+                reqs.append(_write_item(item))
+            except TypeError as e:
+                raise TypeError(f"items[{i}]: {e}") from e
+            except ValueError as e:
+                raise ValueError(f"items[{i}]: {e}") from e
+        return _Call("vfs", "WriteBatch", vfs_pb2.WriteBatchRequest(items=reqs), lambda r: list(r.results))
 
     @_unary_method
     def edit(

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import time
-from typing import Any, AsyncIterator, Optional, Sequence, Tuple, TypeVar
+from typing import Any, AsyncIterator, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 import grpc
 import grpc.aio
 
-from ctxd._api import DEFAULT_TIMEOUT, _Api, _Call, _call_error, _call_metadata, _channel_options, _target
+from ctxd._api import (
+    DEFAULT_TIMEOUT,
+    WriteItemLike,
+    _Api,
+    _batches,
+    _Call,
+    _call_error,
+    _call_metadata,
+    _channel_options,
+    _target,
+)
+from ctxd.v1 import vfs_pb2
 
 __all__ = ["AsyncClient"]
 
@@ -93,6 +104,19 @@ class AsyncClient(_Api):
 
     def __repr__(self) -> str:
         return f"AsyncClient(target={self.target!r})"
+
+    # ---- bulk ----
+
+    async def write_batches(
+        self, items: Iterable[WriteItemLike], batch_size: int = 256
+    ) -> List[vfs_pb2.WriteResponse]:
+        """:meth:`ctxd.Client.write_batches`: ``write_batch`` per batch of at
+        most ``batch_size`` items, one after the other. Each batch is atomic,
+        the whole is not."""
+        results: List[vfs_pb2.WriteResponse] = []
+        for batch in _batches(items, batch_size):
+            results.extend(await self.write_batch(batch))
+        return results
 
     # ---- how calls are made ----
 

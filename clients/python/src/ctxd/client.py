@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 import grpc
 
@@ -11,7 +11,9 @@ from ctxd._api import (
     DEFAULT_TIMEOUT,
     OnConflictLike,
     PatchLike,
+    WriteItemLike,
     _Api,
+    _batches,
     _Call,
     _call_error,
     _call_metadata,
@@ -19,8 +21,9 @@ from ctxd._api import (
     _target,
     default_socket_path,
 )
+from ctxd.v1 import vfs_pb2
 
-__all__ = ["Client", "default_socket_path", "PatchLike", "OnConflictLike"]
+__all__ = ["Client", "default_socket_path", "PatchLike", "OnConflictLike", "WriteItemLike"]
 
 T = TypeVar("T")
 
@@ -59,7 +62,7 @@ class Client(_Api):
 
     Methods return the generated response messages (``ctxd.v1.*_pb2``), or a
     plain value where that is all the response holds (``exists`` -> bool,
-    ``wc`` -> int, ``list_drives`` -> list, ``tools`` -> list of dicts,
+    ``wc`` -> int, ``list_drives`` and ``write_batch`` -> list, ``tools`` -> list of dicts,
     ``call_tool`` -> :class:`ctxd.ToolResult`). Failures raise
     :class:`ctxd.CtxdError` subclasses. The raw stubs are ``vfs``,
     ``search_stub``, ``ingest``, ``admin``, ``context`` and ``tools_stub``.
@@ -102,6 +105,19 @@ class Client(_Api):
 
     def __repr__(self) -> str:
         return f"Client(target={self.target!r})"
+
+    # ---- bulk ----
+
+    def write_batches(self, items: Iterable[WriteItemLike], batch_size: int = 256) -> List[vfs_pb2.WriteResponse]:
+        """Writes ``items`` (any iterable, consumed lazily) with
+        :meth:`write_batch` in batches of at most ``batch_size`` and returns
+        all their results in order. Each batch is atomic, the whole is not:
+        when one fails, the batches before it stay written and the error
+        names the item by its index within its batch and its ref."""
+        results: List[vfs_pb2.WriteResponse] = []
+        for batch in _batches(items, batch_size):
+            results.extend(self.write_batch(batch))
+        return results
 
     # ---- how calls are made ----
 

@@ -146,6 +146,18 @@ class WriteResponse(_message.Message):
     warnings: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, item: _Optional[_Union[_types_pb2.Item, _Mapping]] = ..., created: _Optional[bool] = ..., skipped: _Optional[bool] = ..., tree: _Optional[_Union[TreeResponse, _Mapping]] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class WriteBatchRequest(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[WriteRequest]
+    def __init__(self, items: _Optional[_Iterable[_Union[WriteRequest, _Mapping]]] = ...) -> None: ...
+
+class WriteBatchResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[WriteResponse]
+    def __init__(self, results: _Optional[_Iterable[_Union[WriteResponse, _Mapping]]] = ...) -> None: ...
+
 class Patch(_message.Message):
     __slots__ = ("start_line", "end_line", "content")
     START_LINE_FIELD_NUMBER: _ClassVar[int]

@@ -64,6 +64,11 @@ class VfsServiceStub:
                 request_serializer=ctxd_dot_v1_dot_vfs__pb2.WriteRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_vfs__pb2.WriteResponse.FromString,
                 _registered_method=True)
+        self.WriteBatch = channel.unary_unary(
+                '/ctxd.v1.VfsService/WriteBatch',
+                request_serializer=ctxd_dot_v1_dot_vfs__pb2.WriteBatchRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_vfs__pb2.WriteBatchResponse.FromString,
+                _registered_method=True)
         self.Edit = channel.unary_unary(
                 '/ctxd.v1.VfsService/Edit',
                 request_serializer=ctxd_dot_v1_dot_vfs__pb2.EditRequest.SerializeToString,
@@ -174,6 +179,15 @@ class VfsServiceServicer:
 
     def Write(self, request, context):
         """Write creates or replaces an item and returns a snapshot of its directory.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WriteBatch(self, request, context):
+        """WriteBatch is the bulk path: it writes many items in one transaction,
+        all or none, and acknowledges once they are durable. It returns no tree
+        snapshots; use it for imports (ctxd add uses it).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -310,6 +324,11 @@ def add_VfsServiceServicer_to_server(servicer, server):
                     servicer.Write,
                     request_deserializer=ctxd_dot_v1_dot_vfs__pb2.WriteRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_vfs__pb2.WriteResponse.SerializeToString,
+            ),
+            'WriteBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.WriteBatch,
+                    request_deserializer=ctxd_dot_v1_dot_vfs__pb2.WriteBatchRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_vfs__pb2.WriteBatchResponse.SerializeToString,
             ),
             'Edit': grpc.unary_unary_rpc_method_handler(
                     servicer.Edit,
@@ -522,6 +541,33 @@ class VfsService:
             '/ctxd.v1.VfsService/Write',
             ctxd_dot_v1_dot_vfs__pb2.WriteRequest.SerializeToString,
             ctxd_dot_v1_dot_vfs__pb2.WriteResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WriteBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.VfsService/WriteBatch',
+            ctxd_dot_v1_dot_vfs__pb2.WriteBatchRequest.SerializeToString,
+            ctxd_dot_v1_dot_vfs__pb2.WriteBatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

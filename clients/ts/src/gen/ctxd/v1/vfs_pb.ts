@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/vfs.proto.
  */
 export const file_ctxd_v1_vfs: GenFile = /*@__PURE__*/
-  fileDesc("ChFjdHhkL3YxL3Zmcy5wcm90bxIHY3R4ZC52MSITChFMaXN0RHJpdmVzUmVxdWVzdCI4ChJMaXN0RHJpdmVzUmVzcG9uc2USIgoGZHJpdmVzGAEgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8iRAoLVHJlZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCW1heF9kZXB0aBgCIAEoBRIVCg1pdGVtc19wZXJfZGlyGAMgASgFIkEKDFRyZWVSZXNwb25zZRIfCgRyb290GAEgASgLMhEuY3R4ZC52MS5UcmVlTm9kZRIQCghyZW5kZXJlZBgCIAEoCSJQCgtMaXN0UmVxdWVzdBILCgNyZWYYASABKAkSEQoJcmVjdXJzaXZlGAIgASgIEg0KBWxpbWl0GAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoJTGlzdEVudHJ5EgsKA3JlZhgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmlzX2RpchgDIAEoCBIbCgRpdGVtGAQgASgLMg0uY3R4ZC52MS5JdGVtIkwKDExpc3RSZXNwb25zZRIjCgdlbnRyaWVzGAEgAygLMhIuY3R4ZC52MS5MaXN0RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlAKC1JlYWRSZXF1ZXN0EgsKA3JlZhgBIAEoCRITCgtsaW5lX29mZnNldBgCIAEoAxISCgpsaW5lX2xpbWl0GAMgASgDEgsKA3JhdxgEIAEoCCKXAQoMUmVhZFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY29udGVudBgCIAEoCRIMCgRkYXRhGAMgASgMEhIKCnN0YXJ0X2xpbmUYBCABKAMSEAoIZW5kX2xpbmUYBSABKAMSEwoLdG90YWxfbGluZXMYBiABKAMSEAoIaGFzX21vcmUYByABKAgi1gIKDFdyaXRlUmVxdWVzdBILCgNyZWYYASABKAkSEQoHY29udGVudBgCIAEoCUgAEg4KBGRhdGEYAyABKAxIABIRCgltaW1lX3R5cGUYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSDAoEdGFncxgHIAMoCRISCgppbXBvcnRhbmNlGAggASgBEhIKCnNvdXJjZV91cmwYCSABKAkSKAoLb25fY29uZmxpY3QYCiABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QSHQoVZXhwZWN0ZWRfY29udGVudF9oYXNoGAsgASgJEiwKEGNodW5rX2VtYmVkZGluZ3MYDCADKAsyEi5jdHhkLnYxLkVtYmVkZGluZxIXCg9lbWJlZGRpbmdfbW9kZWwYDSABKAkSEQoJcXVlc3Rpb25zGA4gAygJQgYKBGJvZHkihQEKDVdyaXRlUmVzcG9uc2USGwoEaXRlbRgBIAEoCzINLmN0eGQudjEuSXRlbRIPCgdjcmVhdGVkGAIgASgIEg8KB3NraXBwZWQYAyABKAgSIwoEdHJlZRgEIAEoCzIVLmN0eGQudjEuVHJlZVJlc3BvbnNlEhAKCHdhcm5pbmdzGAUgAygJIj4KBVBhdGNoEhIKCnN0YXJ0X2xpbmUYASABKAMSEAoIZW5kX2xpbmUYAiABKAMSDwoHY29udGVudBgDIAEoCSJaCgtFZGl0UmVxdWVzdBILCgNyZWYYASABKAkSHwoHcGF0Y2hlcxgCIAMoCzIOLmN0eGQudjEuUGF0Y2gSHQoVZXhwZWN0ZWRfY29udGVudF9oYXNoGAMgASgJImgKDEVkaXRSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEhQKDGxpbmVzX2JlZm9yZRgCIAEoAxITCgtsaW5lc19hZnRlchgDIAEoAxIQCgh3YXJuaW5ncxgEIAMoCSIvCg1EZWxldGVSZXF1ZXN0EgsKA3JlZhgBIAEoCRIRCglyZWN1cnNpdmUYAiABKAgiJwoORGVsZXRlUmVzcG9uc2USFQoNZGVsZXRlZF9jb3VudBgBIAEoAyJ3CgtDb3B5UmVxdWVzdBISCgpzb3VyY2VfcmVmGAEgASgJEhcKD2Rlc3RpbmF0aW9uX3JlZhgCIAEoCRIRCglyZWN1cnNpdmUYAyABKAgSKAoLb25fY29uZmxpY3QYBCABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QiVAoMQ29weVJlc3BvbnNlEhQKDGNvcGllZF9jb3VudBgBIAEoAxIVCg1za2lwcGVkX2NvdW50GAIgASgDEhcKD2Rlc3RpbmF0aW9uX3JlZhgDIAEoCSJkCgtNb3ZlUmVxdWVzdBISCgpzb3VyY2VfcmVmGAEgASgJEhcKD2Rlc3RpbmF0aW9uX3JlZhgCIAEoCRIoCgtvbl9jb25mbGljdBgDIAEoDjITLmN0eGQudjEuT25Db25mbGljdCJTCgxNb3ZlUmVzcG9uc2USEwoLbW92ZWRfY291bnQYASABKAMSFQoNc2tpcHBlZF9jb3VudBgCIAEoAxIXCg9kZXN0aW5hdGlvbl9yZWYYAyABKAkiGgoLSW5mb1JlcXVlc3QSCwoDcmVmGAEgASgJIj8KDEluZm9SZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEhIKCml0ZW1fY291bnQYAiABKAMiHAoNRXhpc3RzUmVxdWVzdBILCgNyZWYYASABKAkiMAoORXhpc3RzUmVzcG9uc2USDgoGZXhpc3RzGAEgASgIEg4KBmlzX2RpchgCIAEoCCIdCg5NYWtlRGlyUmVxdWVzdBILCgNyZWYYASABKAkiLwoPTWFrZURpclJlc3BvbnNlEg8KB2NyZWF0ZWQYASABKAgSCwoDcmVmGAIgASgJIh0KDkRpclNpemVSZXF1ZXN0EgsKA3JlZhgBIAEoCSI5Cg9EaXJTaXplUmVzcG9uc2USEgoKc2l6ZV9ieXRlcxgBIAEoAxISCgppdGVtX2NvdW50GAIgASgDIiAKEUNvdW50TGluZXNSZXF1ZXN0EgsKA3JlZhgBIAEoCSIjChJDb3VudExpbmVzUmVzcG9uc2USDQoFbGluZXMYASABKAMi0gEKCFJldmlzaW9uEg8KB2l0ZW1faWQYASABKAkSCwoDcmVmGAIgASgJEgsKA3JldhgDIAEoAxIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgFIAEoCRIKCgJvcBgGIAEoCRIUCgxjb250ZW50X2hhc2gYByABKAkSEgoKc2l6ZV9ieXRlcxgIIAEoAxIPCgdkZWxldGVkGAkgASgIEhsKBGl0ZW0YCiABKAsyDS5jdHhkLnYxLkl0ZW0iQAoOSGlzdG9yeVJlcXVlc3QSCwoDcmVmGAEgASgJEg0KBWxpbWl0GAIgASgFEhIKCmJlZm9yZV9yZXYYAyABKAMiNwoPSGlzdG9yeVJlc3BvbnNlEiQKCXJldmlzaW9ucxgBIAMoCzIRLmN0eGQudjEuUmV2aXNpb24iPAoTUmVhZFJldmlzaW9uUmVxdWVzdBILCgNyZWYYASABKAkSCwoDcmV2GAIgASgDEgsKA3JhdxgDIAEoCCJaChRSZWFkUmV2aXNpb25SZXNwb25zZRIjCghyZXZpc2lvbhgBIAEoCzIRLmN0eGQudjEuUmV2aXNpb24SDwoHY29udGVudBgCIAEoCRIMCgRkYXRhGAMgASgMIikKDVJldmVydFJlcXVlc3QSCwoDcmVmGAEgASgJEgsKA3JldhgCIAEoAyJQCg5SZXZlcnRSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEg8KB2NyZWF0ZWQYAiABKAgSEAoId2FybmluZ3MYAyADKAkiMAoSTGlzdERlbGV0ZWRSZXF1ZXN0EgsKA3JlZhgBIAEoCRINCgVsaW1pdBgCIAEoBSI7ChNMaXN0RGVsZXRlZFJlc3BvbnNlEiQKCXJldmlzaW9ucxgBIAMoCzIRLmN0eGQudjEuUmV2aXNpb24iaQoKTG9nUmVxdWVzdBINCgVhY3RvchgBIAEoCRIpCgVzaW5jZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJMCgtMb2dSZXNwb25zZRIkCglyZXZpc2lvbnMYASADKAsyES5jdHhkLnYxLlJldmlzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTL5CAoKVmZzU2VydmljZRJFCgpMaXN0RHJpdmVzEhouY3R4ZC52MS5MaXN0RHJpdmVzUmVxdWVzdBobLmN0eGQudjEuTGlzdERyaXZlc1Jlc3BvbnNlEjMKBFRyZWUSFC5jdHhkLnYxLlRyZWVSZXF1ZXN0GhUuY3R4ZC52MS5UcmVlUmVzcG9uc2USMwoETGlzdBIULmN0eGQudjEuTGlzdFJlcXVlc3QaFS5jdHhkLnYxLkxpc3RSZXNwb25zZRIzCgRSZWFkEhQuY3R4ZC52MS5SZWFkUmVxdWVzdBoVLmN0eGQudjEuUmVhZFJlc3BvbnNlEjYKBVdyaXRlEhUuY3R4ZC52MS5Xcml0ZVJlcXVlc3QaFi5jdHhkLnYxLldyaXRlUmVzcG9uc2USMwoERWRpdBIULmN0eGQudjEuRWRpdFJlcXVlc3QaFS5jdHhkLnYxLkVkaXRSZXNwb25zZRI5CgZEZWxldGUSFi5jdHhkLnYxLkRlbGV0ZVJlcXVlc3QaFy5jdHhkLnYxLkRlbGV0ZVJlc3BvbnNlEjMKBENvcHkSFC5jdHhkLnYxLkNvcHlSZXF1ZXN0GhUuY3R4ZC52MS5Db3B5UmVzcG9uc2USMwoETW92ZRIULmN0eGQudjEuTW92ZVJlcXVlc3QaFS5jdHhkLnYxLk1vdmVSZXNwb25zZRIzCgRJbmZvEhQuY3R4ZC52MS5JbmZvUmVxdWVzdBoVLmN0eGQudjEuSW5mb1Jlc3BvbnNlEjkKBkV4aXN0cxIWLmN0eGQudjEuRXhpc3RzUmVxdWVzdBoXLmN0eGQudjEuRXhpc3RzUmVzcG9uc2USPAoHTWFrZURpchIXLmN0eGQudjEuTWFrZURpclJlcXVlc3QaGC5jdHhkLnYxLk1ha2VEaXJSZXNwb25zZRI8CgdEaXJTaXplEhcuY3R4ZC52MS5EaXJTaXplUmVxdWVzdBoYLmN0eGQudjEuRGlyU2l6ZVJlc3BvbnNlEkUKCkNvdW50TGluZXMSGi5jdHhkLnYxLkNvdW50TGluZXNSZXF1ZXN0GhsuY3R4ZC52MS5Db3VudExpbmVzUmVzcG9uc2USPAoHSGlzdG9yeRIXLmN0eGQudjEuSGlzdG9yeVJlcXVlc3QaGC5jdHhkLnYxLkhpc3RvcnlSZXNwb25zZRJLCgxSZWFkUmV2aXNpb24SHC5jdHhkLnYxLlJlYWRSZXZpc2lvblJlcXVlc3QaHS5jdHhkLnYxLlJlYWRSZXZpc2lvblJlc3BvbnNlEjkKBlJldmVydBIWLmN0eGQudjEuUmV2ZXJ0UmVxdWVzdBoXLmN0eGQudjEuUmV2ZXJ0UmVzcG9uc2USSAoLTGlzdERlbGV0ZWQSGy5jdHhkLnYxLkxpc3REZWxldGVkUmVxdWVzdBocLmN0eGQudjEuTGlzdERlbGV0ZWRSZXNwb25zZRIwCgNMb2cSEy5jdHhkLnYxLkxvZ1JlcXVlc3QaFC5jdHhkLnYxLkxvZ1Jlc3BvbnNlQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChFjdHhkL3YxL3Zmcy5wcm90bxIHY3R4ZC52MSITChFMaXN0RHJpdmVzUmVxdWVzdCI4ChJMaXN0RHJpdmVzUmVzcG9uc2USIgoGZHJpdmVzGAEgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8iRAoLVHJlZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCW1heF9kZXB0aBgCIAEoBRIVCg1pdGVtc19wZXJfZGlyGAMgASgFIkEKDFRyZWVSZXNwb25zZRIfCgRyb290GAEgASgLMhEuY3R4ZC52MS5UcmVlTm9kZRIQCghyZW5kZXJlZBgCIAEoCSJQCgtMaXN0UmVxdWVzdBILCgNyZWYYASABKAkSEQoJcmVjdXJzaXZlGAIgASgIEg0KBWxpbWl0GAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoJTGlzdEVudHJ5EgsKA3JlZhgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmlzX2RpchgDIAEoCBIbCgRpdGVtGAQgASgLMg0uY3R4ZC52MS5JdGVtIkwKDExpc3RSZXNwb25zZRIjCgdlbnRyaWVzGAEgAygLMhIuY3R4ZC52MS5MaXN0RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlAKC1JlYWRSZXF1ZXN0EgsKA3JlZhgBIAEoCRITCgtsaW5lX29mZnNldBgCIAEoAxISCgpsaW5lX2xpbWl0GAMgASgDEgsKA3JhdxgEIAEoCCKXAQoMUmVhZFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY29udGVudBgCIAEoCRIMCgRkYXRhGAMgASgMEhIKCnN0YXJ0X2xpbmUYBCABKAMSEAoIZW5kX2xpbmUYBSABKAMSEwoLdG90YWxfbGluZXMYBiABKAMSEAoIaGFzX21vcmUYByABKAgi1gIKDFdyaXRlUmVxdWVzdBILCgNyZWYYASABKAkSEQoHY29udGVudBgCIAEoCUgAEg4KBGRhdGEYAyABKAxIABIRCgltaW1lX3R5cGUYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSDAoEdGFncxgHIAMoCRISCgppbXBvcnRhbmNlGAggASgBEhIKCnNvdXJjZV91cmwYCSABKAkSKAoLb25fY29uZmxpY3QYCiABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QSHQoVZXhwZWN0ZWRfY29udGVudF9oYXNoGAsgASgJEiwKEGNodW5rX2VtYmVkZGluZ3MYDCADKAsyEi5jdHhkLnYxLkVtYmVkZGluZxIXCg9lbWJlZGRpbmdfbW9kZWwYDSABKAkSEQoJcXVlc3Rpb25zGA4gAygJQgYKBGJvZHkihQEKDVdyaXRlUmVzcG9uc2USGwoEaXRlbRgBIAEoCzINLmN0eGQudjEuSXRlbRIPCgdjcmVhdGVkGAIgASgIEg8KB3NraXBwZWQYAyABKAgSIwoEdHJlZRgEIAEoCzIVLmN0eGQudjEuVHJlZVJlc3BvbnNlEhAKCHdhcm5pbmdzGAUgAygJIjkKEVdyaXRlQmF0Y2hSZXF1ZXN0EiQKBWl0ZW1zGAEgAygLMhUuY3R4ZC52MS5Xcml0ZVJlcXVlc3QiPQoSV3JpdGVCYXRjaFJlc3BvbnNlEicKB3Jlc3VsdHMYASADKAsyFi5jdHhkLnYxLldyaXRlUmVzcG9uc2UiPgoFUGF0Y2gSEgoKc3RhcnRfbGluZRgBIAEoAxIQCghlbmRfbGluZRgCIAEoAxIPCgdjb250ZW50GAMgASgJIloKC0VkaXRSZXF1ZXN0EgsKA3JlZhgBIAEoCRIfCgdwYXRjaGVzGAIgAygLMg4uY3R4ZC52MS5QYXRjaBIdChVleHBlY3RlZF9jb250ZW50X2hhc2gYAyABKAkiaAoMRWRpdFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SFAoMbGluZXNfYmVmb3JlGAIgASgDEhMKC2xpbmVzX2FmdGVyGAMgASgDEhAKCHdhcm5pbmdzGAQgAygJIi8KDURlbGV0ZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCXJlY3Vyc2l2ZRgCIAEoCCInCg5EZWxldGVSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDIncKC0NvcHlSZXF1ZXN0EhIKCnNvdXJjZV9yZWYYASABKAkSFwoPZGVzdGluYXRpb25fcmVmGAIgASgJEhEKCXJlY3Vyc2l2ZRgDIAEoCBIoCgtvbl9jb25mbGljdBgEIAEoDjITLmN0eGQudjEuT25Db25mbGljdCJUCgxDb3B5UmVzcG9uc2USFAoMY29waWVkX2NvdW50GAEgASgDEhUKDXNraXBwZWRfY291bnQYAiABKAMSFwoPZGVzdGluYXRpb25fcmVmGAMgASgJImQKC01vdmVSZXF1ZXN0EhIKCnNvdXJjZV9yZWYYASABKAkSFwoPZGVzdGluYXRpb25fcmVmGAIgASgJEigKC29uX2NvbmZsaWN0GAMgASgOMhMuY3R4ZC52MS5PbkNvbmZsaWN0IlMKDE1vdmVSZXNwb25zZRITCgttb3ZlZF9jb3VudBgBIAEoAxIVCg1za2lwcGVkX2NvdW50GAIgASgDEhcKD2Rlc3RpbmF0aW9uX3JlZhgDIAEoCSIaCgtJbmZvUmVxdWVzdBILCgNyZWYYASABKAkiPwoMSW5mb1Jlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SEgoKaXRlbV9jb3VudBgCIAEoAyIcCg1FeGlzdHNSZXF1ZXN0EgsKA3JlZhgBIAEoCSIwCg5FeGlzdHNSZXNwb25zZRIOCgZleGlzdHMYASABKAgSDgoGaXNfZGlyGAIgASgIIh0KDk1ha2VEaXJSZXF1ZXN0EgsKA3JlZhgBIAEoCSIvCg9NYWtlRGlyUmVzcG9uc2USDwoHY3JlYXRlZBgBIAEoCBILCgNyZWYYAiABKAkiHQoORGlyU2l6ZVJlcXVlc3QSCwoDcmVmGAEgASgJIjkKD0RpclNpemVSZXNwb25zZRISCgpzaXplX2J5dGVzGAEgASgDEhIKCml0ZW1fY291bnQYAiABKAMiIAoRQ291bnRMaW5lc1JlcXVlc3QSCwoDcmVmGAEgASgJIiMKEkNvdW50TGluZXNSZXNwb25zZRINCgVsaW5lcxgBIAEoAyLSAQoIUmV2aXNpb24SDwoHaXRlbV9pZBgBIAEoCRILCgNyZWYYAiABKAkSCwoDcmV2GAMgASgDEigKBHRpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFjdG9yGAUgASgJEgoKAm9wGAYgASgJEhQKDGNvbnRlbnRfaGFzaBgHIAEoCRISCgpzaXplX2J5dGVzGAggASgDEg8KB2RlbGV0ZWQYCSABKAgSGwoEaXRlbRgKIAEoCzINLmN0eGQudjEuSXRlbSJACg5IaXN0b3J5UmVxdWVzdBILCgNyZWYYASABKAkSDQoFbGltaXQYAiABKAUSEgoKYmVmb3JlX3JldhgDIAEoAyI3Cg9IaXN0b3J5UmVzcG9uc2USJAoJcmV2aXNpb25zGAEgAygLMhEuY3R4ZC52MS5SZXZpc2lvbiI8ChNSZWFkUmV2aXNpb25SZXF1ZXN0EgsKA3JlZhgBIAEoCRILCgNyZXYYAiABKAMSCwoDcmF3GAMgASgIIloKFFJlYWRSZXZpc2lvblJlc3BvbnNlEiMKCHJldmlzaW9uGAEgASgLMhEuY3R4ZC52MS5SZXZpc2lvbhIPCgdjb250ZW50GAIgASgJEgwKBGRhdGEYAyABKAwiKQoNUmV2ZXJ0UmVxdWVzdBILCgNyZWYYASABKAkSCwoDcmV2GAIgASgDIlAKDlJldmVydFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY3JlYXRlZBgCIAEoCBIQCgh3YXJuaW5ncxgDIAMoCSIwChJMaXN0RGVsZXRlZFJlcXVlc3QSCwoDcmVmGAEgASgJEg0KBWxpbWl0GAIgASgFIjsKE0xpc3REZWxldGVkUmVzcG9uc2USJAoJcmV2aXNpb25zGAEgAygLMhEuY3R4ZC52MS5SZXZpc2lvbiJpCgpMb2dSZXF1ZXN0Eg0KBWFjdG9yGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVsaW1pdBgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIkwKC0xvZ1Jlc3BvbnNlEiQKCXJldmlzaW9ucxgBIAMoCzIRLmN0eGQudjEuUmV2aXNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMsAJCgpWZnNTZXJ2aWNlEkUKCkxpc3REcml2ZXMSGi5jdHhkLnYxLkxpc3REcml2ZXNSZXF1ZXN0GhsuY3R4ZC52MS5MaXN0RHJpdmVzUmVzcG9uc2USMwoEVHJlZRIULmN0eGQudjEuVHJlZVJlcXVlc3QaFS5jdHhkLnYxLlRyZWVSZXNwb25zZRIzCgRMaXN0EhQuY3R4ZC52MS5MaXN0UmVxdWVzdBoVLmN0eGQudjEuTGlzdFJlc3BvbnNlEjMKBFJlYWQSFC5jdHhkLnYxLlJlYWRSZXF1ZXN0GhUuY3R4ZC52MS5SZWFkUmVzcG9uc2USNgoFV3JpdGUSFS5jdHhkLnYxLldyaXRlUmVxdWVzdBoWLmN0eGQudjEuV3JpdGVSZXNwb25zZRJFCgpXcml0ZUJhdGNoEhouY3R4ZC52MS5Xcml0ZUJhdGNoUmVxdWVzdBobLmN0eGQudjEuV3JpdGVCYXRjaFJlc3BvbnNlEjMKBEVkaXQSFC5jdHhkLnYxLkVkaXRSZXF1ZXN0GhUuY3R4ZC52MS5FZGl0UmVzcG9uc2USOQoGRGVsZXRlEhYuY3R4ZC52MS5EZWxldGVSZXF1ZXN0GhcuY3R4ZC52MS5EZWxldGVSZXNwb25zZRIzCgRDb3B5EhQuY3R4ZC52MS5Db3B5UmVxdWVzdBoVLmN0eGQudjEuQ29weVJlc3BvbnNlEjMKBE1vdmUSFC5jdHhkLnYxLk1vdmVSZXF1ZXN0GhUuY3R4ZC52MS5Nb3ZlUmVzcG9uc2USMwoESW5mbxIULmN0eGQudjEuSW5mb1JlcXVlc3QaFS5jdHhkLnYxLkluZm9SZXNwb25zZRI5CgZFeGlzdHMSFi5jdHhkLnYxLkV4aXN0c1JlcXVlc3QaFy5jdHhkLnYxLkV4aXN0c1Jlc3BvbnNlEjwKB01ha2VEaXISFy5jdHhkLnYxLk1ha2VEaXJSZXF1ZXN0GhguY3R4ZC52MS5NYWtlRGlyUmVzcG9uc2USPAoHRGlyU2l6ZRIXLmN0eGQudjEuRGlyU2l6ZVJlcXVlc3QaGC5jdHhkLnYxLkRpclNpemVSZXNwb25zZRJFCgpDb3VudExpbmVzEhouY3R4ZC52MS5Db3VudExpbmVzUmVxdWVzdBobLmN0eGQudjEuQ291bnRMaW5lc1Jlc3BvbnNlEjwKB0hpc3RvcnkSFy5jdHhkLnYxLkhpc3RvcnlSZXF1ZXN0GhguY3R4ZC52MS5IaXN0b3J5UmVzcG9uc2USSwoMUmVhZFJldmlzaW9uEhwuY3R4ZC52MS5SZWFkUmV2aXNpb25SZXF1ZXN0Gh0uY3R4ZC52MS5SZWFkUmV2aXNpb25SZXNwb25zZRI5CgZSZXZlcnQSFi5jdHhkLnYxLlJldmVydFJlcXVlc3QaFy5jdHhkLnYxLlJldmVydFJlc3BvbnNlEkgKC0xpc3REZWxldGVkEhsuY3R4ZC52MS5MaXN0RGVsZXRlZFJlcXVlc3QaHC5jdHhkLnYxLkxpc3REZWxldGVkUmVzcG9uc2USMAoDTG9nEhMuY3R4ZC52MS5Mb2dSZXF1ZXN0GhQuY3R4ZC52MS5Mb2dSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * ListDrivesRequest takes no parameters.
@@ -522,6 +522,52 @@ export const WriteResponseSchema: GenMessage<WriteResponse> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_vfs, 10);
 
 /**
+ * WriteBatchRequest carries the items of one WriteBatch.
+ *
+ * @generated from message ctxd.v1.WriteBatchRequest
+ */
+export type WriteBatchRequest = Message<"ctxd.v1.WriteBatchRequest"> & {
+  /**
+   * The items, each as Write takes it, applied in order (a later item may
+   * overwrite an earlier one). At most limits.max_batch_items (default
+   * 1000); the request as a whole is bounded like any request, by twice
+   * max_content_bytes. If any item fails, nothing is written and the error
+   * names the item by its index.
+   *
+   * @generated from field: repeated ctxd.v1.WriteRequest items = 1;
+   */
+  items: WriteRequest[];
+};
+
+/**
+ * Describes the message ctxd.v1.WriteBatchRequest.
+ * Use `create(WriteBatchRequestSchema)` to create a new message.
+ */
+export const WriteBatchRequestSchema: GenMessage<WriteBatchRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 11);
+
+/**
+ * WriteBatchResponse has one outcome per item.
+ *
+ * @generated from message ctxd.v1.WriteBatchResponse
+ */
+export type WriteBatchResponse = Message<"ctxd.v1.WriteBatchResponse"> & {
+  /**
+   * The outcomes in the order of the request's items; tree is never set.
+   *
+   * @generated from field: repeated ctxd.v1.WriteResponse results = 1;
+   */
+  results: WriteResponse[];
+};
+
+/**
+ * Describes the message ctxd.v1.WriteBatchResponse.
+ * Use `create(WriteBatchResponseSchema)` to create a new message.
+ */
+export const WriteBatchResponseSchema: GenMessage<WriteBatchResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 12);
+
+/**
  * Patch replaces, inserts or deletes a line range. Lines are 1-based and
  * inclusive. end_line 0 inserts content before start_line (start_line may be
  * one past the last line to append); empty content deletes the range.
@@ -556,7 +602,7 @@ export type Patch = Message<"ctxd.v1.Patch"> & {
  * Use `create(PatchSchema)` to create a new message.
  */
 export const PatchSchema: GenMessage<Patch> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 11);
+  messageDesc(file_ctxd_v1_vfs, 13);
 
 /**
  * EditRequest applies patches to one text item.
@@ -592,7 +638,7 @@ export type EditRequest = Message<"ctxd.v1.EditRequest"> & {
  * Use `create(EditRequestSchema)` to create a new message.
  */
 export const EditRequestSchema: GenMessage<EditRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 12);
+  messageDesc(file_ctxd_v1_vfs, 14);
 
 /**
  * EditResponse describes the edited item.
@@ -635,7 +681,7 @@ export type EditResponse = Message<"ctxd.v1.EditResponse"> & {
  * Use `create(EditResponseSchema)` to create a new message.
  */
 export const EditResponseSchema: GenMessage<EditResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 13);
+  messageDesc(file_ctxd_v1_vfs, 15);
 
 /**
  * DeleteRequest selects what to delete.
@@ -663,7 +709,7 @@ export type DeleteRequest = Message<"ctxd.v1.DeleteRequest"> & {
  * Use `create(DeleteRequestSchema)` to create a new message.
  */
 export const DeleteRequestSchema: GenMessage<DeleteRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 14);
+  messageDesc(file_ctxd_v1_vfs, 16);
 
 /**
  * DeleteResponse counts what was deleted.
@@ -684,7 +730,7 @@ export type DeleteResponse = Message<"ctxd.v1.DeleteResponse"> & {
  * Use `create(DeleteResponseSchema)` to create a new message.
  */
 export const DeleteResponseSchema: GenMessage<DeleteResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 15);
+  messageDesc(file_ctxd_v1_vfs, 17);
 
 /**
  * CopyRequest selects a source and a destination.
@@ -727,7 +773,7 @@ export type CopyRequest = Message<"ctxd.v1.CopyRequest"> & {
  * Use `create(CopyRequestSchema)` to create a new message.
  */
 export const CopyRequestSchema: GenMessage<CopyRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 16);
+  messageDesc(file_ctxd_v1_vfs, 18);
 
 /**
  * CopyResponse counts what was copied.
@@ -762,7 +808,7 @@ export type CopyResponse = Message<"ctxd.v1.CopyResponse"> & {
  * Use `create(CopyResponseSchema)` to create a new message.
  */
 export const CopyResponseSchema: GenMessage<CopyResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 17);
+  messageDesc(file_ctxd_v1_vfs, 19);
 
 /**
  * MoveRequest selects a source and a destination.
@@ -798,7 +844,7 @@ export type MoveRequest = Message<"ctxd.v1.MoveRequest"> & {
  * Use `create(MoveRequestSchema)` to create a new message.
  */
 export const MoveRequestSchema: GenMessage<MoveRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 18);
+  messageDesc(file_ctxd_v1_vfs, 20);
 
 /**
  * MoveResponse counts what was moved.
@@ -833,7 +879,7 @@ export type MoveResponse = Message<"ctxd.v1.MoveResponse"> & {
  * Use `create(MoveResponseSchema)` to create a new message.
  */
 export const MoveResponseSchema: GenMessage<MoveResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 19);
+  messageDesc(file_ctxd_v1_vfs, 21);
 
 /**
  * InfoRequest names an item or directory.
@@ -854,7 +900,7 @@ export type InfoRequest = Message<"ctxd.v1.InfoRequest"> & {
  * Use `create(InfoRequestSchema)` to create a new message.
  */
 export const InfoRequestSchema: GenMessage<InfoRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 20);
+  messageDesc(file_ctxd_v1_vfs, 22);
 
 /**
  * InfoResponse holds the metadata.
@@ -883,7 +929,7 @@ export type InfoResponse = Message<"ctxd.v1.InfoResponse"> & {
  * Use `create(InfoResponseSchema)` to create a new message.
  */
 export const InfoResponseSchema: GenMessage<InfoResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 21);
+  messageDesc(file_ctxd_v1_vfs, 23);
 
 /**
  * ExistsRequest names a ref.
@@ -904,7 +950,7 @@ export type ExistsRequest = Message<"ctxd.v1.ExistsRequest"> & {
  * Use `create(ExistsRequestSchema)` to create a new message.
  */
 export const ExistsRequestSchema: GenMessage<ExistsRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 22);
+  messageDesc(file_ctxd_v1_vfs, 24);
 
 /**
  * ExistsResponse answers the question.
@@ -932,7 +978,7 @@ export type ExistsResponse = Message<"ctxd.v1.ExistsResponse"> & {
  * Use `create(ExistsResponseSchema)` to create a new message.
  */
 export const ExistsResponseSchema: GenMessage<ExistsResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 23);
+  messageDesc(file_ctxd_v1_vfs, 25);
 
 /**
  * MakeDirRequest names the directory to create.
@@ -953,7 +999,7 @@ export type MakeDirRequest = Message<"ctxd.v1.MakeDirRequest"> & {
  * Use `create(MakeDirRequestSchema)` to create a new message.
  */
 export const MakeDirRequestSchema: GenMessage<MakeDirRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 24);
+  messageDesc(file_ctxd_v1_vfs, 26);
 
 /**
  * MakeDirResponse describes the directory.
@@ -981,7 +1027,7 @@ export type MakeDirResponse = Message<"ctxd.v1.MakeDirResponse"> & {
  * Use `create(MakeDirResponseSchema)` to create a new message.
  */
 export const MakeDirResponseSchema: GenMessage<MakeDirResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 25);
+  messageDesc(file_ctxd_v1_vfs, 27);
 
 /**
  * DirSizeRequest names a directory.
@@ -1002,7 +1048,7 @@ export type DirSizeRequest = Message<"ctxd.v1.DirSizeRequest"> & {
  * Use `create(DirSizeRequestSchema)` to create a new message.
  */
 export const DirSizeRequestSchema: GenMessage<DirSizeRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 26);
+  messageDesc(file_ctxd_v1_vfs, 28);
 
 /**
  * DirSizeResponse sums the directory.
@@ -1030,7 +1076,7 @@ export type DirSizeResponse = Message<"ctxd.v1.DirSizeResponse"> & {
  * Use `create(DirSizeResponseSchema)` to create a new message.
  */
 export const DirSizeResponseSchema: GenMessage<DirSizeResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 27);
+  messageDesc(file_ctxd_v1_vfs, 29);
 
 /**
  * CountLinesRequest names a text item.
@@ -1051,7 +1097,7 @@ export type CountLinesRequest = Message<"ctxd.v1.CountLinesRequest"> & {
  * Use `create(CountLinesRequestSchema)` to create a new message.
  */
 export const CountLinesRequestSchema: GenMessage<CountLinesRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 28);
+  messageDesc(file_ctxd_v1_vfs, 30);
 
 /**
  * CountLinesResponse holds the count.
@@ -1072,7 +1118,7 @@ export type CountLinesResponse = Message<"ctxd.v1.CountLinesResponse"> & {
  * Use `create(CountLinesResponseSchema)` to create a new message.
  */
 export const CountLinesResponseSchema: GenMessage<CountLinesResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 29);
+  messageDesc(file_ctxd_v1_vfs, 31);
 
 /**
  * Revision is one recorded change of an item.
@@ -1165,7 +1211,7 @@ export type Revision = Message<"ctxd.v1.Revision"> & {
  * Use `create(RevisionSchema)` to create a new message.
  */
 export const RevisionSchema: GenMessage<Revision> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 30);
+  messageDesc(file_ctxd_v1_vfs, 32);
 
 /**
  * HistoryRequest names an item and a page of its revisions.
@@ -1201,7 +1247,7 @@ export type HistoryRequest = Message<"ctxd.v1.HistoryRequest"> & {
  * Use `create(HistoryRequestSchema)` to create a new message.
  */
 export const HistoryRequestSchema: GenMessage<HistoryRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 31);
+  messageDesc(file_ctxd_v1_vfs, 33);
 
 /**
  * HistoryResponse holds one page of revisions.
@@ -1222,7 +1268,7 @@ export type HistoryResponse = Message<"ctxd.v1.HistoryResponse"> & {
  * Use `create(HistoryResponseSchema)` to create a new message.
  */
 export const HistoryResponseSchema: GenMessage<HistoryResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 32);
+  messageDesc(file_ctxd_v1_vfs, 34);
 
 /**
  * ReadRevisionRequest names one revision.
@@ -1258,7 +1304,7 @@ export type ReadRevisionRequest = Message<"ctxd.v1.ReadRevisionRequest"> & {
  * Use `create(ReadRevisionRequestSchema)` to create a new message.
  */
 export const ReadRevisionRequestSchema: GenMessage<ReadRevisionRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 33);
+  messageDesc(file_ctxd_v1_vfs, 35);
 
 /**
  * ReadRevisionResponse holds the revision and its content.
@@ -1293,7 +1339,7 @@ export type ReadRevisionResponse = Message<"ctxd.v1.ReadRevisionResponse"> & {
  * Use `create(ReadRevisionResponseSchema)` to create a new message.
  */
 export const ReadRevisionResponseSchema: GenMessage<ReadRevisionResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 34);
+  messageDesc(file_ctxd_v1_vfs, 36);
 
 /**
  * RevertRequest names the revision to go back to.
@@ -1321,7 +1367,7 @@ export type RevertRequest = Message<"ctxd.v1.RevertRequest"> & {
  * Use `create(RevertRequestSchema)` to create a new message.
  */
 export const RevertRequestSchema: GenMessage<RevertRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 35);
+  messageDesc(file_ctxd_v1_vfs, 37);
 
 /**
  * RevertResponse describes the item after the revert.
@@ -1356,7 +1402,7 @@ export type RevertResponse = Message<"ctxd.v1.RevertResponse"> & {
  * Use `create(RevertResponseSchema)` to create a new message.
  */
 export const RevertResponseSchema: GenMessage<RevertResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 36);
+  messageDesc(file_ctxd_v1_vfs, 38);
 
 /**
  * ListDeletedRequest selects where to look for deleted items.
@@ -1385,7 +1431,7 @@ export type ListDeletedRequest = Message<"ctxd.v1.ListDeletedRequest"> & {
  * Use `create(ListDeletedRequestSchema)` to create a new message.
  */
 export const ListDeletedRequestSchema: GenMessage<ListDeletedRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 37);
+  messageDesc(file_ctxd_v1_vfs, 39);
 
 /**
  * ListDeletedResponse lists deleted items.
@@ -1408,7 +1454,7 @@ export type ListDeletedResponse = Message<"ctxd.v1.ListDeletedResponse"> & {
  * Use `create(ListDeletedResponseSchema)` to create a new message.
  */
 export const ListDeletedResponseSchema: GenMessage<ListDeletedResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 38);
+  messageDesc(file_ctxd_v1_vfs, 40);
 
 /**
  * LogRequest selects revisions across the store.
@@ -1451,7 +1497,7 @@ export type LogRequest = Message<"ctxd.v1.LogRequest"> & {
  * Use `create(LogRequestSchema)` to create a new message.
  */
 export const LogRequestSchema: GenMessage<LogRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 39);
+  messageDesc(file_ctxd_v1_vfs, 41);
 
 /**
  * LogResponse holds one page of revisions.
@@ -1479,7 +1525,7 @@ export type LogResponse = Message<"ctxd.v1.LogResponse"> & {
  * Use `create(LogResponseSchema)` to create a new message.
  */
 export const LogResponseSchema: GenMessage<LogResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 40);
+  messageDesc(file_ctxd_v1_vfs, 42);
 
 /**
  * VfsService is the agent's filesystem: items addressed by drive:/path refs.
@@ -1540,6 +1586,18 @@ export const VfsService: GenService<{
     methodKind: "unary";
     input: typeof WriteRequestSchema;
     output: typeof WriteResponseSchema;
+  },
+  /**
+   * WriteBatch is the bulk path: it writes many items in one transaction,
+   * all or none, and acknowledges once they are durable. It returns no tree
+   * snapshots; use it for imports (ctxd add uses it).
+   *
+   * @generated from rpc ctxd.v1.VfsService.WriteBatch
+   */
+  writeBatch: {
+    methodKind: "unary";
+    input: typeof WriteBatchRequestSchema;
+    output: typeof WriteBatchResponseSchema;
   },
   /**
    * Edit applies line-range patches to a text item atomically.

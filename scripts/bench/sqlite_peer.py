@@ -1,0 +1,232 @@
+"""SQLite FTS5 + sqlite-vec peer for `make bench-ingest-compare` (issue 14).
+
+Ingests a dataset written by ctxd's Go bench into a new SQLite database and searches it the
+way ctxd does (BM25 OR query, vector KNN, hybrid by reciprocal rank fusion), so both run on
+the same chunks, vectors and queries. Usage:
+
+    python sqlite_peer.py --data DIR --db PATH [--results FILE]
+
+DIR holds meta.json, chunks.jsonl, vectors.f32 and queries.jsonl (see the Go bench). PATH must
+not exist. --results writes one JSON line per measured query with each mode's refs in rank
+order. Progress goes to stderr; the last stdout line is one JSON object with the figures.
+
+SQLite comes from the sqlean.py wheel, not the stdlib: Python builds without loadable
+extension support (pyenv's default, as on this project's machines) cannot load sqlite-vec,
+and the wheel also pins one SQLite version (with FTS5) on every machine.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import sqlean as sqlite3
+import sqlite_vec
+
+RRF_K = 60  # reciprocal rank fusion constant, as in ctxd's hybrid search
+HYBRID_DEPTH = 4  # each hybrid leg fetches HYBRID_DEPTH * limit candidates
+VEC_MAX_K = 4096  # sqlite-vec's largest k for a KNN query
+
+
+def log(msg):
+    print(f"sqlite_peer: {msg}", file=sys.stderr, flush=True)
+
+
+def fail(msg):
+    sys.exit(f"sqlite_peer: {msg}")
+
+
+def rss_bytes():
+    """Peak RSS of this process so far (VmHWM). Not getrusage's ru_maxrss: after fork and exec
+    it reports the parent's peak when that was higher, and the Go bench that runs this holds
+    the whole corpus."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024  # kB
+    fail("no VmHWM in /proc/self/status")
+
+
+def load(data):
+    """Reads the whole dataset into memory and checks it against meta.json."""
+    with open(os.path.join(data, "meta.json")) as f:
+        meta = json.load(f)
+    for key, least in (("dims", 1), ("chunks", 1), ("warmup", 0), ("limit", 1), ("batch", 1)):
+        if not isinstance(meta.get(key), int) or meta[key] < least:
+            fail(f"meta.json: {key} must be an integer >= {least}, got {meta.get(key)!r}")
+    if HYBRID_DEPTH * meta["limit"] > VEC_MAX_K:
+        fail(f"meta.json: limit {meta['limit']} is over {VEC_MAX_K // HYBRID_DEPTH}: hybrid's vector leg"
+             f" asks for {HYBRID_DEPTH} * limit and sqlite-vec's k is at most {VEC_MAX_K}")
+    dims, n = meta["dims"], meta["chunks"]
+    with open(os.path.join(data, "chunks.jsonl")) as f:
+        chunks = [json.loads(line) for line in f if line.strip()]
+    if len(chunks) != n:
+        fail(f"chunks.jsonl has {len(chunks)} chunks, meta.json says {n}")
+    with open(os.path.join(data, "vectors.f32"), "rb") as f:
+        blob = f.read()
+    row = dims * 4
+    if len(blob) != n * row:
+        fail(f"vectors.f32 has {len(blob)} bytes, want chunks*dims*4 = {n * row}")
+    whole = memoryview(blob)  # rows are views: no second copy of the vectors
+    vectors = [whole[i * row:(i + 1) * row] for i in range(n)]
+    with open(os.path.join(data, "queries.jsonl")) as f:
+        queries = [json.loads(line) for line in f if line.strip()]
+    for i, q in enumerate(queries):
+        if len(q["vector"]) != dims:
+            fail(f"queries.jsonl line {i + 1}: vector has {len(q['vector'])} floats, want {dims}")
+    if len(queries) <= meta["warmup"]:
+        fail(f"queries.jsonl has {len(queries)} queries, need more than warmup = {meta['warmup']}")
+    return meta, chunks, vectors, queries
+
+
+def create(path, dims):
+    for p in (path, path + "-wal", path + "-shm"):
+        if os.path.exists(p):
+            fail(f"{p} exists; --db must name a new database")
+    conn = sqlite3.connect(path, isolation_level=None)  # explicit BEGIN/COMMIT below
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    # ctxd acknowledges a write only once it is durable, so every commit fsyncs the WAL here too.
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("CREATE TABLE chunks(rowid INTEGER PRIMARY KEY, ref TEXT NOT NULL)")
+    # porter over unicode61 is the closest FTS5 tokenizer to ctxd's English analysis (Unicode
+    # word split, lower case, Porter stemming). FTS5 keeps the text, as ctxd's store does.
+    conn.execute("CREATE VIRTUAL TABLE fts USING fts5(title, text, tokenize='porter unicode61')")
+    # L2, vec0's default: vectors are unit length, so L2 ranks exactly as cosine does
+    # (|a-b|^2 = 2 - 2cos) without cosine's two norms per distance.
+    conn.execute(f"CREATE VIRTUAL TABLE vec USING vec0(embedding float[{dims}])")
+    return conn
+
+
+def ingest(conn, chunks, vectors, batch):
+    n = len(chunks)
+    start = time.perf_counter()
+    for lo in range(0, n, batch):
+        rows = range(lo, min(lo + batch, n))
+        conn.execute("BEGIN")
+        conn.executemany("INSERT INTO chunks(rowid, ref) VALUES (?, ?)",
+                         ((i + 1, chunks[i]["ref"]) for i in rows))
+        conn.executemany("INSERT INTO fts(rowid, title, text) VALUES (?, ?, ?)",
+                         ((i + 1, chunks[i]["title"], chunks[i]["text"]) for i in rows))
+        conn.executemany("INSERT INTO vec(rowid, embedding) VALUES (?, ?)",
+                         ((i + 1, vectors[i]) for i in rows))
+        conn.execute("COMMIT")
+        if rows.stop * 10 // n > lo * 10 // n:  # about every tenth of the chunks
+            log(f"ingested {rows.stop}/{n}")
+    return time.perf_counter() - start
+
+
+def bm25(conn, text, k):
+    """ctxd's BM25 leg is an OR of the query's words; each word becomes a quoted FTS5 string."""
+    words = [w.replace('"', "") for w in text.split()]
+    expr = " OR ".join(f'"{w}"' for w in words if w)
+    if not expr:
+        return []
+    return conn.execute(
+        "SELECT f.rowid, c.ref FROM (SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?) f"
+        " JOIN chunks c ON c.rowid = f.rowid ORDER BY f.rank", (expr, k)).fetchall()
+
+
+def knn(conn, vector, k):
+    return conn.execute(
+        "SELECT v.rowid, c.ref FROM (SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ?) v"
+        " JOIN chunks c ON c.rowid = v.rowid ORDER BY v.distance", (vector, k)).fetchall()
+
+
+def hybrid(conn, text, vector, limit):
+    """Reciprocal rank fusion of both legs over chunk rows; ties keep the BM25 leg's order."""
+    scores, refs = {}, {}
+    for leg in (bm25(conn, text, HYBRID_DEPTH * limit), knn(conn, vector, HYBRID_DEPTH * limit)):
+        for rank, (rowid, ref) in enumerate(leg, 1):
+            scores[rowid] = scores.get(rowid, 0.0) + 1.0 / (RRF_K + rank)
+            refs[rowid] = ref
+    top = sorted(scores, key=scores.get, reverse=True)[:limit]
+    return [(rowid, refs[rowid]) for rowid in top]
+
+
+def percentile(sorted_ms, p):
+    """Nearest-rank percentile: the smallest value with at least p% of the values at or below it."""
+    return sorted_ms[max(1, math.ceil(p / 100 * len(sorted_ms))) - 1]
+
+
+def search(conn, queries, meta, results_path):
+    limit = meta["limit"]
+    modes = {
+        "bm25": lambda text, vector: bm25(conn, text, limit),
+        "vector": lambda text, vector: knn(conn, vector, limit),
+        "hybrid": lambda text, vector: hybrid(conn, text, vector, limit),
+    }
+    times = {m: [] for m in modes}
+    empty = {m: 0 for m in modes}
+    out = open(results_path, "w") if results_path else None
+    for i, q in enumerate(queries):
+        vector = sqlite_vec.serialize_float32(q["vector"])  # float32 bytes, as vec0 stores them
+        measured = i >= meta["warmup"]
+        line = {}
+        for mode, run in modes.items():
+            t = time.perf_counter()
+            rows = run(q["text"], vector)
+            ms = (time.perf_counter() - t) * 1000
+            if measured:
+                times[mode].append(ms)
+                empty[mode] += len(rows) == 0
+                line[mode] = [ref for _, ref in rows]
+        if out and measured:
+            out.write(json.dumps(line) + "\n")
+    if out:
+        out.close()
+    stats = {}
+    for mode, ms in times.items():
+        ms.sort()
+        stats[mode] = {f"p{p}_ms": round(percentile(ms, p), 3) for p in (50, 95, 99)}
+        stats[mode]["empty"] = empty[mode]
+    return stats
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", required=True, help="dataset directory written by the Go bench")
+    ap.add_argument("--db", required=True, help="path of the new SQLite database")
+    ap.add_argument("--results", help="write each measured query's refs per mode here (JSON lines)")
+    args = ap.parse_args()
+
+    meta, chunks, vectors, queries = load(args.data)
+    dataset_rss = rss_bytes()  # the interpreter plus the dataset, before SQLite does anything
+    n = meta["chunks"]
+    log(f"loaded {n} chunks, {len(queries)} queries ({meta['warmup']} warm-up)")
+
+    conn = create(args.db, meta["dims"])
+    ingest_s = ingest(conn, chunks, vectors, meta["batch"])
+    log(f"ingest {ingest_s:.2f}s, {n / ingest_s:.0f} chunks/s")
+
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    disk = sum(os.path.getsize(p) for p in (args.db, args.db + "-wal", args.db + "-shm") if os.path.exists(p))
+    log(f"disk {disk} bytes, {disk / n:.0f} per chunk")
+
+    stats = search(conn, queries, meta, args.results)
+    log(f"searched {len(queries) - meta['warmup']} queries")
+    result = {
+        "peer": "sqlite-fts5+sqlite-vec",
+        "sqlite_version": sqlite3.sqlite_version,
+        "sqlite_vec_version": conn.execute("SELECT vec_version()").fetchone()[0],
+        "chunks": n,
+        "queries": len(queries) - meta["warmup"],
+        "ingest_s": round(ingest_s, 3),
+        "ingest_chunks_per_s": round(n / ingest_s, 1),
+        "bytes_per_chunk": round(disk / n, 1),
+        **stats,
+        # Both include the Python interpreter; peak also holds the whole dataset in memory.
+        "peak_rss_bytes": rss_bytes(),
+        "dataset_rss_bytes": dataset_rss,
+        "synchronous": "FULL",
+    }
+    conn.close()
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
