@@ -105,7 +105,7 @@ var limitFields = []limitField{
 	{"max_questions_per_item", "CTXD_MAX_QUESTIONS_PER_ITEM", func(l *Limits) *int { return &l.MaxQuestionsPerItem },
 		"send fewer questions (questions, `ctxd write --question`): keep those the item answers best"},
 	{"max_batch_items", "CTXD_MAX_BATCH_ITEMS", func(l *Limits) *int { return &l.MaxBatchItems },
-		"send the items in several WriteBatch calls (the Python client's write_batches splits them)"},
+		"send the items in several WriteBatch calls (`ctxd import --batch N`, Python write_batches)"},
 }
 
 // searchLimitKeys maps the engine's limits to their config keys.

@@ -639,3 +639,48 @@ func TestCLI_StatusShowsEnricher(t *testing.T) {
 		t.Errorf("status = %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+func TestCLI_Import(t *testing.T) {
+	s := startDaemon(t)
+	lines := `{"ref":"imp:/a.md","content":"alpha","tags":["x"]}
+{"ref":"imp:/b.md","content":"beta"}
+
+{"ref":"imp:/c.bin","data":"AAEC"}
+`
+	code, out, errOut := ctxd(t, s, lines, "import", "--batch", "2")
+	if code != 0 || out != "imported 3 items: 3 created, 0 updated, 0 skipped; WriteBatch calls: 2\n" {
+		t.Fatalf("import = %d %q %q", code, out, errOut)
+	}
+	if code, out, _ := ctxd(t, s, "", "read", "imp:/c.bin", "--raw"); code != 0 || out != "\x00\x01\x02" {
+		t.Errorf("imported binary = %d %q", code, out)
+	}
+	code, out, _ = ctxd(t, s, lines, "import", "--on-conflict", "skip")
+	if code != 0 || out != "imported 3 items: 0 created, 0 updated, 3 skipped; WriteBatch calls: 1\n" {
+		t.Errorf("import again with skip = %d %q", code, out)
+	}
+
+	// The second batch (lines 3-4) fails on line 4: the first batch stays
+	// written, nothing of the second is.
+	bad := `{"ref":"imp:/d.md","content":"d"}
+{"ref":"imp:/e.md","content":"e"}
+{"ref":"imp:/f.md","content":"f"}
+{"ref":"imp:/a.md","content":"again"}
+`
+	code, _, errOut = ctxd(t, s, bad, "import", "--batch", "2")
+	if code != 1 || !strings.Contains(errOut, "nothing of lines 3-4 was written") || !strings.Contains(errOut, "items[1] (imp:/a.md)") {
+		t.Fatalf("failing import = %d %q", code, errOut)
+	}
+	for ref, want := range map[string]int{"imp:/d.md": 0, "imp:/e.md": 0, "imp:/f.md": 1} {
+		if code, _, _ := ctxd(t, s, "", "exists", ref); code != want {
+			t.Errorf("exists %s = %d, want %d", ref, code, want)
+		}
+	}
+
+	code, _, errOut = ctxd(t, s, "{\"ref\":\"imp:/g.md\",\"content\":\"g\"}\nnot json\n", "import")
+	if code != 2 || !strings.Contains(errOut, "line 2 is not a WriteRequest") || !strings.Contains(errOut, "the 1 lines since were not sent") {
+		t.Errorf("malformed line = %d %q", code, errOut)
+	}
+	if code, _, _ := ctxd(t, s, "", "exists", "imp:/g.md"); code != 1 {
+		t.Error("the line before a malformed one was written although its batch was never sent")
+	}
+}

@@ -125,8 +125,11 @@ func TestCLI_ContextBuild(t *testing.T) {
 			t.Fatalf("write %s: %s", ref, errOut)
 		}
 	}
+	// The files were written in map order: wait for each, or the build may
+	// run before one of them is searchable.
 	waitSearchable(t, s, "invoice reminder", "work:/notes/dunning.md")
 	waitSearchable(t, s, "kubectl rollout", "self:/deploy.md")
+	waitSearchable(t, s, "VAT number", "self:/invoicing.md")
 
 	code, out, errOut := ctxd(t, s, "", "context", "build", "write the overdue invoice reminder")
 	if code != 0 {

@@ -63,7 +63,7 @@ type VfsServiceClient interface {
 	Write(ctx context.Context, in *WriteRequest, opts ...grpc.CallOption) (*WriteResponse, error)
 	// WriteBatch is the bulk path: it writes many items in one transaction,
 	// all or none, and acknowledges once they are durable. It returns no tree
-	// snapshots; use it for imports (ctxd add uses it).
+	// snapshots; use it for imports (ctxd import uses it).
 	WriteBatch(ctx context.Context, in *WriteBatchRequest, opts ...grpc.CallOption) (*WriteBatchResponse, error)
 	// Edit applies line-range patches to a text item atomically.
 	Edit(ctx context.Context, in *EditRequest, opts ...grpc.CallOption) (*EditResponse, error)
@@ -331,7 +331,7 @@ type VfsServiceServer interface {
 	Write(context.Context, *WriteRequest) (*WriteResponse, error)
 	// WriteBatch is the bulk path: it writes many items in one transaction,
 	// all or none, and acknowledges once they are durable. It returns no tree
-	// snapshots; use it for imports (ctxd add uses it).
+	// snapshots; use it for imports (ctxd import uses it).
 	WriteBatch(context.Context, *WriteBatchRequest) (*WriteBatchResponse, error)
 	// Edit applies line-range patches to a text item atomically.
 	Edit(context.Context, *EditRequest) (*EditResponse, error)

@@ -187,7 +187,7 @@ class VfsServiceServicer:
     def WriteBatch(self, request, context):
         """WriteBatch is the bulk path: it writes many items in one transaction,
         all or none, and acknowledges once they are durable. It returns no tree
-        snapshots; use it for imports (ctxd add uses it).
+        snapshots; use it for imports (ctxd import uses it).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1590,7 +1590,7 @@ export const VfsService: GenService<{
   /**
    * WriteBatch is the bulk path: it writes many items in one transaction,
    * all or none, and acknowledges once they are durable. It returns no tree
-   * snapshots; use it for imports (ctxd add uses it).
+   * snapshots; use it for imports (ctxd import uses it).
    *
    * @generated from rpc ctxd.v1.VfsService.WriteBatch
    */
