@@ -136,8 +136,8 @@ func TestStore_Write_chunkerChangedAfterChunkingAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w.spans.spans) != 2 {
-		t.Fatalf("chunked ahead into %d spans, want 2", len(w.spans.spans))
+	if len(w.chunked.spans) != 2 {
+		t.Fatalf("chunked ahead into %d spans, want 2", len(w.chunked.spans))
 	}
 	mustSetIndexing(t, s, wholeChunker{}, "m1")
 	if err := s.update(ctx, func(t *txn) error { _, err := t.write(&w); return err }); err != nil {

@@ -106,7 +106,7 @@ type preparedWrite struct {
 	content   []byte
 	warning   string // why malformed frontmatter was stored as plain text
 	questions []string
-	spans     chunking
+	chunked   chunking // its text, chunked before the write lock
 }
 
 // write stores one prepared Write in t.
@@ -171,8 +171,7 @@ func (t *txn) write(w *preparedWrite) (WriteResult, error) {
 	}
 	item.UpdatedAt = t.now
 	res.Item = item
-	t.precomputed, t.chunked = p.Embeddings, w.spans
-	t.extracted = nil
+	t.precomputed, t.chunked = p.Embeddings, w.chunked
 	if !item.IsText {
 		t.extracted = p.Text
 		if t.extracted == nil {
@@ -213,7 +212,7 @@ func (s *Store) prepareWrite(p WriteParams) (preparedWrite, error) {
 	}
 	w := preparedWrite{p: p, item: it, content: content, warning: warning, questions: questions}
 	if it.IsText {
-		w.spans = s.chunkAhead(&w.item, content)
+		w.chunked = s.chunkAhead(&w.item, content)
 	}
 	return w, nil
 }
