@@ -90,17 +90,17 @@ test-go: setup-run ## Go unit and integration tests under the race detector
 
 .PHONY: test-fuzz
 test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
-	go test -run='^$$' -fuzz='^FuzzParseRef$$' -fuzztime=$(FUZZTIME) ./vfs
-	go test -run='^$$' -fuzz='^FuzzApplyPatches$$' -fuzztime=$(FUZZTIME) ./vfs
-	go test -run='^$$' -fuzz='^FuzzTokenizer_Encode$$' -fuzztime=$(FUZZTIME) ./index/tokenize
-	go test -run='^$$' -fuzz='^FuzzSplit$$' -fuzztime=$(FUZZTIME) ./index/chunk
-	go test -run='^$$' -fuzz='^FuzzSnippet$$' -fuzztime=$(FUZZTIME) ./index/search
-	go test -run='^$$' -fuzz='^FuzzDetect$$' -fuzztime=$(FUZZTIME) ./ingest
-	go test -run='^$$' -fuzz='^FuzzHTMLToMarkdown$$' -fuzztime=$(FUZZTIME) ./ingest
-	go test -run='^$$' -fuzz='^FuzzParseFrontmatter$$' -fuzztime=$(FUZZTIME) ./vfs
-	go test -run='^$$' -fuzz='^FuzzTrigramAnalyzer$$' -fuzztime=$(FUZZTIME) ./index/lexical
-	go test -run='^$$' -fuzz='^FuzzEdgePolicy_HostAllowed$$' -fuzztime=$(FUZZTIME) ./daemon
-	go test -run='^$$' -fuzz='^FuzzParseQuestions$$' -fuzztime=$(FUZZTIME) ./enrich
+	scripts/fuzz.sh $(FUZZTIME) ./vfs FuzzParseRef
+	scripts/fuzz.sh $(FUZZTIME) ./vfs FuzzApplyPatches
+	scripts/fuzz.sh $(FUZZTIME) ./index/tokenize FuzzTokenizer_Encode
+	scripts/fuzz.sh $(FUZZTIME) ./index/chunk FuzzSplit
+	scripts/fuzz.sh $(FUZZTIME) ./index/search FuzzSnippet
+	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzDetect
+	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzHTMLToMarkdown
+	scripts/fuzz.sh $(FUZZTIME) ./vfs FuzzParseFrontmatter
+	scripts/fuzz.sh $(FUZZTIME) ./index/lexical FuzzTrigramAnalyzer
+	scripts/fuzz.sh $(FUZZTIME) ./daemon FuzzEdgePolicy_HostAllowed
+	scripts/fuzz.sh $(FUZZTIME) ./enrich FuzzParseQuestions
 
 .PHONY: test-python
 test-python: setup build ## Python client integration test against the real daemon, and the SQLite peer of bench-ingest-compare
