@@ -158,6 +158,16 @@ func TestFindSimilar_WithoutEmbeddings(t *testing.T) {
 		return st.GetIndex().GetAppliedSequence() >= st.GetIndex().GetOutboxSequence() && st.GetEmbedding().GetModelId() != ""
 	})
 	sc := ctxdv1.NewSearchServiceClient(conn)
+	// Status shows the model's id before the search engine has taken the
+	// model, and until it has, a ref is answered as if no model were set.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := sc.FindSimilar(context.Background(), &ctxdv1.FindSimilarRequest{Target: &ctxdv1.FindSimilarRequest_Ref{Ref: "notes:/deploy.md"}})
+		if _, ed := errorDetail(t, err); !strings.Contains(ed.GetNextActionHint(), "make setup-run") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	for _, tt := range []struct {
 		name string
 		req  *ctxdv1.FindSimilarRequest
