@@ -98,7 +98,7 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzDetect
 	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzHTMLToMarkdown
 	scripts/fuzz.sh $(FUZZTIME) ./vfs FuzzParseFrontmatter
-	scripts/fuzz.sh $(FUZZTIME) ./index/lexical FuzzTrigramAnalyzer
+	scripts/fuzz.sh $(FUZZTIME) ./index/lexical FuzzWordsAnalyzer
 	scripts/fuzz.sh $(FUZZTIME) ./daemon FuzzEdgePolicy_HostAllowed
 	scripts/fuzz.sh $(FUZZTIME) ./enrich FuzzParseQuestions
 

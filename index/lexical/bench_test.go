@@ -170,9 +170,10 @@ func benchIndex(b *testing.B) (*Index, []passage) {
 }
 
 // benchQueries derives queries from random passages: four words of
-// 4+ letters for BM25, and a 5-letter slice of a 7+ letter word for the
-// substring leg.
-func benchQueries(ps []passage, count int) (words, subs []string) {
+// 4+ letters for BM25, a 5-letter slice of a 7+ letter word for the
+// substring leg, and 3 to 8 consecutive words as the daemon's bench asks
+// (its BM25 mode sends them to both legs).
+func benchQueries(ps []passage, count int) (words, subs, phrases []string) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for len(words) < count || len(subs) < count {
 		p := ps[r.IntN(len(ps))]
@@ -198,7 +199,16 @@ func benchQueries(ps []passage, count int) (words, subs []string) {
 			subs = append(subs, w[o:o+5])
 		}
 	}
-	return words, subs
+	for len(phrases) < count {
+		fs := strings.Fields(ps[r.IntN(len(ps))].Text)
+		if len(fs) < 3 {
+			continue
+		}
+		k := min(3+r.IntN(6), len(fs))
+		at := r.IntN(len(fs) - k + 1)
+		phrases = append(phrases, strings.Join(fs[at:at+k], " "))
+	}
+	return words, subs, phrases
 }
 
 func reportLatency(b *testing.B, lat []time.Duration) {
@@ -216,7 +226,7 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 // benchmark index, unfiltered and with a path filter matching 1% of docs.
 func BenchmarkIndex_Search(b *testing.B) {
 	x, ps := benchIndex(b)
-	words, subs := benchQueries(ps, 500)
+	words, subs, phrases := benchQueries(ps, 500)
 	scoped := Filter{PathPrefixes: []string{"wiki:/wiki/42"}}
 	cases := []struct {
 		name string
@@ -228,6 +238,7 @@ func BenchmarkIndex_Search(b *testing.B) {
 		{"bm25/filtered", words, scoped, x.SearchBM25},
 		{"substring", subs, Filter{}, x.SearchSubstring},
 		{"substring/filtered", subs, scoped, x.SearchSubstring},
+		{"substring/phrase", phrases, Filter{}, x.SearchSubstring},
 	}
 	for _, c := range cases {
 		b.Run(fmt.Sprintf("n=%d/%s", searchIdxN, c.name), func(b *testing.B) {
@@ -252,7 +263,7 @@ func BenchmarkIndex_Search(b *testing.B) {
 // writes serves: only the search is timed.
 func BenchmarkIndex_SearchAfterApply(b *testing.B) {
 	x, ps := benchIndex(b)
-	words, _ := benchQueries(ps, 500)
+	words, _, _ := benchQueries(ps, 500)
 	b.Run(fmt.Sprintf("n=%d", searchIdxN), func(b *testing.B) {
 		seq, err := x.AppliedSeq()
 		if err != nil {

@@ -67,7 +67,7 @@ func (q *bm25fQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappin
 	if err != nil {
 		return nil, err
 	}
-	s := &bm25fSearcher{vectors: opts.IncludeTermVectors}
+	s := &bm25fSearcher{}
 	for i, f := range bm25fFields {
 		s.norm[i] = fieldNorm{boost: f.boost, avg: 1}
 		if sums[i] > 0 { // else no document holds the field: it matches nothing
@@ -85,7 +85,7 @@ func (q *bm25fQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappin
 	for ti, t := range order {
 		var df uint64
 		for fi, f := range bm25fFields {
-			tfr, err := r.TermFieldReader(ctx, []byte(t), f.name, true, true, opts.IncludeTermVectors)
+			tfr, err := r.TermFieldReader(ctx, []byte(t), f.name, true, true, false)
 			if err != nil {
 				_ = s.Close()
 				return nil, err
@@ -94,9 +94,9 @@ func (q *bm25fQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappin
 			s.posts = append(s.posts, &posting{tfr: tfr, term: ti, field: fi})
 		}
 		idf := math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
-		s.terms = append(s.terms, bm25fTerm{text: t, weight: qtf[t] * idf})
+		s.weights = append(s.weights, qtf[t]*idf)
 	}
-	s.tf = make([]float64, len(s.terms))
+	s.tf = make([]float64, len(s.weights))
 	for _, p := range s.posts {
 		if p.cur, err = p.tfr.Next(nil); err != nil {
 			_ = s.Close()
@@ -113,21 +113,15 @@ type posting struct {
 	term, field int
 }
 
-type bm25fTerm struct {
-	text   string
-	weight float64 // query frequency × idf
-}
-
 type fieldNorm struct{ boost, avg float64 }
 
 // bm25fSearcher walks the postings of every (term, field) in document
 // order and scores each document holding any of them.
 type bm25fSearcher struct {
 	posts   []*posting
-	terms   []bm25fTerm
+	weights []float64 // per term: query frequency × idf
 	norm    [len(bm25fFields)]fieldNorm
 	tf      []float64 // scratch: tf~ per term of the current document
-	vectors bool
 }
 
 func (s *bm25fSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
@@ -153,14 +147,6 @@ func (s *bm25fSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 			length = 1 / (p.cur.Norm * p.cur.Norm)
 		}
 		s.tf[p.term] += f.boost * float64(p.cur.Freq) / (1 - BM25B + BM25B*length/f.avg)
-		if s.vectors {
-			for _, v := range p.cur.Vectors {
-				dm.FieldTermLocations = append(dm.FieldTermLocations, search.FieldTermLocation{
-					Field: v.Field, Term: s.terms[p.term].text,
-					Location: search.Location{Pos: v.Pos, Start: v.Start, End: v.End},
-				})
-			}
-		}
 		var err error
 		if p.cur, err = p.tfr.Next(p.cur.Reset()); err != nil {
 			return nil, err
@@ -168,7 +154,7 @@ func (s *bm25fSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 	}
 	for i, tf := range s.tf {
 		if tf > 0 {
-			dm.Score += s.terms[i].weight * tf * (BM25K1 + 1) / (tf + BM25K1)
+			dm.Score += s.weights[i] * tf * (BM25K1 + 1) / (tf + BM25K1)
 		}
 	}
 	return dm, nil
@@ -231,7 +217,9 @@ type lengthSums [len(bm25fFields)]uint64
 // already, and returns it with their token counts under an, which d's
 // lengths field stores. Bleve would analyse those fields again at indexing
 // time; handing it the streams analysed here for the counts makes that once.
-func analyzeDoc(m mapping.IndexMapping, an analysis.Analyzer, id string, d *bleveDoc) (*document.Document, lengthSums, error) {
+// The words fields are analysed here too, and each of their words is handed
+// to word (it aliases the document's token stream).
+func analyzeDoc(m mapping.IndexMapping, an analysis.Analyzer, id string, d *bleveDoc, word func([]byte)) (*document.Document, lengthSums, error) {
 	var streams [len(bm25fFields)]analysis.TokenStream
 	var l lengthSums
 	for i, v := range [...]string{d.Text, d.Heading, d.Title} { // bm25fFields' order
@@ -244,10 +232,22 @@ func analyzeDoc(m mapping.IndexMapping, an analysis.Analyzer, id string, d *blev
 		return nil, l, err
 	}
 	for i, f := range doc.Fields {
-		k := slices.IndexFunc(bm25fFields[:], func(bf bm25fField) bool { return bf.name == f.Name() })
-		if tf, ok := f.(*document.TextField); ok && k >= 0 {
-			doc.Fields[i] = document.NewTextFieldCustom(tf.Name(), tf.ArrayPositions(), tf.Value(), tf.Options(), analyzed(streams[k]))
+		tf, ok := f.(*document.TextField)
+		if !ok {
+			continue
 		}
+		var ts analysis.TokenStream
+		if k := slices.IndexFunc(bm25fFields[:], func(bf bm25fField) bool { return bf.name == f.Name() }); k >= 0 {
+			ts = streams[k]
+		} else if f.Name() == fieldTextWords || f.Name() == fieldHeadingWords {
+			ts = wordsAnalyzer{}.Analyze(tf.Value())
+			for _, t := range ts {
+				word(t.Term)
+			}
+		} else {
+			continue
+		}
+		doc.Fields[i] = document.NewTextFieldCustom(tf.Name(), tf.ArrayPositions(), tf.Value(), tf.Options(), analyzed(ts))
 	}
 	return doc, l, nil
 }

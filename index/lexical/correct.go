@@ -8,11 +8,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
-	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 )
 
@@ -21,8 +19,6 @@ const (
 	// correctMinRunes is the shortest analysed word Correct replaces:
 	// shorter ones are within distance 1 of too many terms.
 	correctMinRunes = 3
-	// surfaceDocs caps the documents read to recover a surface form.
-	surfaceDocs = 50
 )
 
 // errNoFuzzy is returned when the Bleve reader cannot enumerate a field
@@ -48,13 +44,11 @@ var errNoFuzzy = errors.New("lexical: index reader has no fuzzy dictionary")
 // replaces; everything between words is kept. With ok=false, corrected is
 // q.
 //
-// The index stores no text, so the surface form is reconstructed: the term
-// vectors give the byte length of each occurrence of the corrected stem, and
-// a candidate word (the stem plus a common English ending, checked to
-// analyse back to the stem) must have that length and all its trigrams in
-// the same document's text_tri field. The candidate found in most documents
-// wins, then the one closest to the typed word. When none qualifies the
-// stem itself is returned.
+// The index stores no text, so the surface form is reconstructed: of the
+// candidate words (the stem plus a common English ending, checked to
+// analyse back to the stem) the one in the text of most documents (its
+// words field) wins, then the one closest to the typed word. When none
+// qualifies the stem itself is returned.
 //
 // Correct stops with ctx's error once ctx ends.
 func (x *Index) Correct(ctx context.Context, q string) (corrected string, ok bool, err error) {
@@ -68,9 +62,8 @@ func (x *Index) Correct(ctx context.Context, q string) (corrected string, ok boo
 	defer done()
 
 	an := bi.Mapping().AnalyzerNamed(en.AnalyzerName)
-	tri := bi.Mapping().AnalyzerNamed(analyzerTrigram)
-	if an == nil || tri == nil {
-		return "", false, fmt.Errorf("correct: analyzers %s, %s missing from mapping", en.AnalyzerName, analyzerTrigram)
+	if an == nil {
+		return "", false, fmt.Errorf("correct: analyzer %s missing from mapping", en.AnalyzerName)
 	}
 	var tok analysis.Tokenizer = unicodetok.NewUnicodeTokenizer()
 	if da, isDefault := an.(*analysis.DefaultAnalyzer); isDefault && da.Tokenizer != nil {
@@ -89,7 +82,7 @@ func (x *Index) Correct(ctx context.Context, q string) (corrected string, ok boo
 	if !isFuzzy {
 		return "", false, errNoFuzzy
 	}
-	c := &corrector{ctx: ctx, bi: bi, r: r, fz: fz, an: an, tri: tri, surfaces: map[string]string{}}
+	c := &corrector{ctx: ctx, r: r, fz: fz, an: an, surfaces: map[string]string{}}
 
 	var b strings.Builder
 	last := 0
@@ -120,10 +113,9 @@ func (x *Index) Correct(ctx context.Context, q string) (corrected string, ok boo
 // corrector holds what one Correct call needs.
 type corrector struct {
 	ctx      context.Context
-	bi       bleve.Index
 	r        index.IndexReader
 	fz       index.IndexReaderFuzzy
-	an, tri  analysis.Analyzer
+	an       analysis.Analyzer
 	surfaces map[string]string // stem -> surface form, per call
 }
 
@@ -277,30 +269,11 @@ func (c *corrector) surface(stem, typed string) (string, error) {
 	if s, ok := c.surfaces[stem]; ok {
 		return s, nil
 	}
-	stemQ := bleve.NewTermQuery(stem)
-	stemQ.SetField(fieldText)
-	lengths, err := c.occurrenceLengths(stemQ, stem)
-	if err != nil {
-		return "", err
-	}
-	best, bestN, bestD := stem, 0, 0
+	best, bestN, bestD := stem, uint64(0), 0
 	for _, w := range c.surfaceCandidates(stem) {
-		if lengths[len(w)] == 0 {
-			continue
-		}
-		n := lengths[len(w)]
-		if grams := c.tri.Analyze([]byte(w)); len(grams) > 0 {
-			legs := []query.Query{stemQ}
-			for _, g := range grams {
-				tq := bleve.NewTermQuery(string(g.Term))
-				tq.SetField(fieldTextTri)
-				legs = append(legs, tq)
-			}
-			byLen, err := c.occurrenceLengths(bleve.NewConjunctionQuery(legs...), stem)
-			if err != nil {
-				return "", err
-			}
-			n = byLen[len(w)]
+		n, err := c.docFreq(fieldTextWords, w)
+		if err != nil {
+			return "", err
 		}
 		if n == 0 {
 			continue
@@ -312,30 +285,6 @@ func (c *corrector) surface(stem, typed string) (string, error) {
 	}
 	c.surfaces[stem] = best
 	return best, nil
-}
-
-// occurrenceLengths runs q and counts, per byte length, the documents
-// among the first surfaceDocs hits where stem occurs in text with that
-// length.
-func (c *corrector) occurrenceLengths(q query.Query, stem string) (map[int]int, error) {
-	req := bleve.NewSearchRequestOptions(q, surfaceDocs, 0, false)
-	req.IncludeLocations = true
-	res, err := c.bi.SearchInContext(c.ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("surface of %q: %w", stem, err)
-	}
-	out := map[int]int{}
-	for _, h := range res.Hits {
-		seen := map[int]bool{}
-		for _, l := range h.Locations[fieldText][stem] {
-			n := int(l.End - l.Start)
-			if !seen[n] {
-				seen[n] = true
-				out[n]++
-			}
-		}
-	}
-	return out, nil
 }
 
 // editDistance is the Levenshtein distance between a and b in runes.

@@ -1,5 +1,5 @@
 // Package lexical owns ctxd's two lexical search legs (DESIGN §3): a BM25
-// leg with English analysis and stemming, and a substring (trigram) leg for
+// leg with English analysis and stemming, and a substring leg for
 // identifiers and partial words. Both live in one disk-backed Bleve index
 // (Scorch) over chunks. The index is derived data: the caller feeds it
 // from the bbolt outbox with Apply, reads back the last applied outbox
@@ -13,10 +13,9 @@
 // field; only lengths is stored (hits carry only the chunk id):
 //
 //	text, heading, title  analyzer "en" (possessive, lowercase, English stop
-//	                      words, Porter stemmer), term vectors on for
-//	                      Hit.Locations
-//	text_tri, heading_tri the same strings through the ctxd_trigram_v1
-//	                      analyzer (see below), no term vectors
+//	                      words, Porter stemmer)
+//	text_words,           the same strings through the ctxd_words_v1
+//	heading_words         analyzer (see below)
 //	drive, mime, tags     keyword (exact, case-sensitive)
 //	lengths               stored only, not indexed: the token count of
 //	                      text, heading and title under "en" ("42 3 5"),
@@ -27,15 +26,18 @@
 //	                      drive-qualified ("disk:/notes/a"), so a path
 //	                      prefix filter is one term lookup
 //
-// The ctxd_trigram_v1 analyzer (registered by this package) splits text
-// into words of letters, digits and '_', lowercases them and emits each
-// distinct 3-rune gram once per field value. It replaced Bleve's ngram
-// chain, which emits every occurrence and cost far more at ingest.
+// The ctxd_words_v1 analyzer (registered by this package) splits text into
+// words of letters, digits and '_', lowercases them and emits each distinct
+// word of 3 or more runes once per field value, unstemmed. The index keeps
+// those fields' vocabulary in memory (read from the term dictionaries at
+// Open, extended by Apply) for SearchSubstring to scan. It replaced fields
+// of every word's trigrams, which took 40% of indexing time and 44% of the
+// index.
 //
 // The mapping version (MappingVersion) is stored as an internal key; Open
 // refuses an index with another version, or one whose persisted scoring
 // model is not BM25, with ErrMappingMismatch so the caller can rebuild.
-// Change buildMapping or the trigram analyzer only together with a
+// Change buildMapping or the words analyzer only together with a
 // MappingVersion bump.
 //
 // # Scoring
@@ -56,16 +58,20 @@
 // coordination factor and estimates the mean length from the term
 // dictionary's size per segment, which together cost several nDCG points
 // against textbook BM25 (issue 13). SearchSubstring is a disjunction, over
-// text_tri and heading_tri (boost 2), of the conjunction of all the
-// query's trigrams. Filters are the non-scoring Filter clause of a Bleve
-// boolean query: they are evaluated for every candidate before the top k
-// are collected, so a scoped query finds its matches however far down the
-// global ranking they are, and they do not change scores. Within a Filter
-// field values are OR-ed, fields are AND-ed, and all listed tags are
-// required.
+// text_words and heading_words (boost 2), of a conjunction with one clause
+// per query word of 3+ runes: any of the (at most MaxSubstringWords,
+// shortest) indexed words containing it, found in the vocabulary's trigram
+// index; an English stop word matches only itself (strictness measured
+// better than a looser match in make eval). Filters are the non-scoring Filter
+// clause of a Bleve boolean query: they are evaluated for every candidate
+// before the top k are collected, so a scoped query finds its matches
+// however far down the global ranking they are, and they do not change
+// scores. Within a Filter field values are OR-ed, fields are AND-ed, and
+// all listed tags are required.
 //
 // Query cost grows with the query's terms: a match query holds one term
-// query per word, the substring leg one per trigram. KeyTerms reduces a
+// query per word, the substring leg up to MaxSubstringWords per word.
+// KeyTerms reduces a
 // long text to its rarest words first, and every search takes a context
 // that Bleve's collector polls, so an abandoned search stops.
 //
@@ -79,13 +85,14 @@
 //     scores do not depend on segmentation.
 //   - A field length is Bleve's norm, 1/sqrt(tokens) kept as a float32, so
 //     BM25F scores carry about seven significant digits.
-//   - The substring leg is a candidate generator: a document matches when
-//     it holds every trigram of the query's words, not necessarily
-//     contiguously ("abcxbcd" matches "abcd"). Grams never cross word
-//     boundaries, so "use eff" matches "use" and "effect" anywhere in the
-//     field, and a query with no word of 3+ characters returns nothing.
-//     Its hits carry no Locations; the caller can find the literal query
-//     in its text. Term frequency in the trigram fields is always 1.
+//   - No field keeps term vectors (they took a quarter of the index and
+//     every BM25 candidate's positions at query time): MatchSpans finds
+//     where a shown result matched by analysing its text again.
+//   - The substring leg matches within words: "use eff" matches "use" and
+//     "effect" anywhere in the field, and a query with no word of 3+
+//     characters returns nothing. Term frequency in the words fields is
+//     always 1. The vocabulary keeps the words of deleted documents until
+//     the index is reopened.
 //   - Apply returns once Scorch has persisted the batch, and the applied
 //     sequence is written in the same batch, so the index on disk is never
 //     ahead of or behind its recorded sequence.

@@ -31,8 +31,10 @@ func Example() {
 	}
 
 	hits, _ := x.SearchBM25(context.Background(), "running", lexical.Filter{PathPrefixes: []string{"notes:/react"}}, 10)
+	terms, _ := x.Terms("running")
 	for _, h := range hits {
-		fmt.Println("bm25:", h.ID, h.Locations["text"])
+		spans, _ := x.MatchSpans("The hook runs useEffect after render.", terms)
+		fmt.Println("bm25:", h.ID, spans)
 	}
 	hits, _ = x.SearchSubstring(context.Background(), "useEff", lexical.Filter{Tags: []string{"react"}}, 10)
 	for _, h := range hits {

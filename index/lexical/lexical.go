@@ -9,14 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
-	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -26,7 +24,7 @@ import (
 // MappingVersion identifies the analyzers and field layout of the index.
 // Bump it whenever buildMapping changes; Open refuses an index written
 // with another version (ErrMappingMismatch) so the caller can rebuild it.
-const MappingVersion = "ctxd-lexical-v3"
+const MappingVersion = "ctxd-lexical-v4"
 
 // Field boosts: the weight of an occurrence in a field, against one in
 // the text, in SearchBM25's BM25F (see bm25fQuery), and the heading's
@@ -46,16 +44,16 @@ var (
 
 // Field names in the Bleve document.
 const (
-	fieldText       = "text"
-	fieldHeading    = "heading"
-	fieldTitle      = "title"
-	fieldTextTri    = "text_tri"
-	fieldHeadingTri = "heading_tri"
-	fieldDrive      = "drive"
-	fieldDirs       = "dirs"
-	fieldMime       = "mime"
-	fieldTags       = "tags"
-	fieldLengths    = "lengths"
+	fieldText         = "text"
+	fieldHeading      = "heading"
+	fieldTitle        = "title"
+	fieldTextWords    = "text_words"
+	fieldHeadingWords = "heading_words"
+	fieldDrive        = "drive"
+	fieldDirs         = "dirs"
+	fieldMime         = "mime"
+	fieldTags         = "tags"
+	fieldLengths      = "lengths"
 )
 
 // Sentinel errors.
@@ -115,11 +113,6 @@ type Filter struct {
 type Hit struct {
 	ID    string
 	Score float64
-	// Locations maps a source field ("text", "heading", "title") to the
-	// sorted, de-duplicated byte spans [start, end) of matched terms in that
-	// field's original string. For the substring leg a span covers the whole
-	// word that contains the matched trigrams.
-	Locations map[string][][2]int
 }
 
 // Index is a disk-backed Bleve index over chunks. It is safe for
@@ -130,6 +123,7 @@ type Index struct {
 	// applyMu serialises Applies: each reads the field length sums and the
 	// lengths of the documents it replaces before its batch writes them.
 	applyMu sync.Mutex
+	vocab   *vocabulary // the words fields' terms, for SearchSubstring
 }
 
 // bleveDoc is the shape handed to the Bleve mapper.
@@ -160,7 +154,7 @@ func buildMapping() (*mapping.IndexMappingImpl, error) {
 		fm.Analyzer = analyzer
 		fm.Store = false
 		fm.IncludeInAll = false
-		fm.IncludeTermVectors = true // for Hit.Locations
+		fm.IncludeTermVectors = false // match spans come from MatchSpans
 		fm.DocValues = false
 		return fm
 	}
@@ -174,13 +168,8 @@ func buildMapping() (*mapping.IndexMappingImpl, error) {
 	}
 
 	dm := mapping.NewDocumentStaticMapping()
-	tri := func(name string) *mapping.FieldMapping {
-		fm := text(name, analyzerTrigram)
-		fm.IncludeTermVectors = false // see SearchSubstring: no locations
-		return fm
-	}
-	dm.AddFieldMappingsAt(fieldText, text(fieldText, en.AnalyzerName), tri(fieldTextTri))
-	dm.AddFieldMappingsAt(fieldHeading, text(fieldHeading, en.AnalyzerName), tri(fieldHeadingTri))
+	dm.AddFieldMappingsAt(fieldText, text(fieldText, en.AnalyzerName), text(fieldTextWords, analyzerWords))
+	dm.AddFieldMappingsAt(fieldHeading, text(fieldHeading, en.AnalyzerName), text(fieldHeadingWords, analyzerWords))
 	dm.AddFieldMappingsAt(fieldTitle, text(fieldTitle, en.AnalyzerName))
 	dm.AddFieldMappingsAt(fieldDrive, kw())
 	dm.AddFieldMappingsAt(fieldDirs, kw())
@@ -212,7 +201,12 @@ func Open(dir string) (*Index, error) {
 			_ = bi.Close()
 			return nil, fmt.Errorf("open lexical index %s: %w", dir, err)
 		}
-		return &Index{idx: bi}, nil
+		vocab, err := loadVocabulary(bi)
+		if err != nil {
+			_ = bi.Close()
+			return nil, fmt.Errorf("open lexical index %s: %w", dir, err)
+		}
+		return &Index{idx: bi, vocab: vocab}, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("open lexical index %s: %w", dir, err)
 	}
@@ -229,7 +223,7 @@ func Open(dir string) (*Index, error) {
 		_ = bi.Close()
 		return nil, fmt.Errorf("create lexical index %s: record mapping version: %w", dir, err)
 	}
-	return &Index{idx: bi}, nil
+	return &Index{idx: bi, vocab: newVocabulary()}, nil
 }
 
 func checkMapping(bi bleve.Index) error {
@@ -276,6 +270,12 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 	an := bi.Mapping().AnalyzerNamed(en.AnalyzerName)
 	if an == nil {
 		return fmt.Errorf("apply: analyzer %s missing", en.AnalyzerName)
+	}
+	var fresh [][]byte // words the vocabulary lacks, added once the batch is in
+	newWord := func(w []byte) {
+		if !x.vocab.has(w) {
+			fresh = append(fresh, w)
+		}
 	}
 	adv, err := bi.Advanced()
 	if err != nil {
@@ -328,7 +328,7 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 			Mime:    d.Mime,
 			Tags:    d.Tags,
 		}
-		doc, l, err := analyzeDoc(bi.Mapping(), an, d.ID, &bd)
+		doc, l, err := analyzeDoc(bi.Mapping(), an, d.ID, &bd, newWord)
 		if err != nil {
 			return fmt.Errorf("apply: index %s: %w", d.ID, err)
 		}
@@ -355,6 +355,7 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 	if err := bi.Batch(b); err != nil {
 		return fmt.Errorf("apply batch (seq %d): %w", seq, err)
 	}
+	x.vocab.add(fresh...)
 	return nil
 }
 
@@ -471,56 +472,55 @@ func (x *Index) SearchBM25(ctx context.Context, q string, f Filter, k int) ([]Hi
 }
 
 // SearchSubstring returns the top k chunks whose text or heading (boost
-// HeadingBoost) contains every trigram of every query word of 3 or more
-// characters, case-insensitively, ranked by BM25 over the trigrams. It
-// finds identifiers and partial words ("useEff" finds "useEffect"). Words
-// are runs of letters, digits and '_'; grams never span words, and a match
-// is a candidate: the grams need not be contiguous in the document. Hits
-// carry no Locations (the trigram fields have no term vectors; the caller
-// can find the literal query in its text). A query with no word of 3+
+// HeadingBoost) holds, for every query word of 3 or more characters, a
+// word that contains it, case-insensitively; it finds identifiers and
+// partial words ("useEff" finds "useEffect"). Words are runs of letters,
+// digits and '_'. A query word stands for at most MaxSubstringWords
+// indexed words (the shortest), an English stop word only for itself, and
+// hits are ranked by BM25 over those. A query with no word of 3+
 // characters returns no hits. The search stops with ctx's error once ctx
 // ends.
 func (x *Index) SearchSubstring(ctx context.Context, q string, f Filter, k int) ([]Hit, error) {
 	if k <= 0 {
 		return nil, nil
 	}
-	bi, done, err := x.get()
-	if err != nil {
-		return nil, err
-	}
-	an := bi.Mapping().AnalyzerNamed(analyzerTrigram)
-	done()
-	if an == nil {
-		return nil, fmt.Errorf("substring: analyzer %s missing from mapping", analyzerTrigram)
-	}
-	ts := an.Analyze([]byte(q))
-	seen := make(map[string]bool, len(ts))
-	var grams []string
-	for _, t := range ts {
-		if g := string(t.Term); !seen[g] {
-			seen[g] = true
-			grams = append(grams, g)
-		}
-	}
-	if len(grams) == 0 {
+	frags := wordsAnalyzer{}.Analyze([]byte(q))
+	if len(frags) == 0 {
 		return nil, nil
 	}
-	var legs []query.Query
-	for _, fl := range []struct {
-		name  string
-		boost float64
-	}{{fieldTextTri, TextBoost}, {fieldHeadingTri, HeadingBoost}} {
-		var terms []query.Query
-		for _, g := range grams {
-			tq := bleve.NewTermQuery(g)
-			tq.SetField(fl.name)
-			terms = append(terms, tq)
-		}
-		c := bleve.NewConjunctionQuery(terms...)
-		c.SetBoost(fl.boost)
-		legs = append(legs, c)
+	an, err := x.english()
+	if err != nil {
+		return nil, fmt.Errorf("substring: %w", err)
 	}
-	return x.search(ctx, "substring", bleve.NewDisjunctionQuery(legs...), f, k)
+	legs := [2][]query.Query{} // per field: one disjunction per fragment
+	for _, frag := range frags {
+		var words []string
+		if len(an.Analyze(frag.Term)) == 0 {
+			// A stop word stands for itself: "the" is in thousands of words,
+			// each a long posting list, and meant as a word.
+			if x.vocab.has(frag.Term) {
+				words = []string{string(frag.Term)}
+			}
+		} else {
+			words = x.vocab.containing(frag.Term, MaxSubstringWords)
+		}
+		if len(words) == 0 {
+			return nil, nil // every fragment must match
+		}
+		for i, field := range [...]string{fieldTextWords, fieldHeadingWords} {
+			terms := make([]query.Query, len(words))
+			for j, w := range words {
+				tq := bleve.NewTermQuery(w)
+				tq.SetField(field)
+				terms[j] = tq
+			}
+			legs[i] = append(legs[i], bleve.NewDisjunctionQuery(terms...))
+		}
+	}
+	text, heading := bleve.NewConjunctionQuery(legs[0]...), bleve.NewConjunctionQuery(legs[1]...)
+	text.SetBoost(TextBoost)
+	heading.SetBoost(HeadingBoost)
+	return x.search(ctx, "substring", bleve.NewDisjunctionQuery(text, heading), f, k)
 }
 
 func (x *Index) search(ctx context.Context, leg string, main query.Query, f Filter, k int) ([]Hit, error) {
@@ -536,8 +536,6 @@ func (x *Index) search(ctx context.Context, leg string, main query.Query, f Filt
 		q = bq
 	}
 	req := bleve.NewSearchRequestOptions(q, k, 0, false)
-	req.IncludeLocations = true
-
 	bi, done, err := x.get()
 	if err != nil {
 		return nil, err
@@ -550,7 +548,7 @@ func (x *Index) search(ctx context.Context, leg string, main query.Query, f Filt
 	}
 	hits := make([]Hit, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		hits = append(hits, Hit{ID: h.ID, Score: h.Score, Locations: spans(h.Locations)})
+		hits = append(hits, Hit{ID: h.ID, Score: h.Score})
 	}
 	// Equal scores are common (duplicated text); order them by id so that
 	// rankings do not depend on segment layout. (Asking Bleve to sort by _id
@@ -562,50 +560,6 @@ func (x *Index) search(ctx context.Context, leg string, main query.Query, f Filt
 		return strings.Compare(a.ID, b.ID)
 	})
 	return hits, nil
-}
-
-// sourceField maps an indexed field to the Doc field its text came from.
-func sourceField(f string) string {
-	switch f {
-	case fieldTextTri:
-		return fieldText
-	case fieldHeadingTri:
-		return fieldHeading
-	}
-	return f
-}
-
-func spans(lm search.FieldTermLocationMap) map[string][][2]int {
-	if len(lm) == 0 {
-		return nil
-	}
-	out := make(map[string][][2]int, len(lm))
-	for field, terms := range lm {
-		src := sourceField(field)
-		for _, locs := range terms {
-			for _, l := range locs {
-				out[src] = append(out[src], [2]int{int(l.Start), int(l.End)})
-			}
-		}
-	}
-	for f, s := range out {
-		sort.Slice(s, func(i, j int) bool {
-			if s[i][0] != s[j][0] {
-				return s[i][0] < s[j][0]
-			}
-			return s[i][1] < s[j][1]
-		})
-		n := 0
-		for i := range s {
-			if n > 0 && s[i] == s[n-1] {
-				continue
-			}
-			s[n] = s[i]
-			n++
-		}
-		out[f] = s[:n]
-	}
-	return out
 }
 
 // filterQuery builds the non-scoring filter for f, or nil if f is empty.

@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -145,12 +146,6 @@ func TestIndex_SearchBM25_FieldModel(t *testing.T) {
 			t.Errorf("%s score = %.9f, want %.9f", hits[i].ID, hits[i].Score, want)
 		}
 	}
-	if got, want := hits[0].Locations["title"], [][2]int{{0, 5}}; !slices.Equal(got, want) {
-		t.Errorf("A Locations[title] = %v, want %v", got, want)
-	}
-	if got, want := hits[0].Locations["text"], [][2]int{{0, 5}, {6, 14}}; !slices.Equal(got, want) {
-		t.Errorf("A Locations[text] = %v, want %v", got, want)
-	}
 }
 
 // TestIndex_SearchBM25_MeanLengthOfLiveDocuments checks the mean field
@@ -242,11 +237,6 @@ func TestIndex_SearchBM25_Stemming(t *testing.T) {
 	if got := ids(hits); !slices.Equal(got, []string{"a"}) {
 		t.Fatalf("hits = %v, want [a]", got)
 	}
-	// The location points at "runs" in the original text.
-	want := [][2]int{{8, 12}}
-	if got := hits[0].Locations["text"]; !slices.Equal(got, want) {
-		t.Fatalf("Locations[text] = %v, want %v", got, want)
-	}
 }
 
 // TestIndex_SearchBM25_HeadingBoost: same term, same field lengths, same
@@ -271,9 +261,6 @@ func TestIndex_SearchBM25_HeadingBoost(t *testing.T) {
 			t.Errorf("%s score = %.9f, want %.9f", hits[i].ID, hits[i].Score, want)
 		}
 	}
-	if _, ok := hits[0].Locations["heading"]; !ok {
-		t.Fatalf("Locations = %v, want a heading span", hits[0].Locations)
-	}
 }
 
 func TestIndex_SearchBM25_DescriptionWithTitle(t *testing.T) {
@@ -285,9 +272,6 @@ func TestIndex_SearchBM25_DescriptionWithTitle(t *testing.T) {
 	hits := mustBM25(t, x, "invoices", Filter{}, 10)
 	if got := ids(hits); !slices.Equal(got, []string{"described"}) {
 		t.Fatalf("hits = %v, want [described]: the description is searched", got)
-	}
-	if _, ok := hits[0].Locations["title"]; !ok {
-		t.Fatalf("Locations = %v, want the match in the title field", hits[0].Locations)
 	}
 	// The title itself is still searched.
 	if got := ids(mustBM25(t, x, "billing", Filter{}, 10)); !slices.Equal(got, []string{"described"}) {
@@ -484,13 +468,6 @@ func TestIndex_SearchSubstring(t *testing.T) {
 			}
 		})
 	}
-	// The trigram fields carry no term vectors: substring hits have no
-	// locations (the caller finds the literal query in its text).
-	for _, h := range mustSubstring(t, x, "useEff", Filter{}, 10) {
-		if h.Locations != nil {
-			t.Errorf("%s: Locations = %v, want nil", h.ID, h.Locations)
-		}
-	}
 }
 
 func TestIndex_AppliedSeq_PersistsAcrossReopen(t *testing.T) {
@@ -582,7 +559,7 @@ func TestPathTerms(t *testing.T) {
 	}
 }
 
-func TestTrigramAnalyzer_Analyze(t *testing.T) {
+func TestWordsAnalyzer_Analyze(t *testing.T) {
 	type tok struct {
 		term       string
 		start, end int
@@ -592,17 +569,17 @@ func TestTrigramAnalyzer_Analyze(t *testing.T) {
 		in   string
 		want []tok
 	}{
-		{"camel case lowercased", "useEff", []tok{{"use", 0, 6}, {"see", 0, 6}, {"eef", 0, 6}, {"eff", 0, 6}}},
-		{"words split on punctuation", "a.bcd(x_yz)", []tok{{"bcd", 2, 5}, {"x_y", 6, 10}, {"_yz", 6, 10}}},
-		{"repeats dropped", "abc ABC abcd", []tok{{"abc", 0, 3}, {"bcd", 8, 12}}},
-		{"non-ASCII", "Ärger", []tok{{"ärg", 0, 6}, {"rge", 0, 6}, {"ger", 0, 6}}},
+		{"camel case lowercased", "useEff", []tok{{"useeff", 0, 6}}},
+		{"words split on punctuation", "a.bcd(x_yz)", []tok{{"bcd", 2, 5}, {"x_yz", 6, 10}}},
+		{"repeats dropped", "abc ABC abcd", []tok{{"abc", 0, 3}, {"abcd", 8, 12}}},
+		{"non-ASCII", "Ärger über", []tok{{"ärger", 0, 6}, {"über", 7, 12}}},
 		{"short words only", "ab c de", nil},
 		{"empty", "", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []tok
-			for _, tk := range (trigramAnalyzer{}).Analyze([]byte(tc.in)) {
+			for _, tk := range (wordsAnalyzer{}).Analyze([]byte(tc.in)) {
 				got = append(got, tok{string(tk.Term), tk.Start, tk.End})
 			}
 			if !slices.Equal(got, tc.want) {
@@ -612,15 +589,15 @@ func TestTrigramAnalyzer_Analyze(t *testing.T) {
 	}
 }
 
-func FuzzTrigramAnalyzer(f *testing.F) {
+func FuzzWordsAnalyzer(f *testing.F) {
 	for _, s := range []string{"useEffect", "Ärger ß İ", "a.b_c", "\xff\xfeabc"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		seen := map[string]bool{}
-		for _, tk := range (trigramAnalyzer{}).Analyze([]byte(s)) {
-			if utf8.RuneCount(tk.Term) != 3 {
-				t.Fatalf("term %q is not 3 runes", tk.Term)
+		for _, tk := range (wordsAnalyzer{}).Analyze([]byte(s)) {
+			if utf8.RuneCount(tk.Term) < minSubstringRunes {
+				t.Fatalf("term %q is shorter than %d runes", tk.Term, minSubstringRunes)
 			}
 			if seen[string(tk.Term)] {
 				t.Fatalf("term %q emitted twice", tk.Term)
@@ -628,6 +605,9 @@ func FuzzTrigramAnalyzer(f *testing.F) {
 			seen[string(tk.Term)] = true
 			if tk.Start < 0 || tk.End > len(s) || tk.Start >= tk.End {
 				t.Fatalf("bad span [%d,%d) for input of %d bytes", tk.Start, tk.End, len(s))
+			}
+			if bytes.IndexByte(tk.Term, 0) >= 0 {
+				t.Fatalf("term %q holds NUL, the vocabulary's separator", tk.Term)
 			}
 		}
 	})

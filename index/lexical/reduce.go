@@ -121,7 +121,7 @@ func pieceEnd(q string, start int) int {
 }
 
 // maxTermBytes bounds a word KeyTerms keeps: longer ones are ids, hashes or
-// encoded data, and each would cost the substring leg a term per trigram.
+// encoded data, and each would cost the substring leg up to MaxSubstringWords terms.
 const maxTermBytes = 64
 
 // term is one distinct analysed term of a query.

@@ -23,8 +23,8 @@ const (
 	applyBatch = 2048
 	// applyChunks and applyBytes bound the chunks one Bleve batch holds, and
 	// their text: Bleve holds every token of a batch in memory while it
-	// analyses it, trigram positions included (some 50 bytes a byte of
-	// text); 2,048 long documents took gigabytes, one 60 MB item 6 GB. An
+	// analyses it (with the trigram fields of the time, some 50 bytes a byte
+	// of text); 2,048 long documents took gigabytes, one 60 MB item 6 GB. An
 	// item larger than that is read and indexed in steps. Rebuilds batch
 	// the same way. At 1 MiB a batch a 60 MB item peaked at 434 MiB
 	// resident, at 256 KiB at 297 MiB, in about the same time.

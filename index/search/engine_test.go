@@ -491,3 +491,21 @@ func TestEngine_LargeItemInSteps(t *testing.T) {
 		t.Fatalf("doctor after reindex: %s", fmtProblems(rep))
 	}
 }
+
+// A snippet is cut around the words BM25 matched, found again in the text:
+// the stem's other forms, the corrected spelling.
+func TestEngine_SnippetAroundWhatBM25Matched(t *testing.T) {
+	e := newEnv(t)
+	filler := strings.Repeat("plain filler words ", 40)
+	e.write("notes:/dog.md", filler+"the dog runs every morning "+filler, unit(0, 0))
+	e.sync()
+	for _, q := range []string{"running", "runnning"} { // the second is corrected
+		r := e.search(Request{Mode: BM25, Queries: []Query{{Text: q}}, SnippetChars: 60})
+		if len(r.Results) != 1 {
+			t.Fatalf("%q: %d results", q, len(r.Results))
+		}
+		if s := r.Results[0].Snippet; !strings.Contains(s, "dog runs every") {
+			t.Errorf("%q: snippet %q, want it around %q", q, s, "runs")
+		}
+	}
+}

@@ -47,7 +47,7 @@ func fuseItems(hits [numLegs][]legHit, w [numLegs]float64, k, norm float64) []*c
 // best chunk that exists and whose snippet fits the token budget, with up
 // to perItem-1 of its next best in More (each also within the budget). An
 // item none of whose chunks can be shown is skipped.
-func (e *Engine) presentItems(ctx context.Context, req Request, items []*candidate, words map[string]bool, limit, perItem int) ([]Result, int, error) {
+func (e *Engine) presentItems(ctx context.Context, req Request, items []*candidate, hl highlight, limit, perItem int) ([]Result, int, error) {
 	count := tokenCounter(req)
 	var out []Result
 	used := 0
@@ -78,7 +78,10 @@ func (e *Engine) presentItems(ctx context.Context, req Request, items []*candida
 					continue
 				}
 				c := it.chunks[i]
-				snip := snippetOf(c, t.Text, words, req.SnippetChars)
+				snip, err := e.snippetOf(t.Text, hl, req.SnippetChars)
+				if err != nil {
+					return nil, 0, err
+				}
 				n := count(snip)
 				if req.TokenBudget > 0 && used+n > req.TokenBudget {
 					continue

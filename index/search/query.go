@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -161,7 +162,6 @@ type candidate struct {
 	id      string
 	ranks   [numLegs]int // 0: not found by that leg
 	scores  [numLegs]float64
-	spans   [][2]int // match positions in the chunk text
 	fused   float64
 	queries []int
 	// chunks holds, when the candidate is an item (GroupItem), its chunk
@@ -230,7 +230,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		resp.Mode, resp.ModeReason = BM25, reason
 	}
 	merged := map[string]*candidate{}
-	words := map[string]bool{} // what snippets of vector-only hits highlight
+	hl := highlight{terms: map[string]bool{}, words: map[string]bool{}}
 	// With GroupItem, the items found.
 	mergedItems := map[string]*candidate{}
 	for qi, q := range req.Queries {
@@ -254,7 +254,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 			return Response{}, err
 		}
 		resp.Queries[qi] = rep
-		addWords(words, cmp.Or(rep.Reduced, q.Text), lim.MaxQueryTerms)
+		if err := e.addTerms(hl.terms, cmp.Or(rep.Corrected, rep.Reduced, q.Text)); err != nil {
+			return Response{}, err
+		}
+		addWords(hl.words, cmp.Or(rep.Reduced, q.Text), lim.MaxQueryTerms)
 		mergeQuery(merged, cands, qi)
 		mergeQuery(mergedItems, items, qi)
 	}
@@ -275,10 +278,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 				mergedItems[it].chunks = append(mergedItems[it].chunks, c)
 			}
 		}
-		resp.Results, resp.TokensUsed, err = e.presentItems(ctx, req, aboveMin(items, req.MinScore), words, limit, perItem)
+		resp.Results, resp.TokensUsed, err = e.presentItems(ctx, req, aboveMin(items, req.MinScore), hl, limit, perItem)
 		return resp, err
 	}
-	resp.Results, resp.TokensUsed, err = e.present(ctx, req, aboveMin(all, req.MinScore), words, limit, perItem)
+	resp.Results, resp.TokensUsed, err = e.present(ctx, req, aboveMin(all, req.MinScore), hl, limit, perItem)
 	return resp, err
 }
 
@@ -413,7 +416,6 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 			}
 			c.ranks[leg], c.scores[leg] = r+1, h.score
 			c.fused += w[leg] / (k + float64(r+1))
-			c.spans = append(c.spans, h.spans...)
 		}
 	}
 	for _, c := range out {
@@ -431,7 +433,6 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 type legHit struct {
 	id    string
 	score float64
-	spans [][2]int
 }
 
 // lexicalLegs runs BM25 and substring matching.
@@ -441,7 +442,7 @@ func (e *Engine) lexicalLegs(ctx context.Context, text string, f lexical.Filter,
 	convert := func(hs []lexical.Hit) []legHit {
 		out := make([]legHit, len(hs))
 		for i, h := range hs {
-			out[i] = legHit{id: h.ID, score: h.Score, spans: h.Locations["text"]}
+			out[i] = legHit{id: h.ID, score: h.Score}
 		}
 		return out
 	}
@@ -521,7 +522,7 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 // item, snippets, and the token budget (a result that does not fit is
 // skipped and later ones are tried). Candidates whose chunk no longer exists
 // (an index running behind the store) are dropped.
-func (e *Engine) present(ctx context.Context, req Request, all []*candidate, words map[string]bool, limit, perItem int) ([]Result, int, error) {
+func (e *Engine) present(ctx context.Context, req Request, all []*candidate, hl highlight, limit, perItem int) ([]Result, int, error) {
 	count := tokenCounter(req)
 	perItemSeen := map[string]int{}
 	var out []Result
@@ -548,7 +549,10 @@ func (e *Engine) present(ctx context.Context, req Request, all []*candidate, wor
 			if !t.Found || perItemSeen[t.Item.ID] >= perItem || len(out) >= limit {
 				continue
 			}
-			snip := snippetOf(c, t.Text, words, req.SnippetChars)
+			snip, err := e.snippetOf(t.Text, hl, req.SnippetChars)
+			if err != nil {
+				return nil, 0, err
+			}
 			n := count(snip)
 			if req.TokenBudget > 0 && used+n > req.TokenBudget {
 				continue
@@ -569,15 +573,41 @@ func tokenCounter(req Request) func(string) int {
 	return func(s string) int { return (len(s) + 3) / 4 }
 }
 
-// snippetOf cuts the snippet of chunk candidate c from its text: around
-// its match positions, or, for a chunk only the vector leg found, the
-// query's words.
-func snippetOf(c *candidate, text string, words map[string]bool, chars int) string {
-	spans := c.spans
-	if len(spans) == 0 {
-		spans = findWords(text, words)
+// highlight is what snippets are cut around.
+type highlight struct {
+	terms map[string]bool // the analysed terms of the texts BM25 searched
+	words map[string]bool // the queries' words, for a chunk without those terms
+}
+
+// addTerms adds the terms text analyses to for BM25.
+func (e *Engine) addTerms(terms map[string]bool, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return nil
 	}
-	return Snippet(text, spans, chars)
+	e.mu.RLock()
+	ts, err := e.lex.Terms(text)
+	e.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	maps.Copy(terms, ts)
+	return nil
+}
+
+// snippetOf cuts the snippet of a chunk from its text: around the words
+// BM25 matched, or, in a chunk without them (only the vector or substring
+// leg found it), the query's words.
+func (e *Engine) snippetOf(text string, hl highlight, chars int) (string, error) {
+	e.mu.RLock()
+	spans, err := e.lex.MatchSpans(text, hl.terms)
+	e.mu.RUnlock()
+	if err != nil {
+		return "", err
+	}
+	if len(spans) == 0 {
+		spans = findWords(text, hl.words)
+	}
+	return Snippet(text, spans, chars), nil
 }
 
 // chunkResult is the result for chunk candidate c, read as t, with its

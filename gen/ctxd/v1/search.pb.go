@@ -86,7 +86,7 @@ const (
 	SearchLeg_SEARCH_LEG_UNSPECIFIED SearchLeg = 0
 	// BM25 over chunk text and heading breadcrumb.
 	SearchLeg_SEARCH_LEG_BM25 SearchLeg = 1
-	// Substring/trigram matching for identifiers and partial words.
+	// Substring matching for identifiers and partial words.
 	SearchLeg_SEARCH_LEG_SUBSTRING SearchLeg = 2
 	// Exact or approximate cosine similarity over embeddings.
 	SearchLeg_SEARCH_LEG_VECTOR SearchLeg = 3

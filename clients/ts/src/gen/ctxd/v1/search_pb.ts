@@ -837,7 +837,7 @@ export enum SearchLeg {
   BM25 = 1,
 
   /**
-   * Substring/trigram matching for identifiers and partial words.
+   * Substring matching for identifiers and partial words.
    *
    * @generated from enum value: SEARCH_LEG_SUBSTRING = 2;
    */

@@ -1,0 +1,111 @@
+package lexical
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+)
+
+// The index keeps no term vectors (they cost a quarter of its size and
+// every BM25 candidate's positions at query time): a result's match spans
+// are found by analysing its text again, which for the few results shown
+// costs microseconds.
+
+// Terms returns the distinct terms q analyses to under SearchBM25's
+// English analysis, for MatchSpans.
+func (x *Index) Terms(q string) (map[string]bool, error) {
+	an, err := x.english()
+	if err != nil {
+		return nil, fmt.Errorf("terms: %w", err)
+	}
+	out := map[string]bool{}
+	for _, t := range an.Analyze([]byte(q)) {
+		out[string(t.Term)] = true
+	}
+	return out, nil
+}
+
+// MatchSpans returns, in order, the byte spans [start, end) of the words of
+// text that analyse to one of terms (from Terms): where SearchBM25 matched.
+// Words are runs of letters, digits and '_' here, which differs from the
+// index's tokenizer only around punctuation inside tokens ("3.14").
+func (x *Index) MatchSpans(text string, terms map[string]bool) ([][2]int, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	an, err := x.english()
+	if err != nil {
+		return nil, fmt.Errorf("match spans: %w", err)
+	}
+	// Analysing a whole chunk costs tens of microseconds, a hundred results
+	// milliseconds, so only the words that begin like a term are analysed:
+	// the Porter stemmer rewrites endings, so a word and its stem share
+	// their first runes (up to the stem's length: "ties" is "ti").
+	prefixes := map[string]bool{}
+	var lens []int // the prefix lengths in runes that occur
+	for t := range terms {
+		p := runePrefix(t, matchPrefixRunes)
+		prefixes[p] = true
+		if n := utf8.RuneCountInString(p); !slices.Contains(lens, n) {
+			lens = append(lens, n)
+		}
+	}
+	var out [][2]int
+	for start := 0; start < len(text); {
+		r, sz := utf8.DecodeRuneInString(text[start:])
+		if !isWordRune(r) {
+			start += sz
+			continue
+		}
+		end := start + sz
+		for end < len(text) {
+			r, sz := utf8.DecodeRuneInString(text[end:])
+			if !isWordRune(r) {
+				break
+			}
+			end += sz
+		}
+		word := text[start:end]
+		if slices.ContainsFunc(lens, func(n int) bool { return prefixes[strings.ToLower(runePrefix(word, n))] }) {
+			for _, t := range an.Analyze([]byte(word)) {
+				if terms[string(t.Term)] {
+					out = append(out, [2]int{start + t.Start, start + t.End})
+				}
+			}
+		}
+		start = end
+	}
+	return out, nil
+}
+
+// matchPrefixRunes is how many leading runes MatchSpans compares.
+const matchPrefixRunes = 3
+
+// runePrefix returns the first n runes of s.
+func runePrefix(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// english returns the index's English analyzer, SearchBM25's.
+func (x *Index) english() (analysis.Analyzer, error) {
+	bi, done, err := x.get()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	an := bi.Mapping().AnalyzerNamed(en.AnalyzerName)
+	if an == nil {
+		return nil, fmt.Errorf("analyzer %s missing from mapping", en.AnalyzerName)
+	}
+	return an, nil
+}

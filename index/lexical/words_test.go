@@ -1,0 +1,150 @@
+package lexical
+
+import (
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestTrigrams(t *testing.T) {
+	key := func(g string) uint64 {
+		var k uint64
+		for _, r := range g {
+			k = k<<21 | uint64(r)
+		}
+		return k
+	}
+	for w, grams := range map[string][]string{
+		"abcde": {"abc", "bcd", "cde"},
+		"abc":   {"abc"},
+		"ab":    nil,
+		"ärger": {"ärg", "rge", "ger"},
+		"aaaa":  {"aaa", "aaa"},
+		"":      nil,
+	} {
+		var want []uint64
+		for _, g := range grams {
+			want = append(want, key(g))
+		}
+		if got := slices.Collect(trigrams([]byte(w))); !slices.Equal(got, want) {
+			t.Errorf("trigrams(%q) = %x, want %x (%q)", w, got, want, grams)
+		}
+	}
+}
+
+func TestVocabulary_Containing(t *testing.T) {
+	v := newVocabulary()
+	var filler [][]byte
+	for i := range 5000 {
+		filler = append(filler, fmt.Appendf(nil, "w%04d", i))
+	}
+	v.add(filler...)
+	v.add([]byte("useeffectevent"), []byte("useeffect"), []byte("effect"), []byte("useeffect"), []byte("reuseeff"),
+		[]byte("aaaa"), []byte("ärger"))
+	tests := []struct {
+		frag  string
+		limit int
+		want  []string
+	}{
+		{"useeff", 10, []string{"reuseeff", "useeffect", "useeffectevent"}},
+		{"useeff", 2, []string{"reuseeff", "useeffect"}},
+		{"effect", 10, []string{"effect", "useeffect", "useeffectevent"}},
+		{"w0012", 10, []string{"w0012"}},
+		{"w001", 3, []string{"w0010", "w0011", "w0012"}},
+		{"aaa", 10, []string{"aaaa"}},
+		{"rge", 10, []string{"ärger"}},
+		{"aaaaa", 10, nil}, // every gram known, the fragment in no word
+		{"xyz", 10, nil},
+	}
+	for _, tc := range tests {
+		if got := v.containing([]byte(tc.frag), tc.limit); !slices.Equal(got, tc.want) {
+			t.Errorf("containing(%q, %d) = %v, want %v", tc.frag, tc.limit, got, tc.want)
+		}
+	}
+	if !v.has([]byte("effect")) || v.has([]byte("effec")) {
+		t.Error("has: effect should be known and effec not")
+	}
+}
+
+func TestIndex_SearchSubstring_AfterReopen(t *testing.T) {
+	dir := t.TempDir()
+	x, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, x, []Doc{
+		{ID: "hook", Text: "useEffect(() => {})"},
+		{ID: "head", Text: "body", Heading: "getServerSideProps"},
+	}, nil, 1)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x = mustOpen(t, dir)
+	for q, want := range map[string][]string{"useEff": {"hook"}, "SideProp": {"head"}} {
+		if got := ids(mustSubstring(t, x, q, Filter{}, 10)); !slices.Equal(got, want) {
+			t.Errorf("after reopen, substring %q = %v, want %v", q, got, want)
+		}
+	}
+	// Words written after the reopen are found too.
+	mustApply(t, x, []Doc{{ID: "new", Text: "useLayoutEffect"}}, nil, 2)
+	if got := ids(mustSubstring(t, x, "LayoutEff", Filter{}, 10)); !slices.Equal(got, []string{"new"}) {
+		t.Errorf("substring LayoutEff = %v, want [new]", got)
+	}
+}
+
+// A fragment in more than MaxSubstringWords words stands for the shortest.
+func TestIndex_SearchSubstring_ExpansionLimit(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	var docs []Doc
+	for i := range MaxSubstringWords + 1 {
+		// "zq" then 0 to MaxSubstringWords x's: every word is a different length.
+		docs = append(docs, Doc{ID: fmt.Sprintf("d%03d", i), Text: "zq" + strings.Repeat("x", i+1)})
+	}
+	mustApply(t, x, docs, nil, 1)
+	got := ids(mustSubstring(t, x, "zqx", Filter{}, 2*MaxSubstringWords))
+	if len(got) != MaxSubstringWords || slices.Contains(got, fmt.Sprintf("d%03d", MaxSubstringWords)) {
+		t.Errorf("substring zqx found %d docs %v, want the %d with the shortest words", len(got), got, MaxSubstringWords)
+	}
+	// Every fragment must match: one unknown fragment finds nothing.
+	if got := ids(mustSubstring(t, x, "zqx nosuchword", Filter{}, 10)); len(got) != 0 {
+		t.Errorf("substring with an unknown fragment = %v, want none", got)
+	}
+}
+
+// A stop word in a substring query matches only itself, not the words
+// that contain it.
+func TestIndex_SearchSubstring_StopWordIsAWord(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{
+		{ID: "word", Text: "the useEffect hook"},
+		{ID: "inside", Text: "other useEffect hooks"},
+	}, nil, 1)
+	if got := ids(mustSubstring(t, x, "the useEff", Filter{}, 10)); !slices.Equal(got, []string{"word"}) {
+		t.Errorf("substring %q = %v, want [word]", "the useEff", got)
+	}
+	got := ids(mustSubstring(t, x, "hook useEff", Filter{}, 10))
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"inside", "word"}) {
+		t.Errorf("substring %q = %v, want [inside word]", "hook useEff", got)
+	}
+}
+
+// Two words with one hash (made here by hand; 64-bit hashes of real words
+// practically never collide) are both kept.
+func TestVocabulary_HashCollision(t *testing.T) {
+	v := newVocabulary()
+	v.add([]byte("alpha"))
+	v.byHash[maphash.Bytes(v.seed, []byte("beta"))] = 0 // alpha's id under beta's hash
+	v.add([]byte("beta"), []byte("beta"))
+	if !v.has([]byte("alpha")) || !v.has([]byte("beta")) || v.has([]byte("gamma")) {
+		t.Fatal("has: want alpha and beta, not gamma")
+	}
+	if got := v.containing([]byte("bet"), 10); !slices.Equal(got, []string{"beta"}) {
+		t.Errorf("containing(bet) = %v, want [beta]", got)
+	}
+	if len(v.ends) != 2 {
+		t.Errorf("%d words stored, want 2", len(v.ends))
+	}
+}
