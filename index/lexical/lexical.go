@@ -271,7 +271,7 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 	if an == nil {
 		return fmt.Errorf("apply: analyzer %s missing", en.AnalyzerName)
 	}
-	var fresh [][]byte // words the vocabulary lacks, added once the batch is in
+	var fresh [][]byte // words the vocabulary lacks
 	newWord := func(w []byte) {
 		if !x.vocab.has(w) {
 			fresh = append(fresh, w)
@@ -348,6 +348,10 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 		touched[id] = nil
 		b.Delete(id)
 	}
+	// Before the batch: searches see its documents as soon as Scorch
+	// introduces them, and SearchSubstring must know their words by then.
+	// Words of a batch that fails stay, like those of deleted documents.
+	x.vocab.add(fresh...)
 	b.SetInternal(keyFieldLengths, sums.encode())
 	var sb [8]byte
 	binary.BigEndian.PutUint64(sb[:], seq)
@@ -355,7 +359,6 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 	if err := bi.Batch(b); err != nil {
 		return fmt.Errorf("apply batch (seq %d): %w", seq, err)
 	}
-	x.vocab.add(fresh...)
 	return nil
 }
 

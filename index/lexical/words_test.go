@@ -148,3 +148,36 @@ func TestVocabulary_HashCollision(t *testing.T) {
 		t.Errorf("%d words stored, want 2", len(v.ends))
 	}
 }
+
+// A document BM25 can find is found by the substring leg too: its words are
+// in the vocabulary before the batch that adds it is searchable.
+func TestIndex_SearchSubstring_SeesWhatBM25Sees(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	const n = 100
+	applied := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := x.Apply([]Doc{{ID: fmt.Sprintf("d%d", i), Text: fmt.Sprintf("zqword%d", i)}}, nil, uint64(i+1)); err != nil {
+				applied <- err
+				return
+			}
+		}
+		applied <- nil
+	}()
+	defer func() {
+		if err := <-applied; err != nil {
+			t.Error(err)
+		}
+	}()
+	for i := 0; i < n; {
+		q := fmt.Sprintf("zqword%d", i)
+		if len(mustBM25(t, x, q, Filter{}, 1)) == 0 {
+			continue
+		}
+		if got := mustSubstring(t, x, q, Filter{}, 1); len(got) == 0 {
+			t.Errorf("BM25 finds %s but the substring leg does not", q)
+			return
+		}
+		i++
+	}
+}
