@@ -33,7 +33,7 @@
 //	questions                  'i' | id | slot (1) -> question hash | text: the writer's;
 //	                           'g' | chunk text hash -> count; | slot -> question hash | text:
 //	                           generated (see questions.go)
-//	qvectors/<model>           question hash -> float32s; qembedq: question key -> hash (| 1: embed
+//	qvectors/<model>           question hash -> unit float16s; qembedq: question key -> hash (| 1: embed
 //	                           again), the queue; chunkhash: chunk text hash | id | index -> (mark)
 //
 // # History

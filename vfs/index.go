@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/google/uuid"
+	"github.com/x448/float16"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -91,7 +92,7 @@ const (
 	bucketChunks   = "chunks"   // item id (16) | index (4) -> chunkVal
 	bucketEmbedQ   = "embedq"   // item id (16) | index (4) -> hash (32) | force (1)
 	bucketChunkQ   = "chunkq"   // item id (16) -> queuedMark
-	bucketVectors  = "vectors"  // nested per model id: hash (32) -> float32 little-endian
+	bucketVectors  = "vectors"  // nested per model id: hash (32) -> encodeVector (unit float16s)
 	bucketCounters = "counters" // nested in meta: name -> int64
 
 	keyChunker = "chunker"
@@ -642,15 +643,41 @@ func (s *Store) SaveEmbeddings(ctx context.Context, model string, done []Pending
 	})
 }
 
+// vectorFloat16 leads a vector stored as unit-length float16s. Vectors
+// stored before it are float32s with no lead byte, so of even length;
+// this encoding's is odd.
+const vectorFloat16 = 1
+
+// encodeVector stores v scaled to unit length (search compares directions
+// only) as float16s: half the bytes of float32s. Each component keeps 11
+// significant bits, so the stored vector moves by at most 2^-12 and a
+// cosine with it by at most about 2.5e-4.
 func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
+	var sum float64
+	for _, f := range v {
+		sum += float64(f) * float64(f)
+	}
+	scale := 1.0
+	if sum > 0 {
+		scale = 1 / math.Sqrt(sum)
+	}
+	b := make([]byte, 1+2*len(v))
+	b[0] = vectorFloat16
 	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+		binary.LittleEndian.PutUint16(b[1+2*i:], float16.Fromfloat32(float32(float64(f)*scale)).Bits())
 	}
 	return b
 }
 
+// decodeVector decodes either encoding.
 func decodeVector(b []byte) []float32 {
+	if len(b)%2 == 1 && b[0] == vectorFloat16 {
+		v := make([]float32, len(b)/2)
+		for i := range v {
+			v[i] = float16.Frombits(binary.LittleEndian.Uint16(b[1+2*i:])).Float32()
+		}
+		return v
+	}
 	v := make([]float32, len(b)/4)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
@@ -758,7 +785,8 @@ func (s *Store) Chunks(ctx context.Context, ref Ref) ([]ChunkSpan, error) {
 	return out, err
 }
 
-// Vector returns the current model's vector for a chunk text hash, or nil.
+// Vector returns the current model's vector for a chunk text hash, as
+// stored (unit length; see encodeVector), or nil.
 func (s *Store) Vector(ctx context.Context, hash [32]byte) ([]float32, error) {
 	var v []float32
 	err := s.view(ctx, func(t *txn) error {

@@ -2,7 +2,10 @@ package vfs
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -124,5 +127,45 @@ func TestStore_OpenIndexesAnOlderQueue(t *testing.T) {
 	}
 	if st := mustStats(t, s); st.PendingEmbed != 0 {
 		t.Fatalf("one vector for both chunks left %+v", st)
+	}
+}
+
+// sameDirection reports whether a and b point the same way, within what
+// storing a vector as float16s changes.
+func sameDirection(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	return na > 0 && nb > 0 && dot/math.Sqrt(na*nb) > 1-1e-6
+}
+
+func TestEncodeVector(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	v := make([]float32, 384)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64() * 1000) // any scale is stored as unit length
+	}
+	b := encodeVector(v)
+	if len(b) != 1+2*len(v) {
+		t.Fatalf("encoded %d floats in %d bytes, want %d", len(v), len(b), 1+2*len(v))
+	}
+	got := decodeVector(b)
+	var norm float64
+	for _, f := range got {
+		norm += float64(f) * float64(f)
+	}
+	if math.Abs(norm-1) > 1e-3 || !sameDirection(got, v) {
+		t.Errorf("decoded vector has norm² %v and is not v's direction", norm)
+	}
+	// Vectors stored before float16s were plain little-endian float32s.
+	old := []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0} // 1, -2
+	if got := decodeVector(old); !slices.Equal(got, []float32{1, -2}) {
+		t.Errorf("decodeVector(float32s) = %v, want [1 -2]", got)
 	}
 }
