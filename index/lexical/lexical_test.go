@@ -574,6 +574,7 @@ func TestWordsAnalyzer_Analyze(t *testing.T) {
 		{"repeats dropped", "abc ABC abcd", []tok{{"abc", 0, 3}, {"abcd", 8, 12}}},
 		{"non-ASCII", "Ärger über", []tok{{"ärger", 0, 6}, {"über", 7, 12}}},
 		{"short words only", "ab c de", nil},
+		{"long words left out", "abc " + strings.Repeat("x", maxTermBytes+1) + " " + strings.Repeat("y", maxTermBytes), []tok{{"abc", 0, 3}, {strings.Repeat("y", maxTermBytes), maxTermBytes + 6, 2*maxTermBytes + 6}}},
 		{"empty", "", nil},
 	}
 	for _, tc := range tests {

@@ -32,7 +32,8 @@ const MaxSubstringWords = 64
 
 // wordsAnalyzer splits text into words (maximal runs of letters, digits and
 // '_'), lowercases them and emits every distinct word of minSubstringRunes
-// or more runes once per field value, unstemmed.
+// or more runes once per field value, unstemmed. Words over maxTermBytes
+// (encoded data) are left out: they would fill the vocabulary.
 //
 // The substring leg finds the indexed words that contain a query fragment
 // in the vocabulary and searches for those. It replaced a field of every
@@ -61,7 +62,7 @@ func (wordsAnalyzer) Analyze(input []byte) analysis.TokenStream {
 			return
 		}
 		w := lb[termStart:len(lb):len(lb)]
-		if _, dup := seen[string(w)]; runes >= minSubstringRunes && !dup {
+		if _, dup := seen[string(w)]; runes >= minSubstringRunes && len(w) <= maxTermBytes && !dup {
 			seen[string(w)] = struct{}{}
 			if len(buf) == cap(buf) {
 				buf = make([]analysis.Token, 0, 64)
@@ -135,7 +136,7 @@ type vocabulary struct {
 	seed     maphash.Seed
 	byHash   map[uint64]uint32   // hash of a word -> its id
 	collided map[string]uint32   // words whose hash another word had first
-	grams    map[uint64][]uint32 // trigram (gramKey) -> ids of the words holding it, ascending
+	grams    map[uint64][]uint32 // trigram key (see trigrams) -> ids of the words holding it, ascending
 }
 
 func newVocabulary() *vocabulary {
