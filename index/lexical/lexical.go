@@ -24,7 +24,7 @@ import (
 // MappingVersion identifies the analyzers and field layout of the index.
 // Bump it whenever buildMapping changes; Open refuses an index written
 // with another version (ErrMappingMismatch) so the caller can rebuild it.
-const MappingVersion = "ctxd-lexical-v4"
+const MappingVersion = "ctxd-lexical-v5"
 
 // Field boosts: the weight of an occurrence in a field, against one in
 // the text, in SearchBM25's BM25F (see bm25fQuery), and the heading's
