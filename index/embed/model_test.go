@@ -179,8 +179,9 @@ func TestModel_TokenBudget(t *testing.T) {
 	for i, v := range vs {
 		checkUnit(t, fmt.Sprintf("text %d", i), v)
 	}
-	if len(m.inBuf) != 3*max(300, m.Spec().MaxTokens) {
-		t.Errorf("input buffer %d int64s, want 3 × max(300, max_tokens %d)", len(m.inBuf), m.Spec().MaxTokens)
+	// The buffers fit a Worker's bulk runs, 4 windows by default.
+	if bulk := 4 * m.Spec().MaxTokens; m.Options().BulkBatchTokens != bulk || len(m.inBuf) != 3*bulk {
+		t.Errorf("BulkBatchTokens %d, input buffer %d int64s, want %d and 3 × that", m.Options().BulkBatchTokens, len(m.inBuf), bulk)
 	}
 }
 

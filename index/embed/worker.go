@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // windowBatches is how many batches' worth of texts a caller tokenizes and
@@ -14,6 +15,11 @@ import (
 // bounds the token ids a caller holds (two windows: the one queued and the
 // next, tokenized while the worker runs the first).
 const windowBatches = 8
+
+// bulkQuiet is how long after the last query the Background backlog runs in
+// bulk batches (Options.BulkBatchTokens): a search session keeps the worker
+// on the small runs a query waits behind.
+const bulkQuiet = 5 * time.Second
 
 // Priority orders the worker's queues. At every batch boundary the worker
 // runs the highest priority that has texts waiting, so a text waits for at
@@ -40,14 +46,23 @@ const (
 // and Options.MaxBatchTokens, so a run's memory and duration are bounded
 // whatever the callers submit. Query texts go ahead of waiting documents,
 // and Prompt documents ahead of the Background backlog, at batch
-// boundaries.
+// boundaries. While no query has come for bulkQuiet, Background runs take
+// up to Options.BulkBatchTokens; a query arriving during such a run stops it
+// (its texts run again later), so it never waits behind one.
 type Worker struct {
 	m    *Model
 	spec Spec
 
 	mu     sync.Mutex
 	queues [numPriorities][]*request // requests with texts not yet taken into a batch, FIFO
-	closed bool
+	// retry holds the texts of a stopped bulk run, to run before the rest
+	// of the Background queue.
+	retry     []slot
+	lastQuery time.Time // when the last Query request was submitted
+	bulkRun   bool      // a bulk run is in flight
+	stopping  bool      // the bulk run in flight was told to stop
+	preempted int       // bulk runs stopped for a query
+	closed    bool
 
 	wake   chan struct{} // a request was queued; capacity 1
 	quit   chan struct{}
@@ -174,6 +189,15 @@ func (w *Worker) submit(r *request) error {
 	}
 	w.queues[r.prio] = append(w.queues[r.prio], r)
 	w.pending.Add(int64(len(r.items)))
+	if r.prio == Query {
+		w.lastQuery = time.Now()
+		if w.bulkRun && !w.stopping {
+			// ORT checks the flag between kernels: the run ends within
+			// about a millisecond.
+			w.stopping = true
+			w.m.terminate()
+		}
+	}
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
@@ -239,38 +263,60 @@ func (w *Worker) stop() {
 		}
 		w.queues[p] = nil
 	}
+	for _, s := range w.retry {
+		w.finish(s.r, ErrClosed)
+	}
+	w.retry = nil
 }
 
 // next drops the requests whose callers have gone, then takes the next
 // batch from the highest priority with texts waiting: consecutive texts of
-// its queue, bounded by MaxBatch and MaxBatchTokens.
+// its queue (for Background, a stopped bulk run's first), bounded by
+// MaxBatch and the token budget.
 func (w *Worker) next() []slot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for p := range w.queues {
-		w.queues[p] = slices.DeleteFunc(w.queues[p], func(r *request) bool {
-			if err := r.ctx.Err(); err != nil {
-				w.finish(r, err)
-			}
-			return r.finished
-		})
+	gone := func(r *request) bool {
+		if err := r.ctx.Err(); err != nil {
+			w.finish(r, err)
+		}
+		return r.finished
 	}
+	for p := range w.queues {
+		w.queues[p] = slices.DeleteFunc(w.queues[p], gone)
+	}
+	w.retry = slices.DeleteFunc(w.retry, func(s slot) bool { return gone(s.r) })
 	for p := numPriorities - 1; p >= 0; p-- {
 		q := w.queues[p]
-		if len(q) == 0 {
+		var retry []slot
+		if p == Background {
+			retry = w.retry
+		}
+		if len(q) == 0 && len(retry) == 0 {
 			continue
 		}
 		maxBatch := w.m.opts.MaxBatch
-		var batch []slot
-		var lens []int
+		batch := slices.Clone(retry[:min(len(retry), maxBatch)])
 		for _, r := range q {
 			for k := r.next; k < len(r.items) && len(batch) < maxBatch; k++ {
 				batch = append(batch, slot{r, k})
-				lens = append(lens, len(r.items[k].ids))
 			}
 		}
-		batch = batch[:batchSize(lens, maxBatch, w.m.opts.MaxBatchTokens)]
-		for _, s := range batch {
+		lens := make([]int, len(batch))
+		for j, s := range batch {
+			lens[j] = len(s.r.items[s.k].ids)
+		}
+		budget := w.m.opts.MaxBatchTokens
+		bulk := p == Background && time.Since(w.lastQuery) >= bulkQuiet && w.m.opts.BulkBatchTokens > budget
+		if bulk {
+			budget = w.m.opts.BulkBatchTokens
+		}
+		batch = batch[:batchSize(lens, maxBatch, budget)]
+		// Only a run larger than a query may wait behind is worth stopping.
+		w.bulkRun = bulk && len(batch)*slices.Max(lens[:len(batch)]) > w.m.opts.MaxBatchTokens
+		fromRetry := min(len(batch), len(retry))
+		w.retry = w.retry[fromRetry:]
+		for _, s := range batch[fromRetry:] {
 			s.r.next++
 		}
 		taken := 0
@@ -283,7 +329,8 @@ func (w *Worker) next() []slot {
 	return nil
 }
 
-// run embeds one batch and completes the requests it finishes.
+// run embeds one batch and completes the requests it finishes. A bulk run
+// stopped for a query puts its texts back, to run again.
 func (w *Worker) run(batch []slot) {
 	seqs := make([][]int64, len(batch))
 	outs := make([][]float32, len(batch))
@@ -292,6 +339,21 @@ func (w *Worker) run(batch []slot) {
 		seqs[j], outs[j] = it.ids, s.r.out[it.i]
 	}
 	err := w.m.run(seqs, outs)
+	w.mu.Lock()
+	stopped := w.stopping
+	if stopped {
+		if rerr := w.m.resume(); rerr != nil {
+			err, stopped = rerr, false // every later run would stop: fail loudly
+		}
+	}
+	w.bulkRun, w.stopping = false, false
+	if stopped && err != nil {
+		w.retry = append(batch, w.retry...)
+		w.preempted++
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
 	for _, s := range batch {
 		s.r.items[s.k].ids = nil // run: the window's memory shrinks as it goes
 		switch {

@@ -106,7 +106,7 @@ func TestWorker_LargeRequestBoundedBatches(t *testing.T) {
 
 func TestWorker_TokenBudgetGroupsLengths(t *testing.T) {
 	const budget = 512
-	w, m := mustNewWorker(t, Options{MaxBatch: 32, MaxBatchTokens: budget})
+	w, m := mustNewWorker(t, Options{MaxBatch: 32, MaxBatchTokens: budget, BulkBatchTokens: budget})
 	var shapes [][2]int
 	m.beforeRun = func(batch, seqLen int) { shapes = append(shapes, [2]int{batch, seqLen}) }
 	// Alternate long and short texts: sorted by length within the window,
@@ -207,8 +207,12 @@ func backlog(t *testing.T, w *Worker, m *Model, n, holdAt int) (*runLog, <-chan 
 	return l, done, w.Pending()
 }
 
+// noBulk keeps a worker on its default 256-token runs (MiniLM's window)
+// even without queries, for tests of the queues' order.
+var noBulk = Options{BulkBatchTokens: 256}
+
 func TestWorker_QueryWaitsForOneBatch(t *testing.T) {
-	w, m := mustNewWorker(t, Options{})
+	w, m := mustNewWorker(t, noBulk)
 	// Default budget: 4 documents of 64 tokens per run, 50 runs queued.
 	const holdAt = 3
 	l, docsDone, queued := backlog(t, w, m, 200, holdAt)
@@ -248,7 +252,7 @@ func TestWorker_QueryWaitsForOneBatch(t *testing.T) {
 }
 
 func TestWorker_CancelledQueryDropped(t *testing.T) {
-	w, m := mustNewWorker(t, Options{})
+	w, m := mustNewWorker(t, noBulk)
 	const holdAt = 2
 	l, docsDone, queued := backlog(t, w, m, 40, holdAt)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -282,7 +286,7 @@ func TestWorker_CancelledQueryDropped(t *testing.T) {
 }
 
 func TestWorker_PromptAheadOfBackground(t *testing.T) {
-	w, m := mustNewWorker(t, Options{})
+	w, m := mustNewWorker(t, noBulk)
 	const holdAt = 2
 	l, docsDone, queued := backlog(t, w, m, 40, holdAt)
 	prompt := make([]string, 6)
@@ -305,6 +309,90 @@ func TestWorker_PromptAheadOfBackground(t *testing.T) {
 	want := [][2]int{{4, 64}, {4, 64}, {1, 8}, {6, 32}, {4, 64}}
 	if !slices.Equal(runs[:len(want)], want) {
 		t.Errorf("runs %v, want them to start %v", runs, want)
+	}
+}
+
+func TestWorker_BulkRunsUntilAQuery(t *testing.T) {
+	w, m := mustNewWorker(t, Options{})
+	l := newRunLog(t, m, 0)
+	docs := make([]string, 16)
+	for i := range docs {
+		docs[i] = textOfTokens(t, m, 128, i)
+	}
+	embedDocs := func() [][]float32 {
+		vs, err := w.Embed(context.Background(), docs, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs
+	}
+	bulk := embedDocs()
+	if _, err := w.Embed(context.Background(), []string{"a query"}, true); err != nil {
+		t.Fatal(err)
+	}
+	small := embedDocs()
+	// No query yet: 1024-token runs (4 windows), 8 texts of 128 tokens. After
+	// the query: the 256-token runs a query waits behind.
+	want := [][2]int{{8, 128}, {8, 128}, {1, 4}}
+	for range 8 {
+		want = append(want, [2]int{2, 128})
+	}
+	if runs := l.runs(); !slices.Equal(runs, want) {
+		t.Errorf("runs [batch, seq] = %v, want %v", runs, want)
+	}
+	for i := range docs {
+		if c := Cosine(bulk[i], small[i]); c < 0.9999 {
+			t.Errorf("text %d: cosine(bulk run, small run) = %.6f", i, c)
+		}
+	}
+}
+
+func TestWorker_QueryStopsBulkRun(t *testing.T) {
+	w, m := mustNewWorker(t, Options{})
+	const holdAt = 2
+	l := newRunLog(t, m, holdAt)
+	docs := make([]string, 40)
+	for i := range docs {
+		docs[i] = textOfTokens(t, m, 64, i)
+	}
+	var vs [][]float32
+	docsDone := make(chan error, 1)
+	go func() {
+		var err error
+		vs, err = w.Embed(context.Background(), docs, false)
+		docsDone <- err
+	}()
+	<-l.held
+	queued := w.Pending()
+	query := embedAsync(context.Background(), w, []string{textOfTokens(t, m, 8, 0)}, Query)
+	waitPending(t, w, queued+1) // submitted: the held run's stop flag is set
+	l.release()
+	for _, c := range []<-chan error{query, docsDone} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Bulk runs of 16 × 64 tokens until the query: it stopped the run in
+	// flight, ran next, and that run's 16 texts ran again in small runs
+	// before the remaining 8.
+	want := [][2]int{{16, 64}, {16, 64}, {1, 8}}
+	for range 6 {
+		want = append(want, [2]int{4, 64})
+	}
+	if runs := l.runs(); !slices.Equal(runs, want) {
+		t.Errorf("runs [batch, seq] = %v, want %v", runs, want)
+	}
+	w.mu.Lock()
+	stopped := w.preempted
+	w.mu.Unlock()
+	if stopped != 1 {
+		t.Errorf("%d bulk runs stopped, want 1", stopped)
+	}
+	for i, d := range docs {
+		checkUnit(t, fmt.Sprintf("text %d", i), vs[i])
+		if c := Cosine(mustEmbedVia(t, w, d), vs[i]); c < 0.9999 {
+			t.Errorf("text %d: cosine(alone, after the stopped run) = %.6f", i, c)
+		}
 	}
 }
 
