@@ -33,8 +33,11 @@
 //	questions                  'i' | id | slot (1) -> question hash | text: the writer's;
 //	                           'g' | chunk text hash -> count; | slot -> question hash | text:
 //	                           generated (see questions.go)
-//	qvectors/<model>           question hash -> unit float16s; qembedq: question key -> hash (| 1: embed
+//	qvectors/<model>           question hash -> place; qembedq: question key -> hash (| 1: embed
 //	                           again), the queue; chunkhash: chunk text hash | id | index -> (mark)
+//	vectors/<model>            chunk text hash -> place: 2 | block (8) | slot (2) (vectors.go)
+//	vectors/<model>/blocks     block (8) -> slot size (2) | unit float16 vectors, filled in order;
+//	                           qvectors/<model>/blocks likewise
 //
 // # History
 //

@@ -213,8 +213,23 @@ func checkIndex(t *txn) error {
 		return fmt.Errorf("%d chunking queue entries for %d pending items", n, nPending)
 	}
 	return t.vectors.ForEachBucket(func(model []byte) error {
-		if got, want := t.counter(vectorCounter(string(model))), int64(t.vectors.Bucket(model).Stats().KeyN); got != want {
-			return fmt.Errorf("vector counter of %s = %d, actual %d", model, got, want)
+		b := t.vectors.Bucket(model)
+		var n int64
+		err := b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return nil // the blocks bucket
+			}
+			n++
+			if vectorAt(b, k) == nil {
+				return fmt.Errorf("vector %x of %s: place %x names no slot", k, model, v)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if got := t.counter(vectorCounter(string(model))); got != n {
+			return fmt.Errorf("vector counter of %s = %d, actual %d", model, got, n)
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -811,6 +812,22 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			bad[len(bad)-2] ^= 0xff
 			return t.revs.Put(k, bad)
 		},
+		"record changed behind its history": func(t *txn) error {
+			k, v := lastKey(t.revs, func(k []byte) bool { return len(k) == 26 && k[17] == 'm' })
+			if len(v) != 8 {
+				return fmt.Errorf("metadata entry %x holds a copy; want one naming the record", k)
+			}
+			it, err := t.item(k[:16])
+			if err != nil {
+				return err
+			}
+			it.Title = "changed without detachMeta"
+			rec, err := json.Marshal(&it)
+			if err != nil {
+				return err
+			}
+			return t.items.Put(k[:16], rec)
+		},
 		"missing log entry": func(t *txn) error {
 			k, _ := t.revLog.Cursor().Last()
 			return t.revLog.Delete(k)
@@ -918,5 +935,91 @@ func TestCommonEnds(t *testing.T) {
 				t.Fatalf("commonEnds(base, %q) = %d, %d; want %d, %d", b, gp, gq, wp, wq)
 			}
 		}
+	}
+}
+
+// TestStore_History_MetadataOfRecord: the snapshot of an item's current
+// metadata is not copied into its history; every change of the record
+// (a write, a write or delete with history off) stores the snapshot first,
+// so older revisions keep the metadata they had.
+func TestStore_History_MetadataOfRecord(t *testing.T) {
+	for _, offThen := range []string{"write", "delete"} {
+		t.Run(offThen, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ctxd.db")
+			s, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, byID := mustRef(t, "notes:/a.md"), Ref{} // by id: found once deleted with history off
+			write := func(title string) {
+				t.Helper()
+				res, err := s.Write(ctx, WriteParams{Ref: ref, Content: []byte("body\n"), IsText: true, Title: title, OnConflict: ConflictOverwrite})
+				if err != nil {
+					t.Fatal(err)
+				}
+				byID = Ref{ID: res.Item.ID}
+			}
+			copies := func() (n int) {
+				t.Helper()
+				err := s.db.View(func(tx *bolt.Tx) error {
+					return s.newTxn(tx).revs.ForEach(func(k, v []byte) error {
+						if len(k) == 26 && k[17] == 'm' && len(v) > 8 {
+							n++
+						}
+						return nil
+					})
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			titles := func(want ...string) {
+				t.Helper()
+				var got []string
+				for _, r := range mustHistory(t, s, byID) {
+					got = append(got, r.Item.Title)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("titles of the revisions, newest first = %q, want %q", got, want)
+				}
+			}
+			write("A")
+			if n := copies(); n != 0 {
+				t.Errorf("a new item's history holds %d copies of its metadata, want 0", n)
+			}
+			write("B")
+			titles("B", "A")
+			if n := copies(); n != 1 {
+				t.Errorf("after a change of title: %d copies of metadata, want 1 (A's)", n)
+			}
+			s.Close()
+
+			if s, err = Open(path, Options{HistoryOff: true}); err != nil {
+				t.Fatal(err)
+			}
+			if offThen == "write" {
+				write("C")
+			} else if _, err := s.Delete(ctx, ref, false); err != nil {
+				t.Fatal(err)
+			}
+			titles("B", "A")
+			if err := s.check(); err != nil {
+				t.Fatalf("after a %s with history off: %v", offThen, err)
+			}
+			s.Close()
+
+			if s, err = Open(path, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Revert(ctx, byID, 1); err != nil {
+				t.Fatal(err)
+			}
+			titles("A", "B", "A")
+			if err := s.check(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -791,7 +791,7 @@ func (s *Store) Vector(ctx context.Context, hash [32]byte) ([]float32, error) {
 	var v []float32
 	err := s.view(ctx, func(t *txn) error {
 		if b := t.vectorBucket(); b != nil {
-			if raw := b.Get(hash[:]); raw != nil {
+			if raw := vectorAt(b, hash[:]); raw != nil {
 				v = decodeVector(raw)
 			}
 		}

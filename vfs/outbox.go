@@ -489,7 +489,7 @@ func (t *txn) indexDoc(id []byte, from, to int, withVectors bool, lim *readLimit
 		}
 		ic := IndexChunk{ChunkSpan: ch, Text: string(content[ch.Start:ch.End])}
 		if withVectors && vb != nil {
-			if raw := vb.Get(ch.Hash[:]); raw != nil {
+			if raw := vectorAt(vb, ch.Hash[:]); raw != nil {
 				ic.Vector = decodeVector(raw)
 			}
 			ic.Questions = t.chunkQuestions(id, from+len(d.Chunks), ch.Hash)
@@ -602,7 +602,7 @@ func (s *Store) ChunkVectors(ctx context.Context, refs []ChunkRef) ([][]float32,
 				return err
 			}
 			if v := t.chunks.Get(chunkKey(u, r.Index)); v != nil {
-				if raw := vb.Get(v[20:52]); raw != nil {
+				if raw := vectorAt(vb, v[20:52]); raw != nil {
 					out[i] = decodeVector(raw)
 				}
 			}

@@ -142,7 +142,7 @@ func (t *txn) qvectorBucket() *bolt.Bucket {
 
 func (t *txn) questionVector(qhash []byte) []byte {
 	if b := t.qvectorBucket(); b != nil {
-		return b.Get(qhash)
+		return vectorAt(b, qhash)
 	}
 	return nil
 }
@@ -570,7 +570,7 @@ func (t *txn) attached(id []byte) map[int][]IndexQuestion {
 			cc := t.chunks.Cursor()
 			for k, v := cc.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = cc.Next() {
 				var vec []float32
-				if raw := vb.Get(v[20:52]); raw != nil {
+				if raw := vectorAt(vb, v[20:52]); raw != nil {
 					vec = decodeVector(raw)
 				}
 				chunkVecs = append(chunkVecs, vec)
@@ -665,8 +665,8 @@ func (s *Store) SaveQuestionVectors(ctx context.Context, model string, done []Pe
 		}
 		for i, p := range done {
 			if vecs[i] != nil {
-				if err := b.Put(bytes.Clone(p.Hash[:]), encodeVector(vecs[i])); err != nil {
-					return fmt.Errorf("put question vector: %w", err)
+				if err := t.storeVector(b, p.Hash[:], encodeVector(vecs[i])); err != nil {
+					return err
 				}
 			}
 			// An entry replaced meanwhile (the questions changed) stays queued.

@@ -3,7 +3,9 @@ package vfs
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -24,6 +26,148 @@ func waitKey(hash, key []byte) []byte {
 	return append(append(k, hash...), key...)
 }
 
+// A model's vectors are packed into blocks rather than stored under their
+// hash keys: under random keys, B-tree splits leave pages about 60% full,
+// and with values of 769 bytes (384 float16s) the waste was 40% of the
+// vectors bucket. Blocks are keyed by an increasing number in the nested
+// bucket vectorBlocks and filled in order, so their pages are full; the
+// hash key holds the vector's place, vectorPlaced | block (8) | slot (2).
+// A block is slot size (2) | slots. Values stored before blocks (an
+// encodeVector value under the hash) still read.
+const (
+	vectorPlaced = 2 // leads a place; 11 bytes is neither a float32 nor a float16 encoding
+	placeLen     = 11
+	vectorBlocks = "blocks" // not 32 bytes long, so no hash key
+	// blockBytes keeps a block with bbolt's page and element headers
+	// within four 4 KiB pages.
+	blockBytes = 4*4096 - 64
+)
+
+// blockTail is the last block of a bucket as this transaction appends to
+// it: bbolt keeps the slice Put gives it until the commit, so appends
+// extend buf within its capacity and Put it again rather than copy the
+// block for every vector.
+type blockTail struct {
+	blocks *bolt.Bucket
+	key    [8]byte
+	buf    []byte
+}
+
+// vectorAt returns the encoded vector stored for hash in model bucket b,
+// or nil.
+func vectorAt(b *bolt.Bucket, hash []byte) []byte {
+	v := b.Get(hash)
+	if len(v) != placeLen || v[0] != vectorPlaced {
+		return v
+	}
+	blocks := b.Bucket([]byte(vectorBlocks))
+	if blocks == nil {
+		return nil
+	}
+	blk := blocks.Get(v[1:9])
+	if len(blk) < 2 {
+		return nil
+	}
+	size := int(binary.BigEndian.Uint16(blk))
+	off := 2 + int(binary.BigEndian.Uint16(v[9:]))*size
+	if off+size > len(blk) {
+		return nil
+	}
+	return blk[off : off+size]
+}
+
+// storeVector stores encoded vector enc for hash in model bucket b: over
+// the old one in its block when it has a place, else appended to the last
+// block.
+func (t *txn) storeVector(b *bolt.Bucket, hash, enc []byte) error {
+	blocks, err := b.CreateBucketIfNotExists([]byte(vectorBlocks))
+	if err != nil {
+		return fmt.Errorf("put vector: %w", err)
+	}
+	blocks.FillPercent = 1 // appended in key order
+	if old := b.Get(hash); len(old) == placeLen && old[0] == vectorPlaced {
+		if err := t.overwriteSlot(blocks, old, enc); err == nil || !errors.Is(err, errSlotMismatch) {
+			return err
+		}
+	}
+	tail, err := t.blockTail(blocks, len(enc))
+	if err != nil {
+		return err
+	}
+	slot := (len(tail.buf) - 2) / len(enc)
+	tail.buf = append(tail.buf, enc...)
+	if err := blocks.Put(tail.key[:], tail.buf); err != nil {
+		return fmt.Errorf("put vector: %w", err)
+	}
+	place := make([]byte, placeLen)
+	place[0] = vectorPlaced
+	copy(place[1:9], tail.key[:])
+	binary.BigEndian.PutUint16(place[9:], uint16(slot))
+	if err := b.Put(bytes.Clone(hash), place); err != nil {
+		return fmt.Errorf("put vector: %w", err)
+	}
+	return nil
+}
+
+// errSlotMismatch: the old vector's slot is not the new one's size (the
+// model's vectors changed width), so the new one is appended.
+var errSlotMismatch = errors.New("slot size differs")
+
+// overwriteSlot writes enc over the vector at place.
+func (t *txn) overwriteSlot(blocks *bolt.Bucket, place, enc []byte) error {
+	key := place[1:9]
+	var blk []byte
+	if t.tail != nil && t.tail.blocks == blocks && bytes.Equal(t.tail.key[:], key) {
+		blk = t.tail.buf
+	} else if old := blocks.Get(key); old != nil {
+		blk = bytes.Clone(old)
+	}
+	if len(blk) < 2 || int(binary.BigEndian.Uint16(blk)) != len(enc) {
+		return errSlotMismatch
+	}
+	off := 2 + int(binary.BigEndian.Uint16(place[9:]))*len(enc)
+	if off+len(enc) > len(blk) {
+		return errSlotMismatch
+	}
+	copy(blk[off:], enc)
+	if err := blocks.Put(bytes.Clone(key), blk); err != nil {
+		return fmt.Errorf("put vector: %w", err)
+	}
+	return nil
+}
+
+// blockTail returns the block to append a vector of size bytes to: the
+// last one while it has room for it and holds vectors of that size, else a
+// new one.
+func (t *txn) blockTail(blocks *bolt.Bucket, size int) (*blockTail, error) {
+	room := func(buf []byte) bool {
+		return len(buf) >= 2 && int(binary.BigEndian.Uint16(buf)) == size && len(buf)+size <= max(blockBytes, 2+size)
+	}
+	if t.tail != nil && t.tail.blocks == blocks && room(t.tail.buf) {
+		return t.tail, nil
+	}
+	if size > math.MaxUint16 {
+		return nil, fmt.Errorf("put vector: %d bytes, at most %d", size, math.MaxUint16)
+	}
+	tail := &blockTail{blocks: blocks}
+	capacity := max(blockBytes, 2+size)
+	k, v := blocks.Cursor().Last()
+	switch {
+	case k != nil && len(k) == 8 && room(v):
+		copy(tail.key[:], k)
+		tail.buf = append(make([]byte, 0, capacity), v...)
+	default:
+		var next uint64
+		if k != nil {
+			next = binary.BigEndian.Uint64(k) + 1
+		}
+		binary.BigEndian.PutUint64(tail.key[:], next)
+		tail.buf = binary.BigEndian.AppendUint16(make([]byte, 0, capacity), uint16(size))
+	}
+	t.tail = tail
+	return tail, nil
+}
+
 // putVector stores vec as the current model's vector of chunk text hash.
 // When the vector is new, every chunk waiting for it (each chunk without a
 // vector waits in the queue once a model is set) has it now: each is
@@ -34,8 +178,8 @@ func (t *txn) putVector(hash [32]byte, vec []float32) error {
 		return err
 	}
 	added := b.Get(hash[:]) == nil
-	if err := b.Put(bytes.Clone(hash[:]), encodeVector(vec)); err != nil {
-		return fmt.Errorf("put vector: %w", err)
+	if err := t.storeVector(b, hash[:], encodeVector(vec)); err != nil {
+		return err
 	}
 	if !added {
 		return nil

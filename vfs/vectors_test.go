@@ -2,6 +2,8 @@ package vfs
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -167,5 +169,111 @@ func TestEncodeVector(t *testing.T) {
 	old := []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0} // 1, -2
 	if got := decodeVector(old); !slices.Equal(got, []float32{1, -2}) {
 		t.Errorf("decodeVector(float32s) = %v, want [1 -2]", got)
+	}
+}
+
+// TestStore_VectorBlocks: vectors are packed into blocks in the order they
+// come, a later transaction goes on filling the last block, a vector
+// stored again overwrites its slot, and values stored under the hash
+// before blocks existed still read (and move to a block when replaced).
+func TestStore_VectorBlocks(t *testing.T) {
+	s := mustOpenStore(t)
+	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
+	ctx := context.Background()
+	const dims = 2000 // 4001-byte slots: 4 per block
+	perBlock := (blockBytes - 2) / (1 + 2*dims)
+	rng := rand.New(rand.NewPCG(3, 4))
+	vector := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	want := map[[32]byte][]float32{}
+	put := func(hashes ...int) {
+		t.Helper()
+		err := s.update(ctx, func(tx *txn) error {
+			for _, h := range hashes {
+				hash := [32]byte{byte(h), 0xb1}
+				want[hash] = vector(dims)
+				if err := tx.putVector(hash, want[hash]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	blocks := func() (n int) {
+		t.Helper()
+		err := s.view(ctx, func(tx *txn) error {
+			return tx.vectorBucket().Bucket([]byte(vectorBlocks)).ForEach(func(_, v []byte) error {
+				if len(v) > blockBytes {
+					t.Errorf("block of %d bytes, at most %d", len(v), blockBytes)
+				}
+				n++
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	check := func(when string) {
+		t.Helper()
+		for hash, v := range want {
+			got, err := s.Vector(ctx, hash)
+			if err != nil || !sameDirection(got, v) {
+				t.Fatalf("%s: vector %x: %d floats, %v; not the one stored", when, hash[:2], len(got), err)
+			}
+		}
+	}
+	put(0, 1, 2, 3, 4, 5) // a full block and two slots of the next
+	put(6, 7, 8)          // fills that block from a new transaction, then a third
+	check("after two transactions")
+	if n := blocks(); perBlock != 4 || n != 3 {
+		t.Fatalf("9 vectors, %d per block: %d blocks, want 3", perBlock, n)
+	}
+	put(0, 8) // stored again: in place, in an old block and in the last
+	check("after overwriting")
+	if n := blocks(); n != 3 {
+		t.Errorf("after overwriting two vectors: %d blocks, want still 3", n)
+	}
+
+	// Values of a store written before blocks: a float16 and a float32 vector
+	// under their hash.
+	f16, f32 := [32]byte{0xf1}, [32]byte{0xf2}
+	want[f16], want[f32] = vector(dims), []float32{1, -2, 0.5}
+	err := s.update(ctx, func(tx *txn) error {
+		b := tx.vectorBucket()
+		raw32 := make([]byte, 0, 12)
+		for _, f := range want[f32] {
+			raw32 = binary.LittleEndian.AppendUint32(raw32, math.Float32bits(f))
+		}
+		if err := errors.Join(b.Put(f16[:], encodeVector(want[f16])), b.Put(f32[:], raw32)); err != nil {
+			return err
+		}
+		return tx.addCounter(vectorCounter("m1"), 2)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("with values stored before blocks")
+	// A vector of another width (the model's changed) takes a new block.
+	hash := [32]byte{0xf2}
+	err = s.update(ctx, func(tx *txn) error {
+		want[hash] = vector(3)
+		return tx.putVector(hash, want[hash])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after replacing a float32 value by a vector of another width")
+	if n := blocks(); n != 4 {
+		t.Errorf("a 3-float vector after 2000-float ones: %d blocks, want 4", n)
 	}
 }
