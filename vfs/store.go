@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -431,6 +432,9 @@ func (t *txn) item(id []byte) (Item, error) {
 	if err := json.Unmarshal(v, &it); err != nil {
 		return Item{}, fmt.Errorf("item %x: decode metadata: %w", id, err)
 	}
+	if it.ID == "" { // records written since putMeta leaves out the key
+		it.ID = uuid.UUID(id).String()
+	}
 	return it, nil
 }
 
@@ -501,7 +505,9 @@ func (t *txn) putMeta(id []byte, it *Item) error {
 			return err
 		}
 	}
-	rec, err := json.Marshal(it)
+	stored := *it
+	stored.ID = "" // the key
+	rec, err := json.Marshal(&stored)
 	if err != nil {
 		return fmt.Errorf("encode item %s: %w", it.ID, err)
 	}

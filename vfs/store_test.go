@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -644,6 +645,34 @@ func TestStore_Concurrent(t *testing.T) {
 	for ref, want := range acked {
 		if got := mustRead(t, s, ref); got != want {
 			t.Errorf("%s = %q, want %q", ref, got, want)
+		}
+	}
+}
+
+// TestStore_ItemRecordLeavesOutItsKey: an item's record does not repeat
+// its id (the key); records that do, from older stores, still read.
+func TestStore_ItemRecordLeavesOutItsKey(t *testing.T) {
+	s := mustOpenStore(t)
+	written := mustWrite(t, s, "notes:/a.md", "body")
+	key := uuid.MustParse(written.ID)
+	var rec []byte
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		rec = bytes.Clone(tx.Bucket([]byte(bucketItems)).Get(key[:]))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(rec, []byte(written.ID)) {
+		t.Errorf("record %s repeats the id", rec)
+	}
+	withID := bytes.Replace(rec, []byte("{"), []byte(`{"ID":"`+written.ID+`",`), 1)
+	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketItems)).Put(key[:], withID) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []Ref{mustRef(t, "notes:/a.md"), {ID: written.ID}} {
+		it, _, err := s.ReadRaw(ctx, ref)
+		if err != nil || it.ID != written.ID {
+			t.Errorf("ReadRaw(%s) = id %q, %v; want %s", ref, it.ID, err, written.ID)
 		}
 	}
 }

@@ -17,7 +17,7 @@ const DefaultMaxContentBytes = 64 << 20
 // It is stored as JSON; fields that are often zero are left out then, since
 // a store holds one record per item.
 type Item struct {
-	ID              string // stable id (UUIDv7 string); survives moves
+	ID              string `json:",omitzero"` // stable id (UUIDv7 string); survives moves; the record's key, not stored in it
 	Drive           string
 	Path            string // cleaned, starts with "/"
 	Title           string
