@@ -432,8 +432,11 @@ func (t *txn) item(id []byte) (Item, error) {
 	if err := json.Unmarshal(v, &it); err != nil {
 		return Item{}, fmt.Errorf("item %x: decode metadata: %w", id, err)
 	}
-	if it.ID == "" { // records written since putMeta leaves out the key
+	if it.ID == "" { // see putMeta
 		it.ID = uuid.UUID(id).String()
+	}
+	if it.CreatedAt.IsZero() {
+		it.CreatedAt = it.UpdatedAt
 	}
 	return it, nil
 }
@@ -505,8 +508,13 @@ func (t *txn) putMeta(id []byte, it *Item) error {
 			return err
 		}
 	}
+	// The record leaves out what item restores: the id (the record's key),
+	// and CreatedAt while it equals UpdatedAt (an item never changed).
 	stored := *it
-	stored.ID = "" // the key
+	stored.ID = ""
+	if stored.CreatedAt.Equal(stored.UpdatedAt) {
+		stored.CreatedAt = time.Time{}
+	}
 	rec, err := json.Marshal(&stored)
 	if err != nil {
 		return fmt.Errorf("encode item %s: %w", it.ID, err)

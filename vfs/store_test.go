@@ -650,7 +650,8 @@ func TestStore_Concurrent(t *testing.T) {
 }
 
 // TestStore_ItemRecordLeavesOutItsKey: an item's record does not repeat
-// its id (the key); records that do, from older stores, still read.
+// its id (the key), nor its creation time while it equals the update's;
+// records that do, from older stores, still read.
 func TestStore_ItemRecordLeavesOutItsKey(t *testing.T) {
 	s := mustOpenStore(t)
 	written := mustWrite(t, s, "notes:/a.md", "body")
@@ -662,8 +663,8 @@ func TestStore_ItemRecordLeavesOutItsKey(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(rec, []byte(written.ID)) {
-		t.Errorf("record %s repeats the id", rec)
+	if bytes.Contains(rec, []byte(written.ID)) || bytes.Contains(rec, []byte("CreatedAt")) {
+		t.Errorf("record %s repeats the id or the update time", rec)
 	}
 	withID := bytes.Replace(rec, []byte("{"), []byte(`{"ID":"`+written.ID+`",`), 1)
 	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketItems)).Put(key[:], withID) }); err != nil {
@@ -671,8 +672,20 @@ func TestStore_ItemRecordLeavesOutItsKey(t *testing.T) {
 	}
 	for _, ref := range []Ref{mustRef(t, "notes:/a.md"), {ID: written.ID}} {
 		it, _, err := s.ReadRaw(ctx, ref)
-		if err != nil || it.ID != written.ID {
-			t.Errorf("ReadRaw(%s) = id %q, %v; want %s", ref, it.ID, err, written.ID)
+		if err != nil || it.ID != written.ID || !it.CreatedAt.Equal(written.CreatedAt) || !it.CreatedAt.Equal(it.UpdatedAt) {
+			t.Errorf("ReadRaw(%s) = id %q created %v updated %v, %v; want %s created %v", ref, it.ID, it.CreatedAt, it.UpdatedAt, err, written.ID, written.CreatedAt)
 		}
+	}
+	// Once changed, the item keeps its creation time.
+	time.Sleep(time.Millisecond)
+	res, err := s.Write(ctx, WriteParams{Ref: mustRef(t, "notes:/a.md"), Content: []byte("changed"), IsText: true, OnConflict: ConflictOverwrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed := res.Item; !changed.CreatedAt.Equal(written.CreatedAt) || !changed.UpdatedAt.After(written.CreatedAt) {
+		t.Errorf("after a change: created %v updated %v, want created %v and a later update", changed.CreatedAt, changed.UpdatedAt, written.CreatedAt)
+	}
+	if it, _, err := s.ReadRaw(ctx, Ref{ID: written.ID}); err != nil || !it.CreatedAt.Equal(written.CreatedAt) {
+		t.Errorf("ReadRaw after a change: created %v, %v; want %v", it.CreatedAt, err, written.CreatedAt)
 	}
 }

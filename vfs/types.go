@@ -26,11 +26,11 @@ type Item struct {
 	IsText          bool // content is valid UTF-8 text
 	IsDir           bool `json:",omitzero"` // explicit directory placeholder
 	Size            int64
-	ContentHash     string   // lowercase hex SHA-256 of the content
-	SourceURL       string   `json:",omitzero"`
-	Tags            []string `json:",omitzero"` // sorted, de-duplicated
-	Importance      float64  `json:",omitzero"` // in [0, 1]
-	CreatedAt       time.Time
+	ContentHash     string    // lowercase hex SHA-256 of the content
+	SourceURL       string    `json:",omitzero"`
+	Tags            []string  `json:",omitzero"` // sorted, de-duplicated
+	Importance      float64   `json:",omitzero"` // in [0, 1]
+	CreatedAt       time.Time `json:",omitzero"` // stored only when it differs from UpdatedAt
 	UpdatedAt       time.Time
 	IndexedAt       time.Time `json:",omitzero"` // when BM25 search reached this state (Store.MarkIndexed); zero while a change waits
 	RetrievalCount  int64     `json:",omitzero"`
