@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
@@ -271,11 +274,9 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 	if an == nil {
 		return fmt.Errorf("apply: analyzer %s missing", en.AnalyzerName)
 	}
-	var fresh [][]byte // words the vocabulary lacks
-	newWord := func(w []byte) {
-		if !x.vocab.has(w) {
-			fresh = append(fresh, w)
-		}
+	analyzed, fresh, err := x.analyzeAll(bi.Mapping(), an, upserts)
+	if err != nil {
+		return err
 	}
 	adv, err := bi.Advanced()
 	if err != nil {
@@ -315,30 +316,14 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 	}
 	b := bi.NewBatch()
 	for i := range upserts {
-		d := &upserts[i]
-		if d.ID == "" {
-			return fmt.Errorf("apply: upsert %d: %w: empty id", i, ErrInvalidDoc)
-		}
-		bd := bleveDoc{
-			Text:    d.Text,
-			Heading: d.Heading,
-			Title:   titleField(d.Title, d.Description),
-			Drive:   d.Drive,
-			Dirs:    pathTerms(d.Drive, d.Path),
-			Mime:    d.Mime,
-			Tags:    d.Tags,
-		}
-		doc, l, err := analyzeDoc(bi.Mapping(), an, d.ID, &bd, newWord)
-		if err != nil {
-			return fmt.Errorf("apply: index %s: %w", d.ID, err)
-		}
-		if err := drop(d.ID); err != nil {
+		id, a := upserts[i].ID, &analyzed[i]
+		if err := drop(id); err != nil {
 			return err
 		}
-		sums.add(l)
-		touched[d.ID] = &l
-		if err := b.IndexAdvanced(doc); err != nil {
-			return fmt.Errorf("apply: index %s: %w", d.ID, err)
+		sums.add(a.lengths)
+		touched[id] = &a.lengths
+		if err := b.IndexAdvanced(a.doc); err != nil {
+			return fmt.Errorf("apply: index %s: %w", id, err)
 		}
 	}
 	for _, id := range deletes {
@@ -361,6 +346,62 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 	}
 	return nil
 }
+
+// analyzedDoc is one upsert analysed for the batch.
+type analyzedDoc struct {
+	doc     *document.Document
+	lengths lengthSums
+}
+
+// analyzeAll analyses upserts on every core (analysis is most of Apply's
+// own work, and the rest of the batch waits for it) and returns them in
+// order with the words the vocabulary lacks.
+func (x *Index) analyzeAll(m mapping.IndexMapping, an analysis.Analyzer, upserts []Doc) ([]analyzedDoc, [][]byte, error) {
+	out := make([]analyzedDoc, len(upserts))
+	workers := min(runtime.GOMAXPROCS(0), (len(upserts)+analyzeShare-1)/analyzeShare)
+	fresh := make([][][]byte, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			newWord := func(word []byte) {
+				if !x.vocab.has(word) {
+					fresh[w] = append(fresh[w], word)
+				}
+			}
+			for i := w; i < len(upserts); i += workers {
+				d := &upserts[i]
+				if d.ID == "" {
+					errs[w] = fmt.Errorf("apply: upsert %d: %w: empty id", i, ErrInvalidDoc)
+					return
+				}
+				bd := bleveDoc{
+					Text:    d.Text,
+					Heading: d.Heading,
+					Title:   titleField(d.Title, d.Description),
+					Drive:   d.Drive,
+					Dirs:    pathTerms(d.Drive, d.Path),
+					Mime:    d.Mime,
+					Tags:    d.Tags,
+				}
+				doc, l, err := analyzeDoc(m, an, d.ID, &bd, newWord)
+				if err != nil {
+					errs[w] = fmt.Errorf("apply: index %s: %w", d.ID, err)
+					return
+				}
+				out[i] = analyzedDoc{doc, l}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	return out, slices.Concat(fresh...), nil
+}
+
+// analyzeShare is the fewest upserts worth a goroutine of their own.
+const analyzeShare = 32
 
 // pathTerms returns the keyword terms for path-prefix filtering: the
 // root, every ancestor directory and the path itself, each plain ("/a")
