@@ -13,7 +13,7 @@
 //
 //	meta                       schema_version -> "1"
 //	meta/drives                drive -> item count (8) | content bytes (8)
-//	items                      id (16 bytes) -> Item metadata (JSON)
+//	items                      id (16 bytes) -> Item metadata (JSON; no ID, no CreatedAt equal to UpdatedAt)
 //	content                    id (16 bytes) -> content bytes
 //	text                       id (16 bytes) -> searchable text of a binary item
 //	paths/<drive>              encoded path -> flags (1) | id (16) | size (8) | mime
@@ -21,7 +21,8 @@
 //	revisions                  id | rev (8) -> revision record;
 //	                           id | rev | 1 -> archived content that rev first had:
 //	                           refs | uses (uvarints) | kind | zstd frame, delta or none;
-//	                           id | 0xff 'm' | metaID (8) -> refs | metadata (JSON);
+//	                           id | 0xff 'm' | metaID (8) -> refs | metadata (JSON), or refs
+//	                           alone while it is the metadata of the item's record;
 //	                           id | 0xff 'p' -> pending count;
 //	                           id | 0xff 'x' | SHA-256 -> rev (8) of its archived content
 //	revision_log               time (8) | id | rev -> (empty): Log by time
@@ -55,7 +56,8 @@
 // per SHA-256 in blobs, shared across items (a copy's history does not
 // store it again), and the item's entry names it. PruneHistory also drops
 // revisions past the retention. Metadata snapshots are stored per item and shared by
-// revisions that differ only in content. Open with history on after a run
+// revisions that differ only in content; the snapshot of the item's current
+// metadata is its record, copied into its entry only when the record changes. Open with history on after a run
 // with it off records baseline revisions for items that changed meanwhile.
 //
 // In path keys "/" is stored as 0x00 (NUL cannot occur in a path), so keys

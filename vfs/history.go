@@ -24,7 +24,8 @@ import (
 const (
 	// bucketRevs holds, per item id (16): id | rev (8) -> revision record;
 	// id | rev | 1 -> archived content (an entry, see entryKey); id | 0xff
-	// 'm' | metaID (8) -> reference count (8) | metadata snapshot (JSON);
+	// 'm' | metaID (8) -> reference count (8) | metadata snapshot (JSON;
+	// absent while it is the item's record, see detachMeta);
 	// id | 0xff 'p' -> pending count (8); id | 0xff 'x' | SHA-256 -> rev of
 	// its entry. An item's revisions and what they share sit on the same pages.
 	bucketRevs     = "revisions"
@@ -1974,8 +1975,10 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			case metaID(v[8:]) != [8]byte(k[18:]) || json.Unmarshal(v[8:], &m) != nil:
 				fail("item %x: metadata %x is corrupt", k[:16], k[18:])
 			}
-			if n := int64(binary.BigEndian.Uint64(v)); len(v) >= 8 && n != metaRefs[string(k)] {
-				fail("item %x: metadata %x has reference count %d, but %d references", k[:16], k[18:], n, metaRefs[string(k)])
+			if len(v) >= 8 {
+				if n := int64(binary.BigEndian.Uint64(v)); n != metaRefs[string(k)] {
+					fail("item %x: metadata %x has reference count %d, but %d references", k[:16], k[18:], n, metaRefs[string(k)])
+				}
 			}
 			delete(metaRefs, string(k))
 		default:

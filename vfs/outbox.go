@@ -335,7 +335,7 @@ func (t *txn) markIndexed(id []byte) error {
 	if it.IndexedAt.Before(it.UpdatedAt) {
 		it.IndexedAt = it.UpdatedAt
 	}
-	return t.putMeta(id, &it)
+	return t.putRecord(id, &it)
 }
 
 // indexedSeq is the sequence MarkIndexed has walked through.
@@ -517,7 +517,7 @@ func (s *Store) RecordRetrievals(ctx context.Context, ids []string, at time.Time
 			if at.After(it.LastRetrievedAt) {
 				it.LastRetrievedAt = at.UTC()
 			}
-			if err := t.putMeta(u, &it); err != nil {
+			if err := t.putRecord(u, &it); err != nil {
 				return err
 			}
 		}

@@ -508,6 +508,13 @@ func (t *txn) putMeta(id []byte, it *Item) error {
 			return err
 		}
 	}
+	return t.putRecord(id, it)
+}
+
+// putRecord stores item metadata that differs from the record at most in
+// fields metadata snapshots leave out (IndexedAt, the retrieval counts),
+// so history needs nothing of the record it replaces.
+func (t *txn) putRecord(id []byte, it *Item) error {
 	// The record leaves out what item restores: the id (the record's key),
 	// and CreatedAt while it equals UpdatedAt (an item never changed).
 	stored := *it
