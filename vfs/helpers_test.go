@@ -220,7 +220,7 @@ func checkIndex(t *txn) error {
 				return nil // the blocks bucket
 			}
 			n++
-			if vectorAt(b, k) == nil {
+			if openVectors(b).get(k) == nil {
 				return fmt.Errorf("vector %x of %s: place %x names no slot", k, model, v)
 			}
 			return nil

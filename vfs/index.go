@@ -790,10 +790,8 @@ func (s *Store) Chunks(ctx context.Context, ref Ref) ([]ChunkSpan, error) {
 func (s *Store) Vector(ctx context.Context, hash [32]byte) ([]float32, error) {
 	var v []float32
 	err := s.view(ctx, func(t *txn) error {
-		if b := t.vectorBucket(); b != nil {
-			if raw := vectorAt(b, hash[:]); raw != nil {
-				v = decodeVector(raw)
-			}
+		if raw := openVectors(t.vectorBucket()).get(hash[:]); raw != nil {
+			v = decodeVector(raw)
 		}
 		return nil
 	})

@@ -477,6 +477,7 @@ func (t *txn) indexDoc(id []byte, from, to int, withVectors bool, lim *readLimit
 	}
 	content := t.chunkSource(id)
 	vb := t.vectorBucket()
+	vs := openVectors(vb)
 	c := t.chunks.Cursor()
 	for k, v := c.Seek(chunkKey(id, from)); k != nil && bytes.HasPrefix(k, id) && from+len(d.Chunks) < to; k, v = c.Next() {
 		ch := decodeChunk(v)
@@ -489,7 +490,7 @@ func (t *txn) indexDoc(id []byte, from, to int, withVectors bool, lim *readLimit
 		}
 		ic := IndexChunk{ChunkSpan: ch, Text: string(content[ch.Start:ch.End])}
 		if withVectors && vb != nil {
-			if raw := vectorAt(vb, ch.Hash[:]); raw != nil {
+			if raw := vs.get(ch.Hash[:]); raw != nil {
 				ic.Vector = decodeVector(raw)
 			}
 			ic.Questions = t.chunkQuestions(id, from+len(d.Chunks), ch.Hash)
@@ -593,6 +594,7 @@ func (s *Store) ChunkVectors(ctx context.Context, refs []ChunkRef) ([][]float32,
 		if vb == nil {
 			return nil
 		}
+		vs := openVectors(vb)
 		for i, r := range refs {
 			if r.ItemID == "" {
 				continue
@@ -602,7 +604,7 @@ func (s *Store) ChunkVectors(ctx context.Context, refs []ChunkRef) ([][]float32,
 				return err
 			}
 			if v := t.chunks.Get(chunkKey(u, r.Index)); v != nil {
-				if raw := vectorAt(vb, v[20:52]); raw != nil {
+				if raw := vs.get(v[20:52]); raw != nil {
 					out[i] = decodeVector(raw)
 				}
 			}

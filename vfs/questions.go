@@ -141,10 +141,7 @@ func (t *txn) qvectorBucket() *bolt.Bucket {
 }
 
 func (t *txn) questionVector(qhash []byte) []byte {
-	if b := t.qvectorBucket(); b != nil {
-		return vectorAt(b, qhash)
-	}
-	return nil
+	return openVectors(t.qvectorBucket()).get(qhash)
 }
 
 // putQuestion stores question record key and queues it for a vector when
@@ -567,10 +564,11 @@ func (t *txn) attached(id []byte) map[int][]IndexQuestion {
 	if len(qs) > 0 {
 		var chunkVecs [][]float32
 		if vb := t.vectorBucket(); vb != nil {
+			vs := openVectors(vb)
 			cc := t.chunks.Cursor()
 			for k, v := cc.Seek(id); k != nil && bytes.HasPrefix(k, id); k, v = cc.Next() {
 				var vec []float32
-				if raw := vectorAt(vb, v[20:52]); raw != nil {
+				if raw := vs.get(v[20:52]); raw != nil {
 					vec = decodeVector(raw)
 				}
 				chunkVecs = append(chunkVecs, vec)

@@ -53,18 +53,30 @@ type blockTail struct {
 	buf    []byte
 }
 
-// vectorAt returns the encoded vector stored for hash in model bucket b,
-// or nil.
-func vectorAt(b *bolt.Bucket, hash []byte) []byte {
-	v := b.Get(hash)
+// vectorSet reads one model's vectors; it opens the blocks bucket once,
+// not per vector (a search rescores dozens).
+type vectorSet struct {
+	b, blocks *bolt.Bucket
+}
+
+// openVectors returns the reader of model bucket b (nil: no vectors).
+func openVectors(b *bolt.Bucket) *vectorSet { return &vectorSet{b: b} }
+
+// get returns the encoded vector stored for hash, or nil.
+func (s *vectorSet) get(hash []byte) []byte {
+	if s.b == nil {
+		return nil
+	}
+	v := s.b.Get(hash)
 	if len(v) != placeLen || v[0] != vectorPlaced {
 		return v
 	}
-	blocks := b.Bucket([]byte(vectorBlocks))
-	if blocks == nil {
-		return nil
+	if s.blocks == nil {
+		if s.blocks = s.b.Bucket([]byte(vectorBlocks)); s.blocks == nil {
+			return nil
+		}
 	}
-	blk := blocks.Get(v[1:9])
+	blk := s.blocks.Get(v[1:9])
 	if len(blk) < 2 {
 		return nil
 	}
