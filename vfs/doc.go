@@ -21,8 +21,8 @@
 //	revisions                  id | rev (8) -> revision record;
 //	                           id | rev | 1 -> archived content that rev first had:
 //	                           refs | uses (uvarints) | kind | zstd frame, delta or none;
-//	                           id | 0xff 'm' | metaID (8) -> refs | metadata (JSON), or refs
-//	                           alone while it is the metadata of the item's record;
+//	                           id | 0xff 'm' | metaID (8) -> refs | metadata (JSON); none while
+//	                           it is the metadata of the item's record;
 //	                           id | 0xff 'p' -> pending count;
 //	                           id | 0xff 'x' | SHA-256 -> rev (8) of its archived content
 //	revision_log               time (8) | id | rev -> (empty): Log by time

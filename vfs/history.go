@@ -25,7 +25,7 @@ const (
 	// bucketRevs holds, per item id (16): id | rev (8) -> revision record;
 	// id | rev | 1 -> archived content (an entry, see entryKey); id | 0xff
 	// 'm' | metaID (8) -> reference count (8) | metadata snapshot (JSON;
-	// absent while it is the item's record, see detachMeta);
+	// no entry while it is the item's record, see detachMeta);
 	// id | 0xff 'p' -> pending count (8); id | 0xff 'x' | SHA-256 -> rev of
 	// its entry. An item's revisions and what they share sit on the same pages.
 	bucketRevs     = "revisions"
@@ -449,19 +449,19 @@ func (t *txn) appendRev(u []byte, rev int64, it *Item, deleted bool, op, actor s
 	if err := t.detachMeta(u, next); err != nil {
 		return err
 	}
+	// Without an entry the snapshot is the item's record, which it is
+	// about to hold (see detachMeta); a delete stores it.
 	mk := metaKey(u, r.meta)
-	n, body := int64(1), []byte(nil)
-	if v := t.revs.Get(mk); len(v) >= 8 {
-		n += int64(binary.BigEndian.Uint64(v))
-		body = v[8:]
-	}
-	if deleted && len(body) == 0 {
-		body = meta
-	}
-	// Without a body the snapshot is the item's record, which it is about
-	// to hold (see detachMeta).
-	if err := t.revs.Put(mk, append(binary.BigEndian.AppendUint64(nil, uint64(n)), body...)); err != nil {
-		return fmt.Errorf("put revision metadata: %w", err)
+	if v := t.revs.Get(mk); len(v) >= 8 || deleted {
+		n := int64(1)
+		if len(v) >= 8 {
+			n += int64(binary.BigEndian.Uint64(v))
+		} else {
+			n += t.metaUses(u, r.meta)
+		}
+		if err := t.revs.Put(mk, append(binary.BigEndian.AppendUint64(nil, uint64(n)), meta...)); err != nil {
+			return fmt.Errorf("put revision metadata: %w", err)
+		}
 	}
 	if err := t.setPending(u, t.pending(u)+1); err != nil {
 		return err
@@ -480,16 +480,16 @@ func (t *txn) appendRev(u []byte, rev int64, it *Item, deleted bool, op, actor s
 }
 
 // Metadata snapshots. The snapshot of an item's current metadata is not
-// copied: its entry holds only the reference count, and the revisions
-// read the item's record (most items never change their metadata, and the
-// copy was 60% of a new item's history). Whatever replaces or removes the
-// record calls detachMeta first, which stores the snapshot in the entry.
-// So an entry without a snapshot always names the metadata of the item's
-// record.
+// stored: revisions whose snapshot has no entry read the item's record
+// (most items never change their metadata, and the copy with its entry was
+// 70% of a new item's history). Whatever replaces or removes the record
+// calls detachMeta first, which stores the snapshot with the number of
+// revisions referencing it. So a snapshot without an entry is always the
+// metadata of the item's record.
 
-// detachMeta stores in its entry the snapshot of item u's current metadata
-// if revisions reference it by the record, and next (the snapshot of the
-// record replacing it; nil when the item is removed) differs.
+// detachMeta stores the snapshot of item u's current metadata if revisions
+// reference it without an entry and next (the snapshot of the record
+// replacing it; nil when the item is removed) differs.
 func (t *txn) detachMeta(u, next []byte) error {
 	if t.items.Get(u) == nil {
 		return nil
@@ -507,14 +507,32 @@ func (t *txn) detachMeta(u, next []byte) error {
 		return nil
 	}
 	mk := metaKey(u, h)
-	v := t.revs.Get(mk)
-	if len(v) != 8 {
-		return nil // no entry, or it has its snapshot
+	if t.revs.Get(mk) != nil {
+		return nil
 	}
-	if err := t.revs.Put(mk, append(bytes.Clone(v), snap...)); err != nil {
+	n := t.metaUses(u, h)
+	if n == 0 {
+		return nil
+	}
+	if err := t.revs.Put(mk, append(binary.BigEndian.AppendUint64(nil, uint64(n)), snap...)); err != nil {
 		return fmt.Errorf("put revision metadata: %w", err)
 	}
 	return nil
+}
+
+// metaUses counts item u's revisions whose metadata snapshot is h: at most
+// what history retains of one item, read only when its metadata changes.
+func (t *txn) metaUses(u []byte, h [8]byte) int64 {
+	var n int64
+	c := t.revs.Cursor()
+	for k, v := c.Seek(u); k != nil && bytes.HasPrefix(k, u); k, v = c.Next() {
+		if isRevKey(k) {
+			if r, err := decodeRevRec(k, v); err == nil && r.meta == h {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // metaOfRecord returns the metadata snapshot h of item u when its entry
@@ -538,6 +556,10 @@ func (t *txn) metaOfRecord(u []byte, h [8]byte) ([]byte, error) {
 func (t *txn) unrefMeta(u []byte, h [8]byte) error {
 	mk := metaKey(u, h)
 	v := t.revs.Get(mk)
+	if v == nil {
+		_, err := t.metaOfRecord(u, h) // not stored: nothing to free
+		return err
+	}
 	if len(v) < 8 {
 		return fmt.Errorf("history: metadata %x of item %x is missing", h, u)
 	}
@@ -1136,16 +1158,17 @@ func (t *txn) visibleRevisionAt(key []byte, metas map[[8]byte]Item) (_ Revision,
 func (t *txn) revision(r revRec, metas map[[8]byte]Item) (Revision, error) {
 	it, ok := metas[r.meta]
 	if !ok {
-		b := t.revs.Get(metaKey(r.id, r.meta))
-		if len(b) < 8 {
-			return Revision{}, fmt.Errorf("history: metadata %x of item %x is missing", r.meta, r.id)
-		}
-		snap := b[8:]
-		if len(snap) == 0 {
+		snap := t.revs.Get(metaKey(r.id, r.meta))
+		switch {
+		case snap == nil:
 			var err error
 			if snap, err = t.metaOfRecord(r.id, r.meta); err != nil {
 				return Revision{}, err
 			}
+		case len(snap) < 8:
+			return Revision{}, fmt.Errorf("history: metadata %x of item %x is corrupt", r.meta, r.id)
+		default:
+			snap = snap[8:]
 		}
 		if err := json.Unmarshal(snap, &it); err != nil {
 			return Revision{}, fmt.Errorf("history: decode metadata %x: %w", r.meta, err)
@@ -1963,30 +1986,22 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			}
 		case len(k) == 26 && k[16] == 0xff && k[17] == 'm':
 			var m Item
-			switch {
-			case len(v) < 8:
+			if len(v) < 8 || metaID(v[8:]) != [8]byte(k[18:]) || json.Unmarshal(v[8:], &m) != nil {
 				fail("item %x: metadata %x is corrupt", k[:16], k[18:])
-			case len(v) == 8 && items[string(k[:16])] == nil:
-				fail("item %x: metadata %x is the record of an item that is gone", k[:16], k[18:])
-			case len(v) == 8:
-				if _, err := t.metaOfRecord(k[:16], [8]byte(k[18:])); err != nil {
-					fail("%v", err)
-				}
-			case metaID(v[8:]) != [8]byte(k[18:]) || json.Unmarshal(v[8:], &m) != nil:
-				fail("item %x: metadata %x is corrupt", k[:16], k[18:])
-			}
-			if len(v) >= 8 {
-				if n := int64(binary.BigEndian.Uint64(v)); n != metaRefs[string(k)] {
-					fail("item %x: metadata %x has reference count %d, but %d references", k[:16], k[18:], n, metaRefs[string(k)])
-				}
+			} else if n := int64(binary.BigEndian.Uint64(v)); n != metaRefs[string(k)] {
+				fail("item %x: metadata %x has reference count %d, but %d references", k[:16], k[18:], n, metaRefs[string(k)])
 			}
 			delete(metaRefs, string(k))
 		default:
 			fail("unknown key %x in the revisions", k)
 		}
 	}
-	for k, n := range metaRefs {
-		fail("item %x: %d revisions reference missing metadata %x", k[:16], n, k[18:])
+	for k := range metaRefs { // not stored: the record's, so the item must live
+		if items[k[:16]] == nil {
+			fail("item %x: revisions reference missing metadata %x", k[:16], k[18:])
+		} else if _, err := t.metaOfRecord([]byte(k[:16]), [8]byte([]byte(k[18:]))); err != nil {
+			fail("%v", err)
+		}
 	}
 	byRev := map[string][]byte{} // id | rev -> hash the index gives it
 	for ih, rev := range indexed {

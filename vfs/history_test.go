@@ -813,11 +813,8 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			return t.revs.Put(k, bad)
 		},
 		"record changed behind its history": func(t *txn) error {
-			k, v := lastKey(t.revs, func(k []byte) bool { return len(k) == 26 && k[17] == 'm' })
-			if len(v) != 8 {
-				return fmt.Errorf("metadata entry %x holds a copy; want one naming the record", k)
-			}
-			it, err := t.item(k[:16])
+			k, _ := t.items.Cursor().First() // a.md: its metadata is its record's
+			it, err := t.item(k)
 			if err != nil {
 				return err
 			}
@@ -826,7 +823,7 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return t.items.Put(k[:16], rec)
+			return t.items.Put(bytes.Clone(k), rec)
 		},
 		"missing log entry": func(t *txn) error {
 			k, _ := t.revLog.Cursor().Last()
@@ -875,6 +872,12 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			}
 			if k := blobKinds(t, s); k[blobZstd] != 1 || k[blobTrim] != 1 {
 				t.Fatalf("archived = %v, want one whole and one trim delta", k)
+			}
+			// b.md's first title is stored once its record changes.
+			for _, title := range []string{"first", "second"} {
+				if _, err := s.Write(ctx, WriteParams{Ref: mustRef(t, "notes:/b.md"), Content: []byte("b"), IsText: true, Title: title, OnConflict: ConflictOverwrite}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := s.Verify(ctx); err != nil {
 				t.Fatalf("Verify before corrupting: %v", err)
@@ -963,7 +966,7 @@ func TestStore_History_MetadataOfRecord(t *testing.T) {
 				t.Helper()
 				err := s.db.View(func(tx *bolt.Tx) error {
 					return s.newTxn(tx).revs.ForEach(func(k, v []byte) error {
-						if len(k) == 26 && k[17] == 'm' && len(v) > 8 {
+						if len(k) == 26 && k[17] == 'm' {
 							n++
 						}
 						return nil

@@ -501,12 +501,8 @@ func (t *txn) putMeta(id []byte, it *Item) error {
 	if err != nil {
 		return err
 	}
-	// A snapshot entry without its copy names the record's metadata: then
-	// it and the record agree, else history may need the old metadata.
-	if v := t.revs.Get(metaKey(id, metaID(snap))); len(v) != 8 {
-		if err := t.detachMeta(id, snap); err != nil {
-			return err
-		}
+	if err := t.detachMeta(id, snap); err != nil { // history may need the old metadata
+		return err
 	}
 	return t.putRecord(id, it)
 }
