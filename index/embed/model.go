@@ -50,11 +50,10 @@ type Options struct {
 	// MaxBatchTokens bounds a run's padded size, texts × longest text in
 	// tokens; 0 means Spec.MaxTokens (one full-window text per run). A run
 	// always takes at least one text, so the bound in effect is
-	// max(MaxBatchTokens, Spec.MaxTokens). It bounds the memory of a run and
-	// the time a query waits behind the run in flight: long texts get
-	// smaller batches, short ones up to MaxBatch. On CPU, small runs cost
-	// little throughput (a 256-token run embeds about as many tokens a
-	// second as a 2048-token one), so the default favours query latency.
+	// max(MaxBatchTokens, Spec.MaxTokens). It bounds the time a query
+	// waits behind the run in flight: long texts get smaller batches, short
+	// ones up to MaxBatch. The default favours query latency; a Worker's
+	// backlog takes larger runs while no query comes (BulkBatchTokens).
 	MaxBatchTokens int
 	// BulkBatchTokens is the padded-token bound of a Worker's Background
 	// runs while no query has come for a while (see Worker): the ingest
