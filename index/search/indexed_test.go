@@ -2,9 +2,11 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,4 +87,52 @@ func TestEngine_MarksItemsIndexed(t *testing.T) {
 	e.sync()
 	e.wantIndexed("notes:/c.md", "gamma")
 	e.wantIndexed("notes:/b.md", "beta")
+}
+
+// TestEngine_AppliedSeqMeansMarked: marking runs a batch behind the
+// lexical index (beside the next batch), so the state must never show a
+// sequence applied before the items it covers are marked, across a catch-up
+// of several batches.
+func TestEngine_AppliedSeqMeansMarked(t *testing.T) {
+	e := newEnv(t)
+	e.write("notes:/first.md", "a first paragraph") // else the engine rebuilds, not catches up
+	e.sync()
+	e.close()
+	ctx := context.Background()
+	paragraph := strings.Repeat("lorem ipsum dolor sit amet ", 4)
+	text := strings.Repeat(paragraph+"\n\n", applyBytes/len(paragraph)/2) // half a batch of text per item
+	var refs []string
+	var seqs []uint64
+	for i := range 6 {
+		ref := fmt.Sprintf("notes:/big%d.md", i)
+		e.write(ref, fmt.Sprintf("item%d %s", i, text))
+		seq, err := e.store.OutboxSeq(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs, seqs = append(refs, ref), append(seqs, seq)
+	}
+	// Slow marks: the state's sequence must wait for them.
+	eng, err := Open(e.store, Options{Dir: filepath.Join(e.dir, "index"), beforeMark: func() { time.Sleep(20 * time.Millisecond) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.SetModel(testModel, testDims)
+	e.eng, e.withModel = eng, true
+	deadline := time.Now().Add(30 * time.Second)
+	for checked := 0; checked < len(refs); {
+		applied := e.eng.State().AppliedSeq
+		for ; checked < len(refs) && seqs[checked] <= applied; checked++ {
+			if at, _ := e.indexedAt(refs[checked]); at.IsZero() {
+				t.Fatalf("state shows seq %d applied, but %s (seq %d) is not marked indexed", applied, refs[checked], seqs[checked])
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("engine stuck at seq %d of %d", applied, seqs[len(seqs)-1])
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for i, ref := range refs {
+		e.wantIndexed(ref, fmt.Sprintf("item%d", i))
+	}
 }
