@@ -46,6 +46,9 @@ func (e *Engine) Doctor(ctx context.Context) (DoctorReport, error) {
 				return err
 			}
 		}
+		if err := e.markIndexed(pc); err != nil { // what applying left to mark
+			return err
+		}
 		rep, err = e.check(pc)
 		return err
 	})

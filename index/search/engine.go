@@ -82,6 +82,7 @@ type Engine struct {
 	marked                           uint64     // lexSeq the store's IndexedAt reflects (Store.MarkIndexed)
 	marking                          chan error // the Store.MarkIndexed in flight (markAsync), or nil
 	markingTo                        uint64     // its target
+	runCtx                           context.Context
 	snapAt                           time.Time
 	lastBatch                        int // entries the last pass applied
 	rebuildLex, rebuildVec           bool
@@ -228,6 +229,7 @@ func (e *Engine) State() State {
 // in between.
 func (e *Engine) run(ctx context.Context) {
 	defer close(e.stopped)
+	e.runCtx = ctx
 	defer e.joinMark() // ctx has ended: it returns soon
 	work := e.store.Work()
 	tick := time.NewTicker(30 * time.Second)
@@ -454,7 +456,7 @@ func (e *Engine) applyDocs(ctx context.Context, docs []vfs.IndexDoc, byID map[st
 		if err := e.joinMark(); err != nil {
 			return err
 		}
-		e.markAsync(ctx)
+		e.markAsync()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -493,12 +495,14 @@ func (e *Engine) markIndexed(ctx context.Context) error {
 
 // markAsync starts marking through lexSeq on another goroutine, unless a
 // mark is in flight: during a bulk ingest a mark's bbolt transaction took
-// about 15% of the engine's time, waiting on the commit.
-func (e *Engine) markAsync(ctx context.Context) {
+// about 15% of the engine's time, waiting on the commit. It runs under the
+// run goroutine's context, never a caller's (Doctor's pins a read
+// transaction that ends with its call).
+func (e *Engine) markAsync() {
 	if e.marking != nil || e.marked >= e.lexSeq {
 		return
 	}
-	to, done := e.lexSeq, make(chan error, 1)
+	ctx, to, done := e.runCtx, e.lexSeq, make(chan error, 1)
 	go func() {
 		if e.opts.beforeMark != nil {
 			e.opts.beforeMark()
