@@ -92,7 +92,7 @@ const (
 	bucketChunks   = "chunks"   // item id (16) | index (4) -> chunkVal
 	bucketEmbedQ   = "embedq"   // item id (16) | index (4) -> hash (32) | force (1)
 	bucketChunkQ   = "chunkq"   // item id (16) -> queuedMark
-	bucketVectors  = "vectors"  // nested per model id: hash (32) -> encodeVector (unit float16s)
+	bucketVectors  = "vectors"  // nested per model id: hash (32) -> place of its vector in blocks (vectors.go)
 	bucketCounters = "counters" // nested in meta: name -> int64
 
 	keyChunker = "chunker"
