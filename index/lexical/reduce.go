@@ -20,10 +20,14 @@ import (
 // the fewest indexed chunks hold in their text (the highest IDF), terms the
 // index lacks last and ties broken by how often q repeats them, then by
 // position. Each term appears as the word of q that first produced it, in
-// q's order, joined by spaces; words over maxTermBytes (hashes, encoded
-// blobs) are left out. A short query comes back as it is, with ok=false. A
-// pasted page thus searches by its distinctive words, and a query of any
-// length costs at most max term lookups in every leg.
+// q's order, as often as q holds the term up to maxTermRepeats, joined by
+// spaces: BM25 weights a term by its count in the query, and dropping the
+// repeats of a long question cost cacm 1 point of nDCG@10 against the
+// reference BM25. Words over maxTermBytes (hashes, encoded blobs) are left
+// out. A short query comes back as it is, with ok=false. A pasted page thus
+// searches by its distinctive words, and a query of any length costs at
+// most max term lookups in every leg (repeats cost none: both legs look up
+// a term once).
 //
 // The cost is one analysis of q and one dictionary lookup per distinct
 // term; KeyTerms stops with ctx's error once ctx ends.
@@ -120,6 +124,12 @@ func pieceEnd(q string, start int) int {
 	return end
 }
 
+// maxTermRepeats bounds how often a reduced query repeats a term. Twice
+// keeps the weight of a question's subject (cacm nDCG@10 0.4686, against
+// 0.4649 with 4 and 0.4498 with 1) without letting the filler words a
+// pasted page repeats outweigh its distinctive ones.
+const maxTermRepeats = 2
+
 // maxTermBytes bounds a word KeyTerms keeps: longer ones are ids, hashes or
 // encoded data, and each would cost the substring leg up to MaxSubstringWords terms.
 const maxTermBytes = 64
@@ -132,11 +142,14 @@ type term struct {
 	df            uint64
 }
 
-// joinSurfaces joins the surface words of terms with spaces.
+// joinSurfaces joins the surface words of terms with spaces, each as often
+// as the query holds it, up to maxTermRepeats.
 func joinSurfaces(terms []*term) string {
-	out := make([]string, len(terms))
-	for i, tm := range terms {
-		out[i] = tm.surface
+	var out []string
+	for _, tm := range terms {
+		for range min(1+tm.repeat, maxTermRepeats) {
+			out = append(out, tm.surface)
+		}
 	}
 	return strings.Join(out, " ")
 }

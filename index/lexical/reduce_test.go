@@ -37,8 +37,10 @@ func TestIndex_KeyTerms(t *testing.T) {
 		{"unknown dropped", "Rare commonly mediums unheardof", 3, "Rare commonly mediums", true},
 		{"rarest kept", "Rare commonly mediums unheardof", 2, "Rare mediums", true},
 		{"index-known first", "zzz1 yyy2 xxx3 common", 3, "zzz1 yyy2 common", true},
-		// Repeats make a query long even with few distinct terms.
-		{"repeats", strings.Repeat("medium rare ", 10), 3, "medium rare", true},
+		// Repeats make a query long even with few distinct terms; they
+		// stay, up to maxTermRepeats, so BM25 still weights by them.
+		{"repeats", strings.Repeat("medium rare ", 10), 3, "medium medium rare rare", true},
+		{"kept terms keep their repeats", "Rare common rare medium", 2, "Rare Rare medium", true},
 		// Long text of stop words only leaves nothing to search.
 		{"stop words", strings.Repeat("the and of ", 100), 3, "", true},
 		// Words over maxTermBytes are dropped.

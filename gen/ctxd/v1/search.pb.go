@@ -201,7 +201,8 @@ type SearchQuery struct {
 	// Query text. A long text, of more than limits.max_query_terms words
 	// (daemon config, default 32; repeats count) or 16 bytes per such word,
 	// is reduced for the lexical legs to at most that many distinct words,
-	// the rarest in the index first, kept in their order
+	// the rarest in the index first, kept in their order, a word the text
+	// repeats written twice so that BM25 still weights it by its repeats
 	// (QueryReport.reduced_text shows them); the vector leg embeds only what
 	// fits the model's window. The text of all queries of a request together
 	// may hold at most limits.max_query_bytes bytes (default 1 MiB).
