@@ -442,15 +442,10 @@ func (t *txn) appendRev(u []byte, rev int64, it *Item, deleted bool, op, actor s
 		return err
 	}
 	r.meta = metaID(meta)
-	next := meta
-	if deleted {
-		next = nil // the item goes
-	}
-	if err := t.detachMeta(u, next); err != nil {
-		return err
-	}
 	// Without an entry the snapshot is the item's record, which it is
-	// about to hold (see detachMeta); a delete stores it.
+	// about to hold: the putMeta that replaces the record detaches the old
+	// one's (see detachMeta). A delete stores it, counting the revisions
+	// that reference it.
 	mk := metaKey(u, r.meta)
 	if v := t.revs.Get(mk); len(v) >= 8 || deleted {
 		n := int64(1)

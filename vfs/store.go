@@ -551,8 +551,10 @@ func (t *txn) removeItem(drive string, key []byte) error {
 	if err := t.recordRemove(id); err != nil {
 		return err
 	}
-	if err := t.detachMeta(id, nil); err != nil { // history off: recordRemove did not
-		return err
+	if t.historyOff { // else recordRemove stored the snapshot with the delete revision
+		if err := t.detachMeta(id, nil); err != nil {
+			return err
+		}
 	}
 	if err := b.Delete(key); err != nil {
 		return fmt.Errorf("delete path: %w", err)
