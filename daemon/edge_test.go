@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -301,7 +302,9 @@ func reflectionClientInfo(conn *grpc.ClientConn) (*reflectionpb.ServerReflection
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+	// Send returns io.EOF when the server has already ended the stream (a
+	// refused token can win that race); Recv then returns its status.
+	if err := s.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	return s.Recv()

@@ -29,12 +29,14 @@ func withModel(t testing.TB, cfg Config) Config {
 	return cfg
 }
 
-// waitEmbedded polls Status until nothing is pending and returns it.
+// waitEmbedded polls Status until the model is available, nothing waits
+// for a vector and the indexes applied every change (the vectors too, so
+// that a vector search finds them), and returns it.
 func waitEmbedded(t testing.TB, conn *grpc.ClientConn, timeout time.Duration) *ctxdv1.StatusResponse {
 	t.Helper()
 	return waitStatus(t, ctxdv1.NewAdminServiceClient(conn), timeout, "embedding to finish", func(st *ctxdv1.StatusResponse) bool {
-		e := st.Embedding
-		return e.Available && e.PendingChunks == 0 && e.PendingItems == 0
+		e, ix := st.Embedding, st.Index
+		return e.Available && e.PendingChunks == 0 && e.PendingItems == 0 && ix.AppliedSequence >= ix.OutboxSequence
 	})
 }
 
