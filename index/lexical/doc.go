@@ -58,11 +58,13 @@
 // coordination factor and estimates the mean length from the term
 // dictionary's size per segment, which together cost several nDCG points
 // against textbook BM25 (issue 13). SearchSubstring is a disjunction, over
-// text_words and heading_words (boost 2), of a conjunction with one clause
-// per query word of 3+ runes: any of the (at most MaxSubstringWords,
-// shortest) indexed words containing it, found in the vocabulary's trigram
-// index; an English stop word matches only itself (strictness measured
-// better than a looser match in make eval). Filters are the non-scoring Filter
+// the text and heading fields (heading boost 2), of a conjunction with one
+// clause per query word of 3+ runes: any of the (at most
+// MaxSubstringWords, shortest) indexed words containing it, found in the
+// vocabulary's trigram index, in text_words and heading_words, or any of
+// their stems in text and heading, so that the leg agrees with BM25 on
+// inflections; an English stop word matches only itself (strictness
+// measured better than a looser match in make eval). Filters are the non-scoring Filter
 // clause of a Bleve boolean query: they are evaluated for every candidate
 // before the top k are collected, so a scoped query finds its matches
 // however far down the global ranking they are, and they do not change

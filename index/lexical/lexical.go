@@ -517,13 +517,20 @@ func (x *Index) SearchBM25(ctx context.Context, q string, f Filter, k int) ([]Hi
 
 // SearchSubstring returns the top k chunks whose text or heading (boost
 // HeadingBoost) holds, for every query word of 3 or more characters, a
-// word that contains it, case-insensitively; it finds identifiers and
-// partial words ("useEff" finds "useEffect"). Words are runs of letters,
-// digits and '_'. A query word stands for at most MaxSubstringWords
-// indexed words (the shortest), an English stop word only for itself, and
-// hits are ranked by BM25 over those. A query with no word of 3+
-// characters returns no hits. The search stops with ctx's error once ctx
-// ends.
+// word that contains it, case-insensitively, or a word of the same stem as
+// one; it finds identifiers and partial words ("useEff" finds "useEffect").
+// Words are runs of letters, digits and '_'. A query word stands for at
+// most MaxSubstringWords indexed words (the shortest), an English stop word
+// only for itself, and hits are ranked by BM25 over those words in the
+// words fields plus their stems in the stemmed fields. A query with no word
+// of 3+ characters returns no hits. The search stops with ctx's error once
+// ctx ends.
+//
+// The stems make the leg agree with BM25 on inflections: "counters" finds
+// "counter" too, instead of voting in fusion only for the documents that
+// happen to spell the query's inflection (make eval: vaswani bm25 nDCG@10
+// 0.4423 -> 0.4439). The words themselves stay: the stemmed fields keep
+// "logo.png" as one term, where the words fields hold "logo".
 func (x *Index) SearchSubstring(ctx context.Context, q string, f Filter, k int) ([]Hit, error) {
 	if k <= 0 {
 		return nil, nil
@@ -536,7 +543,7 @@ func (x *Index) SearchSubstring(ctx context.Context, q string, f Filter, k int) 
 	if err != nil {
 		return nil, fmt.Errorf("substring: %w", err)
 	}
-	legs := [2][]query.Query{} // per field: one disjunction per fragment
+	legs := [2][]query.Query{} // text, heading: one disjunction per fragment
 	for _, frag := range frags {
 		var words []string
 		if len(an.Analyze(frag.Term)) == 0 {
@@ -551,14 +558,26 @@ func (x *Index) SearchSubstring(ctx context.Context, q string, f Filter, k int) 
 		if len(words) == 0 {
 			return nil, nil // every fragment must match
 		}
-		for i, field := range [...]string{fieldTextWords, fieldHeadingWords} {
-			terms := make([]query.Query, len(words))
-			for j, w := range words {
-				tq := bleve.NewTermQuery(w)
+		terms := [2][]query.Query{}
+		add := func(term string, fields [2]string) {
+			for i, field := range fields {
+				tq := bleve.NewTermQuery(term)
 				tq.SetField(field)
-				terms[j] = tq
+				terms[i] = append(terms[i], tq)
 			}
-			legs[i] = append(legs[i], bleve.NewDisjunctionQuery(terms...))
+		}
+		stems := map[string]bool{}
+		for _, w := range words {
+			add(w, [2]string{fieldTextWords, fieldHeadingWords})
+			for _, st := range an.Analyze([]byte(w)) {
+				if !stems[string(st.Term)] {
+					stems[string(st.Term)] = true
+					add(string(st.Term), [2]string{fieldText, fieldHeading})
+				}
+			}
+		}
+		for i := range legs {
+			legs[i] = append(legs[i], bleve.NewDisjunctionQuery(terms[i]...))
 		}
 	}
 	text, heading := bleve.NewConjunctionQuery(legs[0]...), bleve.NewConjunctionQuery(legs[1]...)

@@ -133,6 +133,35 @@ func TestIndex_SearchSubstring_StopWordIsAWord(t *testing.T) {
 	}
 }
 
+// A query word matches the words containing it and their stems:
+// "counters" finds a document that only says "counter", as BM25 does, a
+// partial word still finds only the words it is part of, and a word inside
+// a term the stemmed field keeps whole ("logo.png") is still found.
+func TestIndex_SearchSubstring_MatchesStems(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{
+		{ID: "plural", Text: "fast transistor counters"},
+		{ID: "singular", Text: "a fast counter made of transistors"},
+		{ID: "other", Text: "a fast adder made of transistors"},
+		{ID: "file", Text: "see logo.png"},
+	}, nil, 1)
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"fast transistor counters", []string{"plural", "singular"}},
+		{"counter", []string{"plural", "singular"}},
+		{"transist add", []string{"other"}},
+		{"logo", []string{"file"}},
+	} {
+		got := ids(mustSubstring(t, x, tc.q, Filter{}, 10))
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("substring %q = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
+
 // Two words with one hash (made here by hand; 64-bit hashes of real words
 // practically never collide) are both kept.
 func TestVocabulary_HashCollision(t *testing.T) {
