@@ -61,10 +61,10 @@
 // the text and heading fields (heading boost 2), of a conjunction with one
 // clause per query word of 3+ runes: any of the (at most
 // MaxSubstringWords, shortest) indexed words containing it, found in the
-// vocabulary's trigram index, in text_words and heading_words, or any of
-// their stems in text and heading, so that the leg agrees with BM25 on
-// inflections; an English stop word matches only itself (strictness
-// measured better than a looser match in make eval). Filters are the non-scoring Filter
+// vocabulary's trigram index, in text_words and heading_words, or its stem
+// in text and heading, so that the leg agrees with BM25 on inflections; an
+// English stop word matches only itself (strictness measured better than a
+// looser match in make eval). Filters are the non-scoring Filter
 // clause of a Bleve boolean query: they are evaluated for every candidate
 // before the top k are collected, so a scoped query finds its matches
 // however far down the global ranking they are, and they do not change

@@ -133,10 +133,10 @@ func TestIndex_SearchSubstring_StopWordIsAWord(t *testing.T) {
 	}
 }
 
-// A query word matches the words containing it and their stems:
-// "counters" finds a document that only says "counter", as BM25 does, a
-// partial word still finds only the words it is part of, and a word inside
-// a term the stemmed field keeps whole ("logo.png") is still found.
+// A query word matches the words containing it and its stem: "counters"
+// finds a document that only says "counter", as BM25 does, a partial word
+// still finds only the words it is part of, and a word inside a term the
+// stemmed field keeps whole ("logo.png") is still found.
 func TestIndex_SearchSubstring_MatchesStems(t *testing.T) {
 	x := mustOpen(t, t.TempDir())
 	mustApply(t, x, []Doc{
