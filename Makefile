@@ -95,6 +95,7 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	scripts/fuzz.sh $(FUZZTIME) ./index/tokenize FuzzTokenizer_Encode
 	scripts/fuzz.sh $(FUZZTIME) ./index/chunk FuzzSplit
 	scripts/fuzz.sh $(FUZZTIME) ./index/search FuzzSnippet
+	scripts/fuzz.sh $(FUZZTIME) ./index/lexical FuzzStopWordStream
 	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzDetect
 	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzHTMLToMarkdown
 	scripts/fuzz.sh $(FUZZTIME) ./vfs FuzzParseFrontmatter

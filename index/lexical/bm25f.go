@@ -1,13 +1,17 @@
 package lexical
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
@@ -217,14 +221,21 @@ type lengthSums [len(bm25fFields)]uint64
 // already, and returns it with their token counts under an, which d's
 // lengths field stores. Bleve would analyse those fields again at indexing
 // time; handing it the streams analysed here for the counts makes that once.
-// The words fields are analysed here too, and each of their words is handed
-// to word (it aliases the document's token stream).
-func analyzeDoc(m mapping.IndexMapping, an analysis.Analyzer, id string, d *bleveDoc, word func([]byte)) (*document.Document, lengthSums, error) {
+// Each token of the text and heading is handed to word as written and as
+// its term (both alias the document's text or token stream), for the
+// substring leg's vocabulary.
+func analyzeDoc(m mapping.IndexMapping, an analysis.Analyzer, id string, d *bleveDoc, word func(written, term []byte)) (*document.Document, lengthSums, error) {
 	var streams [len(bm25fFields)]analysis.TokenStream
 	var l lengthSums
 	for i, v := range [...]string{d.Text, d.Heading, d.Title} { // bm25fFields' order
-		streams[i] = an.Analyze([]byte(v))
+		in := []byte(v)
+		streams[i] = an.Analyze(in)
 		l[i] = uint64(len(streams[i]))
+		if bm25fFields[i].name != fieldTitle {
+			for _, t := range streams[i] {
+				word(in[t.Start:t.End], t.Term)
+			}
+		}
 	}
 	d.Lengths = l.String()
 	doc := document.NewDocument(id)
@@ -239,18 +250,84 @@ func analyzeDoc(m mapping.IndexMapping, an analysis.Analyzer, id string, d *blev
 		var ts analysis.TokenStream
 		if k := slices.IndexFunc(bm25fFields[:], func(bf bm25fField) bool { return bf.name == f.Name() }); k >= 0 {
 			ts = streams[k]
-		} else if f.Name() == fieldTextWords || f.Name() == fieldHeadingWords {
-			ts = wordsAnalyzer{}.Analyze(tf.Value())
-			for _, t := range ts {
-				word(t.Term)
-			}
 		} else {
 			continue
 		}
 		doc.Fields[i] = document.NewTextFieldCustom(tf.Name(), tf.ArrayPositions(), tf.Value(), tf.Options(), analyzed(ts))
 	}
+	if stop := stopWordStream(d.Text, d.Heading); len(stop) > 0 {
+		doc.AddField(document.NewTextFieldCustom(fieldStopWords, nil, nil, index.IndexField, analyzed(stop)))
+	}
 	return doc, l, nil
 }
+
+// stopWordStream returns the English stop words of 3 or more runes in
+// texts, each once, for the stop_words field: the substring leg matches a
+// stop word only as itself ("the" is in thousands of words), and the
+// stemmed fields drop them. Words are split as wordsAnalyzer splits them.
+func stopWordStream(texts ...string) analysis.TokenStream {
+	var (
+		toks []analysis.Token
+		out  analysis.TokenStream
+		buf  [maxStopWordBytes + utf8.UTFMax]byte
+	)
+	for _, t := range texts {
+		start, low := -1, buf[:0] // low: the word lowercased, while it may be a stop word
+		for i := 0; i <= len(t); {
+			r, sz := ' ', 1
+			if i < len(t) {
+				if r = rune(t[i]); r >= utf8.RuneSelf {
+					r, sz = utf8.DecodeRuneInString(t[i:])
+				}
+			}
+			if isWordRune(r) {
+				if start < 0 {
+					start, low = i, buf[:0]
+				}
+				if low != nil {
+					if low = utf8.AppendRune(low, unicode.ToLower(r)); len(low) > maxStopWordBytes {
+						low = nil
+					}
+				}
+				i += sz
+				continue
+			}
+			if start >= 0 && utf8.RuneCount(low) >= minSubstringRunes {
+				if term, ok := englishStopWords[string(low)]; ok && !slices.ContainsFunc(out, func(o *analysis.Token) bool { return bytes.Equal(o.Term, term) }) {
+					if len(toks) == cap(toks) {
+						toks = make([]analysis.Token, 0, max(32, 2*cap(toks)))
+					}
+					toks = append(toks, analysis.Token{Term: term, Start: start, End: i, Position: len(out) + 1, Type: analysis.AlphaNumeric})
+					out = append(out, &toks[len(toks)-1])
+				}
+			}
+			start = -1
+			i += sz
+		}
+	}
+	return out
+}
+
+// englishStopWords holds the stop list of the "en" analyzer, each word as
+// the term the stop_words field holds (shared by every document's stream).
+var englishStopWords = func() map[string][]byte {
+	m, err := en.TokenMapConstructor(nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	terms := make(map[string][]byte, len(m))
+	for w := range m {
+		if len(w) > maxStopWordBytes {
+			panic(fmt.Sprintf("stop word %q is longer than maxStopWordBytes", w))
+		}
+		terms[w] = []byte(w)
+	}
+	return terms
+}()
+
+// maxStopWordBytes bounds the words stopWordStream looks up: the longest
+// English stop words ("themselves") have 10.
+const maxStopWordBytes = 16
 
 // analyzed is a field's token stream, analysed ahead, as its analyzer.
 type analyzed analysis.TokenStream

@@ -45,10 +45,10 @@ var errNoFuzzy = errors.New("lexical: index reader has no fuzzy dictionary")
 // q.
 //
 // The index stores no text, so the surface form is reconstructed: of the
-// candidate words (the stem plus a common English ending, checked to
-// analyse back to the stem) the one in the text of most documents (its
-// words field) wins, then the one closest to the typed word. When none
-// qualifies the stem itself is returned.
+// candidate words (the stem plus a common English ending) those the
+// vocabulary holds with that stem qualify, and the one closest to the
+// typed word wins, then the first in lexical order. When none qualifies
+// the stem itself is returned.
 //
 // Correct stops with ctx's error once ctx ends.
 func (x *Index) Correct(ctx context.Context, q string) (corrected string, ok bool, err error) {
@@ -82,7 +82,7 @@ func (x *Index) Correct(ctx context.Context, q string) (corrected string, ok boo
 	if !isFuzzy {
 		return "", false, errNoFuzzy
 	}
-	c := &corrector{ctx: ctx, r: r, fz: fz, an: an, surfaces: map[string]string{}}
+	c := &corrector{ctx: ctx, r: r, fz: fz, an: an, vocab: x.vocab, surfaces: map[string]string{}}
 
 	var b strings.Builder
 	last := 0
@@ -116,6 +116,7 @@ type corrector struct {
 	r        index.IndexReader
 	fz       index.IndexReaderFuzzy
 	an       analysis.Analyzer
+	vocab    *vocabulary
 	surfaces map[string]string // stem -> surface form, per call
 }
 
@@ -150,11 +151,7 @@ func (c *corrector) word(word string) (string, error) {
 	if err != nil || best == "" {
 		return "", err
 	}
-	s, err := c.surface(best, strings.ToLower(word))
-	if err != nil {
-		return "", err
-	}
-	return matchCase(word, s), nil
+	return matchCase(word, c.surface(best, strings.ToLower(word))), nil
 }
 
 // docFreq returns the number of live documents with term in field.
@@ -233,8 +230,8 @@ var surfaceEndings = []string{
 	"ies", "ied", "ier", "iest", "ily", "iness",
 }
 
-// surfaceCandidates returns the words that analyse to stem among the stem
-// plus an ending, and variants of the stem plus an ending: its last
+// surfaceCandidates returns the stem plus an ending, and variants of the
+// stem plus an ending: its last
 // consonant doubled ("run" + "ning"), a final "i" read as "y" ("happi" ->
 // "happy"), a final "e" dropped ("make" -> "making") and a final "bl"
 // opened up ("possibl" -> "possibility").
@@ -254,7 +251,7 @@ func (c *corrector) surfaceCandidates(stem string) []string {
 	for _, b := range bases {
 		for _, e := range surfaceEndings {
 			w := b + e
-			if !seen[w] && c.analyse(w) == stem {
+			if !seen[w] {
 				seen[w] = true
 				out = append(out, w)
 			}
@@ -263,28 +260,23 @@ func (c *corrector) surfaceCandidates(stem string) []string {
 	return out
 }
 
-// surface returns the word most likely written in the documents that hold
-// stem (see Correct), or stem itself; typed breaks ties.
-func (c *corrector) surface(stem, typed string) (string, error) {
+// surface returns the indexed word with term stem closest to typed (see
+// Correct), or stem itself.
+func (c *corrector) surface(stem, typed string) string {
 	if s, ok := c.surfaces[stem]; ok {
-		return s, nil
+		return s
 	}
-	best, bestN, bestD := stem, uint64(0), 0
+	best, bestD := stem, -1
 	for _, w := range c.surfaceCandidates(stem) {
-		n, err := c.docFreq(fieldTextWords, w)
-		if err != nil {
-			return "", err
-		}
-		if n == 0 {
+		if t, ok := c.vocab.termOf([]byte(w)); !ok || t != stem {
 			continue
 		}
-		d := editDistance(w, typed)
-		if n > bestN || n == bestN && (d < bestD || d == bestD && w < best) {
-			best, bestN, bestD = w, n, d
+		if d := editDistance(w, typed); bestD < 0 || d < bestD || d == bestD && w < best {
+			best, bestD = w, d
 		}
 	}
 	c.surfaces[stem] = best
-	return best, nil
+	return best
 }
 
 // editDistance is the Levenshtein distance between a and b in runes.

@@ -31,7 +31,7 @@ func TestIndex_Correct(t *testing.T) {
 		{"distance 1, surface form not stem", "algoritm", "algorithms", true},
 		{"distance 2 on a long word", "algortm", "algorithms", true},
 		{"stem differs from every surface", "retrievl", "retrieval", true},
-		{"surface chosen by frequency", "retreival", "retrieval", true},
+		{"surface closest to the typed word", "retreival", "retrieval", true},
 		{"surface with y turned to i", "hapiness", "happiness", true},
 		{"surface with a doubled consonant", "stoped", "stopped", true},
 		{"surface with a final e dropped", "makng", "making", true},

@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
@@ -12,9 +13,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -27,7 +30,7 @@ import (
 // MappingVersion identifies the analyzers and field layout of the index.
 // Bump it whenever buildMapping changes; Open refuses an index written
 // with another version (ErrMappingMismatch) so the caller can rebuild it.
-const MappingVersion = "ctxd-lexical-v5"
+const MappingVersion = "ctxd-lexical-v6"
 
 // Field boosts: the weight of an occurrence in a field, against one in
 // the text, in SearchBM25's BM25F (see bm25fQuery), and the heading's
@@ -47,16 +50,15 @@ var (
 
 // Field names in the Bleve document.
 const (
-	fieldText         = "text"
-	fieldHeading      = "heading"
-	fieldTitle        = "title"
-	fieldTextWords    = "text_words"
-	fieldHeadingWords = "heading_words"
-	fieldDrive        = "drive"
-	fieldDirs         = "dirs"
-	fieldMime         = "mime"
-	fieldTags         = "tags"
-	fieldLengths      = "lengths"
+	fieldText      = "text"
+	fieldHeading   = "heading"
+	fieldTitle     = "title"
+	fieldStopWords = "stop_words"
+	fieldDrive     = "drive"
+	fieldDirs      = "dirs"
+	fieldMime      = "mime"
+	fieldTags      = "tags"
+	fieldLengths   = "lengths"
 )
 
 // Sentinel errors.
@@ -126,7 +128,7 @@ type Index struct {
 	// applyMu serialises Applies: each reads the field length sums and the
 	// lengths of the documents it replaces before its batch writes them.
 	applyMu sync.Mutex
-	vocab   *vocabulary // the words fields' terms, for SearchSubstring
+	vocab   *vocabulary // the words of the text and heading fields, for SearchSubstring
 }
 
 // bleveDoc is the shape handed to the Bleve mapper.
@@ -171,9 +173,11 @@ func buildMapping() (*mapping.IndexMappingImpl, error) {
 	}
 
 	dm := mapping.NewDocumentStaticMapping()
-	dm.AddFieldMappingsAt(fieldText, text(fieldText, en.AnalyzerName), text(fieldTextWords, analyzerWords))
-	dm.AddFieldMappingsAt(fieldHeading, text(fieldHeading, en.AnalyzerName), text(fieldHeadingWords, analyzerWords))
+	dm.AddFieldMappingsAt(fieldText, text(fieldText, en.AnalyzerName))
+	dm.AddFieldMappingsAt(fieldHeading, text(fieldHeading, en.AnalyzerName))
 	dm.AddFieldMappingsAt(fieldTitle, text(fieldTitle, en.AnalyzerName))
+	// Filled by analyzeDoc (stopWordStream); the analyzer is never run.
+	dm.AddFieldMappingsAt(fieldStopWords, text(fieldStopWords, keyword.Name))
 	dm.AddFieldMappingsAt(fieldDrive, kw())
 	dm.AddFieldMappingsAt(fieldDirs, kw())
 	dm.AddFieldMappingsAt(fieldMime, kw())
@@ -204,7 +208,10 @@ func Open(dir string) (*Index, error) {
 			_ = bi.Close()
 			return nil, fmt.Errorf("open lexical index %s: %w", dir, err)
 		}
-		vocab, err := loadVocabulary(bi)
+		vocab, err := openVocabulary(filepath.Join(dir, vocabularyFile), false)
+		if errors.Is(err, os.ErrNotExist) {
+			err = fmt.Errorf("%w: %w", ErrMappingMismatch, err) // an index of this version always has one
+		}
 		if err != nil {
 			_ = bi.Close()
 			return nil, fmt.Errorf("open lexical index %s: %w", dir, err)
@@ -226,7 +233,12 @@ func Open(dir string) (*Index, error) {
 		_ = bi.Close()
 		return nil, fmt.Errorf("create lexical index %s: record mapping version: %w", dir, err)
 	}
-	return &Index{idx: bi, vocab: newVocabulary()}, nil
+	vocab, err := openVocabulary(filepath.Join(dir, vocabularyFile), true)
+	if err != nil {
+		_ = bi.Close()
+		return nil, fmt.Errorf("create lexical index %s: %w", dir, err)
+	}
+	return &Index{idx: bi, vocab: vocab}, nil
 }
 
 func checkMapping(bi bleve.Index) error {
@@ -334,9 +346,12 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 		b.Delete(id)
 	}
 	// Before the batch: searches see its documents as soon as Scorch
-	// introduces them, and SearchSubstring must know their words by then.
-	// Words of a batch that fails stay, like those of deleted documents.
-	x.vocab.add(fresh...)
+	// introduces them, and SearchSubstring must know their words by then;
+	// and the log must hold them before the batch is persisted. Words of a
+	// batch that fails stay, like those of deleted documents.
+	if err := x.vocab.add(fresh); err != nil {
+		return fmt.Errorf("apply (seq %d): %w", seq, err)
+	}
 	b.SetInternal(keyFieldLengths, sums.encode())
 	var sb [8]byte
 	binary.BigEndian.PutUint64(sb[:], seq)
@@ -356,17 +371,24 @@ type analyzedDoc struct {
 // analyzeAll analyses upserts on every core (analysis is most of Apply's
 // own work, and the rest of the batch waits for it) and returns them in
 // order with the words the vocabulary lacks.
-func (x *Index) analyzeAll(m mapping.IndexMapping, an analysis.Analyzer, upserts []Doc) ([]analyzedDoc, [][]byte, error) {
+func (x *Index) analyzeAll(m mapping.IndexMapping, an analysis.Analyzer, upserts []Doc) ([]analyzedDoc, []wordTerm, error) {
 	out := make([]analyzedDoc, len(upserts))
 	workers := min(runtime.GOMAXPROCS(0), (len(upserts)+analyzeShare-1)/analyzeShare)
-	fresh := make([][][]byte, workers)
+	fresh := make([][]wordTerm, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			newWord := func(word []byte) {
-				if !x.vocab.has(word) {
-					fresh[w] = append(fresh[w], word)
+			var lower []byte
+			seen := map[string]bool{} // fresh words of this worker
+			newWord := func(written, term []byte) {
+				if len(written) > maxTermBytes || utf8.RuneCount(written) < minSubstringRunes {
+					return
+				}
+				lower = appendLower(lower[:0], written)
+				if !seen[string(lower)] && !x.vocab.has(lower) {
+					seen[string(lower)] = true
+					fresh[w] = append(fresh[w], wordTerm{bytes.Clone(lower), bytes.Clone(term)})
 				}
 			}
 			for i := w; i < len(upserts); i += workers {
@@ -474,7 +496,7 @@ func (x *Index) Close() error {
 	if x.idx == nil {
 		return nil
 	}
-	err := x.idx.Close()
+	err := errors.Join(x.idx.Close(), x.vocab.close())
 	x.idx = nil
 	if err != nil {
 		return fmt.Errorf("close lexical index: %w", err)
@@ -518,26 +540,21 @@ func (x *Index) SearchBM25(ctx context.Context, q string, f Filter, k int) ([]Hi
 // SearchSubstring returns the top k chunks whose text or heading (boost
 // HeadingBoost) holds, for every query word of 3 or more characters, a
 // word that contains it or has its stem, case-insensitively; it finds
-// identifiers and partial words ("useEff" finds "useEffect"). Words are
-// runs of letters, digits and '_'. A query word stands for at most
-// MaxSubstringWords indexed words (the shortest) in the words fields plus
-// its stem in the stemmed fields, an English stop word only for itself,
-// and hits are ranked by BM25 over those terms. A query with no word of 3+
-// characters returns no hits. The search stops with ctx's error once ctx
-// ends.
+// identifiers and partial words ("useEff" finds "useEffect", "logo" finds
+// "logo.png"). Query words are runs of letters, digits and '_'; indexed
+// words are the "en" analyzer's tokens as written. A query word stands for
+// the terms, in the stemmed fields, of at most MaxSubstringWords indexed
+// words containing it (the shortest) and its own stem, and hits are ranked
+// by BM25 over those terms. An English stop word stands only for itself,
+// in a field of the stop words of text and heading together. A query with
+// no word of 3+ characters returns no hits. The search stops with ctx's
+// error once ctx ends.
 //
-// The stem makes the leg agree with BM25 on inflections: "counters" finds
-// "counter" too, instead of voting in fusion only for the documents that
-// spell the query's inflection (make eval: vaswani bm25 nDCG@10 0.4423 ->
-// 0.4439). Adding the stems of every word containing it scored within
-// 0.003 of that on each collection, but looking up up to 64 more terms a
-// word made bm25-mode search 35% slower.
+// The query word's own stem makes the leg agree with BM25 on inflections:
+// "counters" finds "counter" too, instead of voting in fusion only for the
+// documents that spell the query's inflection.
 func (x *Index) SearchSubstring(ctx context.Context, q string, f Filter, k int) ([]Hit, error) {
 	if k <= 0 {
-		return nil, nil
-	}
-	frags := wordsAnalyzer{}.Analyze([]byte(q))
-	if len(frags) == 0 {
 		return nil, nil
 	}
 	an, err := x.english()
@@ -545,38 +562,36 @@ func (x *Index) SearchSubstring(ctx context.Context, q string, f Filter, k int) 
 		return nil, fmt.Errorf("substring: %w", err)
 	}
 	legs := [2][]query.Query{} // text, heading: one disjunction per fragment
-	for _, frag := range frags {
+	for _, frag := range (wordsAnalyzer{}).Analyze([]byte(q)) {
 		stems := an.Analyze(frag.Term)
-		var words []string
 		if len(stems) == 0 {
 			// A stop word stands for itself: "the" is in thousands of words,
 			// each a long posting list, and meant as a word.
-			if x.vocab.has(frag.Term) {
-				words = []string{string(frag.Term)}
+			for i := range legs {
+				tq := bleve.NewTermQuery(string(frag.Term))
+				tq.SetField(fieldStopWords)
+				legs[i] = append(legs[i], tq)
 			}
-		} else {
-			words = x.vocab.containing(frag.Term, MaxSubstringWords)
+			continue
 		}
-		if len(words) == 0 && len(stems) == 0 {
-			return nil, nil // every fragment must match
+		terms := x.vocab.termsContaining(frag.Term, MaxSubstringWords)
+		for _, st := range stems {
+			if !slices.Contains(terms, string(st.Term)) {
+				terms = append(terms, string(st.Term))
+			}
 		}
-		terms := [2][]query.Query{}
-		add := func(term string, fields [2]string) {
-			for i, field := range fields {
+		for i, field := range [2]string{fieldText, fieldHeading} {
+			clause := make([]query.Query, len(terms))
+			for j, term := range terms {
 				tq := bleve.NewTermQuery(term)
 				tq.SetField(field)
-				terms[i] = append(terms[i], tq)
+				clause[j] = tq
 			}
+			legs[i] = append(legs[i], bleve.NewDisjunctionQuery(clause...))
 		}
-		for _, w := range words {
-			add(w, [2]string{fieldTextWords, fieldHeadingWords})
-		}
-		for _, st := range stems {
-			add(string(st.Term), [2]string{fieldText, fieldHeading})
-		}
-		for i := range legs {
-			legs[i] = append(legs[i], bleve.NewDisjunctionQuery(terms[i]...))
-		}
+	}
+	if len(legs[0]) == 0 {
+		return nil, nil
 	}
 	text, heading := bleve.NewConjunctionQuery(legs[0]...), bleve.NewConjunctionQuery(legs[1]...)
 	text.SetBoost(TextBoost)

@@ -1,7 +1,6 @@
 package lexical
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -607,9 +606,6 @@ func FuzzWordsAnalyzer(f *testing.F) {
 			if tk.Start < 0 || tk.End > len(s) || tk.Start >= tk.End {
 				t.Fatalf("bad span [%d,%d) for input of %d bytes", tk.Start, tk.End, len(s))
 			}
-			if bytes.IndexByte(tk.Term, 0) >= 0 {
-				t.Fatalf("term %q holds NUL, the vocabulary's separator", tk.Term)
-			}
 		}
 	})
 }
@@ -660,4 +656,56 @@ func TestIndex_Search_FilterWithEmptyQuery(t *testing.T) {
 			t.Errorf("substring %q with filter = %v, want none", q, got)
 		}
 	}
+}
+
+func TestStopWordStream(t *testing.T) {
+	tests := []struct {
+		name  string
+		texts []string
+		want  []string
+	}{
+		{"stop words once, in order, case folded", []string{"The theory of THE end and the rest"}, []string{"the", "and"}},
+		{"split like query words", []string{"what\u2019s up—with_that (these)"}, []string{"what", "these"}},
+		{"text and heading together", []string{"zebra the", "what does the"}, []string{"the", "what", "does"}},
+		{"non-ASCII case folding", []string{"\u0130TS"}, []string{"its"}},
+		{"short and long words", []string{"a an themselvesx"}, nil},
+		{"none", []string{"", "zebra"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, tk := range stopWordStream(tc.texts...) {
+				got = append(got, string(tk.Term))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("stopWordStream(%q) = %q, want %q", tc.texts, got, tc.want)
+			}
+		})
+	}
+}
+
+// stopWordStream finds the stop words wordsAnalyzer would split a text
+// into, the way a substring query is split.
+func FuzzStopWordStream(f *testing.F) {
+	for _, s := range []string{"The end of it", "\u0130TS what\u2019s", "\xffthe\xfe", "themselves_ themselves"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want []string
+		for _, tk := range (wordsAnalyzer{}).Analyze([]byte(s)) {
+			if _, ok := englishStopWords[string(tk.Term)]; ok {
+				want = append(want, string(tk.Term))
+			}
+		}
+		var got []string
+		for i, tk := range stopWordStream(s) {
+			got = append(got, string(tk.Term))
+			if tk.Position != i+1 || tk.Start < 0 || tk.End > len(s) || tk.Start >= tk.End {
+				t.Fatalf("token %d %q: position %d, span [%d,%d) of %d bytes", i, tk.Term, tk.Position, tk.Start, tk.End, len(s))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("stopWordStream(%q) = %q, want %q", s, got, want)
+		}
+	})
 }

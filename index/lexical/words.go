@@ -3,25 +3,21 @@ package lexical
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"io"
+	"os"
 	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/registry"
 )
 
-// analyzerWords is the registered name of the substring leg's analyzer.
-// It is recorded in the persisted mapping: changing what it emits requires
-// a new name and a MappingVersion bump.
-const analyzerWords = "ctxd_words_v1"
-
-// minSubstringRunes is the shortest word the words fields hold and the
-// shortest query fragment the substring leg looks for.
+// minSubstringRunes is the shortest query fragment the substring leg looks
+// for, and the shortest word the vocabulary keeps.
 const minSubstringRunes = 3
 
 // MaxSubstringWords bounds how many indexed words one query fragment
@@ -30,16 +26,10 @@ const minSubstringRunes = 3
 // closest ones are the likeliest meant and each costs a posting list.
 const MaxSubstringWords = 64
 
-// wordsAnalyzer splits text into words (maximal runs of letters, digits and
-// '_'), lowercases them and emits every distinct word of minSubstringRunes
-// or more runes once per field value, unstemmed. Words over maxTermBytes
-// (encoded data) are left out: they would fill the vocabulary.
-//
-// The substring leg finds the indexed words that contain a query fragment
-// in the vocabulary and searches for those. It replaced a field of every
-// word's trigrams, which cost 40% of indexing time and 44% of the index
-// for the same answers: a document holds a few dozen distinct words but
-// hundreds of distinct trigrams.
+// wordsAnalyzer splits a substring query into its fragments: maximal runs
+// of letters, digits and '_', lowercased, each distinct one of
+// minSubstringRunes or more runes once, unstemmed. Words over maxTermBytes
+// (encoded data) are left out.
 type wordsAnalyzer struct{}
 
 func isWordRune(r rune) bool {
@@ -109,35 +99,37 @@ func (wordsAnalyzer) Analyze(input []byte) analysis.TokenStream {
 	return out
 }
 
-func init() {
-	err := registry.RegisterAnalyzer(analyzerWords,
-		func(map[string]interface{}, *registry.Cache) (analysis.Analyzer, error) {
-			return wordsAnalyzer{}, nil
-		})
-	if err != nil {
-		panic(err)
-	}
-}
-
-// vocabulary holds every distinct word of the words fields, for the
-// substring leg to find the words that contain a fragment: a trigram index
-// over the words (a k-gram index, Manning et al. §3.2.2) gives the
-// candidates, which are then checked for the whole fragment. The words of
-// deleted documents stay until the index is reopened; they only cost a
-// term lookup that finds nothing.
+// vocabulary holds every distinct word of the indexed texts and headings
+// with the term the stemmed fields hold for it, for the substring leg to
+// find the terms of the words that contain a fragment: a trigram index over
+// the words (a k-gram index, Manning et al. §3.2.2) gives the candidates,
+// which are then checked for the whole fragment. A word is an "en" token as
+// written, lowercased: "logo.png", "useeffect", "counters" (term
+// "counter"). Stop words have no term and are not kept. The words of
+// deleted documents stay; they only cost a term lookup that finds nothing.
+//
+// The words used to be indexed in fields of their own, which held as many
+// postings as the stemmed fields and took a third of indexing time. Here
+// they cost a log beside the index (openVocabulary) and their memory.
 //
 // Hundreds of thousands of words are held without a pointer each (the
-// garbage collector would scan them all on every cycle): the words sit back
-// to back in one byte slice, found by a hash of their bytes.
+// garbage collector would scan them all on every cycle): each word and its
+// term sit back to back in one byte slice, found by a hash of the word.
 type vocabulary struct {
 	mu       sync.RWMutex
-	text     []byte   // the words, back to back
-	ends     []uint32 // ends[id] is where word id ends in text
+	text     []byte   // word 0, term 0, word 1, term 1, ...
+	ends     []uint32 // ends[2*id] is where word id ends in text, ends[2*id+1] where its term does
 	seed     maphash.Seed
 	byHash   map[uint64]uint32   // hash of a word -> its id
 	collided map[string]uint32   // words whose hash another word had first
 	grams    map[uint64][]uint32 // trigram key (see trigrams) -> ids of the words holding it, ascending
+
+	logMu sync.Mutex // serialises appends to log
+	log   *os.File   // nil: the vocabulary is not persisted
 }
+
+// wordTerm is a word and the term the stemmed fields hold for it.
+type wordTerm struct{ word, term []byte }
 
 func newVocabulary() *vocabulary {
 	return &vocabulary{seed: maphash.MakeSeed(), byHash: map[uint64]uint32{}, collided: map[string]uint32{}, grams: map[uint64][]uint32{}}
@@ -147,51 +139,86 @@ func newVocabulary() *vocabulary {
 func (v *vocabulary) word(id uint32) []byte {
 	start := uint32(0)
 	if id > 0 {
-		start = v.ends[id-1]
+		start = v.ends[2*id-1]
 	}
-	return v.text[start:v.ends[id]]
+	return v.text[start:v.ends[2*id]]
 }
 
-// lookup reports whether w is in the vocabulary; the caller holds v.mu.
-func (v *vocabulary) lookup(w []byte, h uint64) bool {
+// term returns the term of word id; the caller holds v.mu.
+func (v *vocabulary) term(id uint32) []byte { return v.text[v.ends[2*id]:v.ends[2*id+1]] }
+
+// find returns the id of w; the caller holds v.mu.
+func (v *vocabulary) find(w []byte, h uint64) (uint32, bool) {
 	if id, ok := v.byHash[h]; ok && bytes.Equal(v.word(id), w) {
-		return true
+		return id, true
 	}
-	_, ok := v.collided[string(w)]
-	return ok
+	id, ok := v.collided[string(w)]
+	return id, ok
 }
 
 // has reports whether w is in the vocabulary.
 func (v *vocabulary) has(w []byte) bool {
+	_, ok := v.termOf(w)
+	return ok
+}
+
+// termOf returns the term of word w, if w is in the vocabulary.
+func (v *vocabulary) termOf(w []byte) (string, bool) {
 	h := maphash.Bytes(v.seed, w)
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return v.lookup(w, h)
+	id, ok := v.find(w, h)
+	if !ok {
+		return "", false
+	}
+	return string(v.term(id)), true
 }
 
-// add adds the words not yet in the vocabulary.
-func (v *vocabulary) add(words ...[]byte) {
+// add adds the words not yet in the vocabulary, and appends them to its
+// log, synced, before it returns. Words stay in memory if the log fails.
+func (v *vocabulary) add(words []wordTerm) error {
+	var rec []byte
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	for _, w := range words {
-		h := maphash.Bytes(v.seed, w)
-		if v.lookup(w, h) {
+	for _, wt := range words {
+		h := maphash.Bytes(v.seed, wt.word)
+		if _, ok := v.find(wt.word, h); ok {
 			continue
 		}
-		id := uint32(len(v.ends))
+		id := uint32(len(v.ends) / 2)
 		if _, taken := v.byHash[h]; taken {
-			v.collided[string(w)] = id
+			v.collided[string(wt.word)] = id
 		} else {
 			v.byHash[h] = id
 		}
-		v.text = append(v.text, w...)
+		v.text = append(v.text, wt.word...)
 		v.ends = append(v.ends, uint32(len(v.text)))
-		for g := range trigrams(w) {
-			if l := v.grams[g]; len(l) == 0 || l[len(l)-1] != id { // a gram repeated in w
+		v.text = append(v.text, wt.term...)
+		v.ends = append(v.ends, uint32(len(v.text)))
+		for g := range trigrams(wt.word) {
+			if l := v.grams[g]; len(l) == 0 || l[len(l)-1] != id { // a gram repeated in the word
 				v.grams[g] = append(l, id)
 			}
 		}
+		if v.log != nil {
+			rec = binary.AppendUvarint(rec, uint64(len(wt.word)))
+			rec = append(rec, wt.word...)
+			rec = binary.AppendUvarint(rec, uint64(len(wt.term)))
+			rec = append(rec, wt.term...)
+		}
 	}
+	v.mu.Unlock()
+	if len(rec) == 0 {
+		return nil
+	}
+	v.logMu.Lock()
+	defer v.logMu.Unlock()
+	if _, err := v.log.Write(rec); err != nil {
+		return fmt.Errorf("log vocabulary: %w", err)
+	}
+	if err := v.log.Sync(); err != nil {
+		return fmt.Errorf("log vocabulary: %w", err)
+	}
+	return nil
 }
 
 // trigrams yields the key of every 3-rune substring of w, repeats
@@ -211,9 +238,10 @@ func trigrams(w []byte) func(func(uint64) bool) {
 	}
 }
 
-// containing returns up to limit words that contain frag (of 3 or more
-// runes), shortest first, then in byte order.
-func (v *vocabulary) containing(frag []byte, limit int) []string {
+// termsContaining returns the terms of up to limit words that contain frag
+// (of 3 or more runes), the shortest words first, then in byte order; each
+// term once.
+func (v *vocabulary) termsContaining(frag []byte, limit int) []string {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	var cands []uint32
@@ -256,33 +284,95 @@ func (v *vocabulary) containing(frag []byte, limit int) []string {
 	})
 	out := make([]string, 0, min(len(found), limit))
 	for _, id := range found[:min(len(found), limit)] {
-		out = append(out, string(v.word(id)))
+		if t := v.term(id); !slices.Contains(out, string(t)) {
+			out = append(out, string(t))
+		}
 	}
 	return out
 }
 
-// loadVocabulary reads the words fields' terms from bi.
-func loadVocabulary(bi bleve.Index) (*vocabulary, error) {
-	v := newVocabulary()
-	for _, field := range [...]string{fieldTextWords, fieldHeadingWords} {
-		d, err := bi.FieldDict(field)
-		if err != nil {
-			return nil, fmt.Errorf("read vocabulary of %s: %w", field, err)
+// vocabularyFile is the vocabulary's log in the index directory: for each
+// word, its length as a uvarint, the word, its term's length and the term.
+// Apply appends the words a batch brings before it applies the batch, so
+// the log holds every word the index does. A crash may leave a torn last
+// record, which openVocabulary cuts off.
+const vocabularyFile = "ctxd_vocabulary"
+
+// openVocabulary loads the vocabulary logged in path and keeps the log
+// open for add; with create set, it creates the log, which must not exist.
+func openVocabulary(path string, create bool) (*vocabulary, error) {
+	flag := os.O_RDWR | os.O_APPEND
+	if create {
+		flag |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open vocabulary: %w", err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("read vocabulary %s: %w", path, err)
+	}
+	var words []wordTerm
+	whole := 0 // bytes of complete records
+	for rest := data; len(rest) > 0; whole = len(data) - len(rest) {
+		word, r, ok := readLogField(rest)
+		if !ok {
+			break
 		}
-		for {
-			e, err := d.Next()
-			if err != nil {
-				_ = d.Close()
-				return nil, fmt.Errorf("read vocabulary of %s: %w", field, err)
-			}
-			if e == nil {
-				break
-			}
-			v.add([]byte(e.Term))
+		term, r, ok := readLogField(r)
+		if !ok {
+			break
 		}
-		if err := d.Close(); err != nil {
-			return nil, fmt.Errorf("read vocabulary of %s: %w", field, err)
+		words, rest = append(words, wordTerm{word, term}), r
+	}
+	if whole < len(data) {
+		if err := f.Truncate(int64(whole)); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("cut torn end of vocabulary %s: %w", path, err)
 		}
 	}
+	v := newVocabulary()
+	if err := v.add(words); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	v.log = f
 	return v, nil
+}
+
+// readLogField reads one length-prefixed field of the vocabulary log.
+func readLogField(b []byte) (field, rest []byte, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, false
+	}
+	return b[k : k+int(n)], b[k+int(n):], true
+}
+
+// close closes the vocabulary's log.
+func (v *vocabulary) close() error {
+	if v.log == nil {
+		return nil
+	}
+	return v.log.Close()
+}
+
+// appendLower appends w lowercased, rune by rune, to dst.
+func appendLower(dst, w []byte) []byte {
+	for i := 0; i < len(w); {
+		if c := w[i]; c < utf8.RuneSelf {
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, sz := utf8.DecodeRune(w[i:])
+		dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		i += sz
+	}
+	return dst
 }

@@ -1,8 +1,11 @@
 package lexical
 
 import (
+	"errors"
 	"fmt"
 	"hash/maphash"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -34,37 +37,62 @@ func TestTrigrams(t *testing.T) {
 	}
 }
 
-func TestVocabulary_Containing(t *testing.T) {
-	v := newVocabulary()
-	var filler [][]byte
-	for i := range 5000 {
-		filler = append(filler, fmt.Appendf(nil, "w%04d", i))
+// wordTerms returns the words with the term "t:" + word, or the given term
+// after a '=' ("counters=counter").
+func wordTerms(words ...string) []wordTerm {
+	out := make([]wordTerm, len(words))
+	for i, w := range words {
+		word, term, ok := strings.Cut(w, "=")
+		if !ok {
+			term = "t:" + word
+		}
+		out[i] = wordTerm{[]byte(word), []byte(term)}
 	}
-	v.add(filler...)
-	v.add([]byte("useeffectevent"), []byte("useeffect"), []byte("effect"), []byte("useeffect"), []byte("reuseeff"),
-		[]byte("aaaa"), []byte("ärger"))
+	return out
+}
+
+func TestVocabulary_TermsContaining(t *testing.T) {
+	v := newVocabulary()
+	var filler []string
+	for i := range 5000 {
+		filler = append(filler, fmt.Sprintf("w%04d", i))
+	}
+	mustAddWords(t, v, wordTerms(filler...)...)
+	mustAddWords(t, v, wordTerms("useeffectevent", "useeffect", "effect", "useeffect", "reuseeff",
+		"aaaa", "ärger", "counters=counter", "counter=counter")...)
 	tests := []struct {
 		frag  string
 		limit int
 		want  []string
 	}{
-		{"useeff", 10, []string{"reuseeff", "useeffect", "useeffectevent"}},
-		{"useeff", 2, []string{"reuseeff", "useeffect"}},
-		{"effect", 10, []string{"effect", "useeffect", "useeffectevent"}},
-		{"w0012", 10, []string{"w0012"}},
-		{"w001", 3, []string{"w0010", "w0011", "w0012"}},
-		{"aaa", 10, []string{"aaaa"}},
-		{"rge", 10, []string{"ärger"}},
-		{"aaaaa", 10, nil}, // every gram known, the fragment in no word
+		{"useeff", 10, []string{"t:reuseeff", "t:useeffect", "t:useeffectevent"}},
+		{"useeff", 2, []string{"t:reuseeff", "t:useeffect"}},
+		{"effect", 10, []string{"t:effect", "t:useeffect", "t:useeffectevent"}},
+		{"w0012", 10, []string{"t:w0012"}},
+		{"w001", 3, []string{"t:w0010", "t:w0011", "t:w0012"}},
+		{"aaa", 10, []string{"t:aaaa"}},
+		{"rge", 10, []string{"t:ärger"}},
+		{"counte", 10, []string{"counter"}}, // two words, one term
+		{"aaaaa", 10, nil},                  // every gram known, the fragment in no word
 		{"xyz", 10, nil},
 	}
 	for _, tc := range tests {
-		if got := v.containing([]byte(tc.frag), tc.limit); !slices.Equal(got, tc.want) {
-			t.Errorf("containing(%q, %d) = %v, want %v", tc.frag, tc.limit, got, tc.want)
+		if got := v.termsContaining([]byte(tc.frag), tc.limit); !slices.Equal(got, tc.want) {
+			t.Errorf("termsContaining(%q, %d) = %v, want %v", tc.frag, tc.limit, got, tc.want)
 		}
 	}
 	if !v.has([]byte("effect")) || v.has([]byte("effec")) {
 		t.Error("has: effect should be known and effec not")
+	}
+	if term, ok := v.termOf([]byte("counters")); !ok || term != "counter" {
+		t.Errorf("termOf(counters) = %q, %v; want counter, true", term, ok)
+	}
+}
+
+func mustAddWords(t *testing.T, v *vocabulary, words ...wordTerm) {
+	t.Helper()
+	if err := v.add(words); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -116,20 +144,26 @@ func TestIndex_SearchSubstring_ExpansionLimit(t *testing.T) {
 }
 
 // A stop word in a substring query matches only itself, not the words
-// that contain it.
+// that contain it ("other", "theory").
 func TestIndex_SearchSubstring_StopWordIsAWord(t *testing.T) {
 	x := mustOpen(t, t.TempDir())
 	mustApply(t, x, []Doc{
 		{ID: "word", Text: "the useEffect hook"},
 		{ID: "inside", Text: "other useEffect hooks"},
+		{ID: "head", Text: "theory", Heading: "what the useEffect hook does"},
 	}, nil, 1)
-	if got := ids(mustSubstring(t, x, "the useEff", Filter{}, 10)); !slices.Equal(got, []string{"word"}) {
-		t.Errorf("substring %q = %v, want [word]", "the useEff", got)
-	}
-	got := ids(mustSubstring(t, x, "hook useEff", Filter{}, 10))
-	slices.Sort(got)
-	if !slices.Equal(got, []string{"inside", "word"}) {
-		t.Errorf("substring %q = %v, want [inside word]", "hook useEff", got)
+	for q, want := range map[string][]string{
+		"the useEff":  {"head", "word"},
+		"hook useEff": {"head", "inside", "word"},
+		"the":         {"head", "word"},
+		"what does":   {"head"},
+		"the nosuch":  nil,
+	} {
+		got := ids(mustSubstring(t, x, q, Filter{}, 10))
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("substring %q = %v, want %v", q, got, want)
+		}
 	}
 }
 
@@ -166,17 +200,69 @@ func TestIndex_SearchSubstring_MatchesStems(t *testing.T) {
 // practically never collide) are both kept.
 func TestVocabulary_HashCollision(t *testing.T) {
 	v := newVocabulary()
-	v.add([]byte("alpha"))
+	mustAddWords(t, v, wordTerms("alpha")...)
 	v.byHash[maphash.Bytes(v.seed, []byte("beta"))] = 0 // alpha's id under beta's hash
-	v.add([]byte("beta"), []byte("beta"))
+	mustAddWords(t, v, wordTerms("beta", "beta")...)
 	if !v.has([]byte("alpha")) || !v.has([]byte("beta")) || v.has([]byte("gamma")) {
 		t.Fatal("has: want alpha and beta, not gamma")
 	}
-	if got := v.containing([]byte("bet"), 10); !slices.Equal(got, []string{"beta"}) {
-		t.Errorf("containing(bet) = %v, want [beta]", got)
+	if got := v.termsContaining([]byte("bet"), 10); !slices.Equal(got, []string{"t:beta"}) {
+		t.Errorf("termsContaining(bet) = %v, want [t:beta]", got)
 	}
-	if len(v.ends) != 2 {
-		t.Errorf("%d words stored, want 2", len(v.ends))
+	if len(v.ends) != 4 {
+		t.Errorf("%d words stored, want 2", len(v.ends)/2)
+	}
+}
+
+// The vocabulary's log survives a crash in the middle of an append: the
+// torn record is cut off, the words before it are kept, and words logged
+// after the cut are read back on the next open.
+func TestIndex_VocabularyLog_CutsTornRecord(t *testing.T) {
+	dir := t.TempDir()
+	x := mustOpen(t, dir)
+	mustApply(t, x, []Doc{{ID: "a", Text: "useEffect hooks"}}, nil, 1)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, vocabularyFile)
+	f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{20, 'u', 's', 'e'}); err != nil { // 20 bytes announced, 3 written
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x = mustOpen(t, dir)
+	mustApply(t, x, []Doc{{ID: "b", Text: "useLayoutEffect"}}, nil, 2)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x = mustOpen(t, dir)
+	for q, want := range map[string][]string{"Effect": {"a", "b"}, "LayoutEff": {"b"}, "hook": {"a"}} {
+		got := ids(mustSubstring(t, x, q, Filter{}, 10))
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("after the torn record, substring %q = %v, want %v", q, got, want)
+		}
+	}
+}
+
+// An index of this mapping version without its vocabulary log (lost to a
+// crash while it was created) is refused as a mismatch, so it is rebuilt.
+func TestOpen_RefusesIndexWithoutVocabulary(t *testing.T) {
+	dir := t.TempDir()
+	x := mustOpen(t, dir)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, vocabularyFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir); !errors.Is(err, ErrMappingMismatch) {
+		t.Fatalf("Open without the vocabulary log: %v, want ErrMappingMismatch", err)
 	}
 }
 
