@@ -73,3 +73,29 @@ func TestEngine_RebuildsLexicalIndexOfEarlierMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestEngine_RebuildsLexicalIndexWithoutVocabulary: a lexical index whose
+// vocabulary log is missing (lost to a crash while the index was created)
+// is rebuilt from the store on open, so the substring leg finds partial
+// words again.
+func TestEngine_RebuildsLexicalIndexWithoutVocabulary(t *testing.T) {
+	e := newEnv(t)
+	e.write("notes:/hook.md", "call useEffect here")
+	e.write("notes:/other.md", "nothing to see")
+	e.sync()
+	q := Request{Mode: BM25, Queries: []Query{{Text: "useEff"}}}
+	want := []string{"notes:/hook.md"}
+	if got := refs(e.search(q)); !slices.Equal(got, want) {
+		t.Fatalf("fresh index finds %v for useEff, want %v", got, want)
+	}
+	e.close()
+	// The log's name is the lexical package's vocabularyFile.
+	if err := os.Remove(filepath.Join(e.dir, "index", lexicalDir, "ctxd_vocabulary")); err != nil {
+		t.Fatal(err)
+	}
+	e.open(true)
+	e.sync()
+	if got := refs(e.search(q)); !slices.Equal(got, want) {
+		t.Fatalf("after losing the vocabulary log, useEff finds %v, want %v", got, want)
+	}
+}
