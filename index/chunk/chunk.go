@@ -19,6 +19,17 @@ type Counter interface {
 	Count(text string) int
 }
 
+// SumCounter is a Counter whose count of texts joined by whitespace is the
+// sum of their counts, as WordPiece's is: it splits at whitespace before
+// anything else. A chunk counted whole (a text or JSON document, a group of
+// markdown sections) then takes the sum of its prefix's, heading's and
+// text's counts instead of tokenizing its embedded text a second time.
+type SumCounter interface {
+	Counter
+	// SumsAtWhitespace marks the property; it is never called.
+	SumsAtWhitespace()
+}
+
 // ByteCounter estimates four bytes a token. It is the Counter of last resort,
 // for chunking text when no model tokenizer exists, so that lexical search
 // still works; chunks then change when a model arrives.
@@ -212,6 +223,7 @@ type splitter struct {
 	depth    int    // re-split depth (see emit)
 	prefix   string // embedded before every chunk's heading (see Prefix)
 	pTok     int    // tokens of prefix
+	sums     bool   // c is a SumCounter
 	out      []Chunk
 }
 
@@ -231,6 +243,7 @@ func newSplitter(src string, c Counter, maxTokens int, prefix string) *splitter 
 		maxBytes: maxTokens * maxBytesPerToken,
 		heads:    make(map[string]headEntry),
 	}
+	_, s.sums = c.(SumCounter)
 	if prefix != "" {
 		e := s.truncateHeading(prefix, []string{prefix}, "")
 		s.prefix, s.pTok = strings.Clone(e.h), e.tok
@@ -497,6 +510,17 @@ func (s *splitter) emit(a, b int, bd budget) {
 	nb.window = max(1, min(bd.window, tok-2-s.pTok-bd.hTok)/2)
 	nb.target = nb.window
 	s.pack(s.textUnits(nil, a, b, nb, -1), nb)
+}
+
+// emitCounted is emit for a trimmed, non-empty span src[a:b] of textTok
+// tokens: a SumCounter's count of the embedded text is the sum of its
+// parts' counts.
+func (s *splitter) emitCounted(a, b int, bd budget, textTok int) {
+	if tok := s.pTok + bd.hTok + textTok + 2; s.sums && tok <= s.max {
+		s.out = append(s.out, Chunk{Start: a, End: b, Heading: bd.heading, Tokens: tok})
+		return
+	}
+	s.emit(a, b, bd)
 }
 
 // middle returns a rune boundary strictly inside [a,b) near its middle,

@@ -2,6 +2,7 @@ package chunk
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -14,8 +15,10 @@ const corpusEvery = 10
 // TestSplit_Corpus is the property test: every document of the docs-corpus
 // sample and every golden input, chunked with the real tokenizer and window,
 // keeps all invariants (coverage, order, rune boundaries, Tokens within the
-// window and equal to a fresh count of EmbedText). With -short only the
-// golden inputs are checked. It logs chunk statistics per source.
+// window and equal to a fresh count of EmbedText; the tokenizer is a
+// SumCounter, so this checks the summed counts too, and a prefix as
+// SplitWithPrefix takes one). With -short only the golden inputs are
+// checked. It logs chunk statistics per source.
 func TestSplit_Corpus(t *testing.T) {
 	tk := mustLoadTokenizer(t)
 	for _, name := range goldenInputs(t) {
@@ -31,7 +34,11 @@ func TestSplit_Corpus(t *testing.T) {
 	for _, d := range readCorpusSample(t, corpusEvery) {
 		content := []byte(d.Text)
 		chunks := Split(content, "", d.path(), tk, realWindow)
-		t.Run(d.ID, func(t *testing.T) { checkChunks(t, content, chunks, tk, realWindow) })
+		prefix := Prefix(d.path(), d.Source, tk, realWindow)
+		t.Run(d.ID, func(t *testing.T) {
+			checkChunks(t, content, chunks, tk, realWindow)
+			checkChunksPrefix(t, content, SplitWithPrefix(content, "", d.path(), prefix, tk, realWindow), tk, realWindow, prefix)
+		})
 		st := bySource[d.Source]
 		if st == nil {
 			st = &stats{}
@@ -63,4 +70,29 @@ func TestSplit_Corpus(t *testing.T) {
 	}
 	line("all", all)
 	t.Logf("docs-corpus sample (every %dth record), window %d:\n%s", corpusEvery, realWindow, b.String())
+}
+
+// freshCounter hides a Counter's SumCounter mark, so that Split counts
+// every chunk's embedded text afresh.
+type freshCounter struct{ Counter }
+
+// TestSplit_SummedCountsChangeNothing chunks the golden inputs with and
+// without a prefix through the real tokenizer twice, once summing counts
+// (the tokenizer is a SumCounter) and once counting afresh: the chunks must
+// be the same.
+func TestSplit_SummedCountsChangeNothing(t *testing.T) {
+	tk := mustLoadTokenizer(t)
+	if _, ok := Counter(tk).(SumCounter); !ok {
+		t.Fatal("the tokenizer is not a SumCounter")
+	}
+	for _, name := range goldenInputs(t) {
+		content := mustReadInput(t, name)
+		for _, prefix := range []string{"", Prefix(name, "A description of "+name, tk, realWindow)} {
+			summed := SplitWithPrefix(content, "", "/"+name, prefix, tk, realWindow)
+			fresh := SplitWithPrefix(content, "", "/"+name, prefix, freshCounter{tk}, realWindow)
+			if !reflect.DeepEqual(summed, fresh) {
+				t.Errorf("%s (prefix %q): summed counts give %d chunks %v, fresh counts %d chunks %v", name, prefix, len(summed), summed, len(fresh), fresh)
+			}
+		}
+	}
 }

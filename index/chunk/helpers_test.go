@@ -19,8 +19,10 @@ import (
 // symbol rune and every CJK rune being one token, but it charges a run of
 // letters and digits 1 + (runes-1)/4 tokens, over-counting relative to
 // WordPiece. It is not additive across a cut inside such a run, which
-// exercises Split's re-splitting.
+// exercises Split's re-splitting; it is across whitespace (a SumCounter).
 type wordCounter struct{}
+
+func (wordCounter) SumsAtWhitespace() {}
 
 func (wordCounter) Count(text string) int {
 	n, run := 0, 0

@@ -12,7 +12,7 @@ func (s *splitter) json() {
 	a, b := s.trim(0, len(s.src))
 	bd := s.budgetFor("", 0)
 	if tok := s.countFit(a, b); s.fits(a, b, tok, bd.window) {
-		s.emit(a, b, bd)
+		s.emitCounted(a, b, bd, tok)
 		return
 	}
 	s.jsonValue(a, b, a, nil, 0)

@@ -30,7 +30,7 @@ func (s *splitter) markdown() {
 	)
 	flush := func() {
 		if have {
-			s.emit(gA, gB, s.budget(gParts, crumbSep))
+			s.emitCounted(gA, gB, s.budget(gParts, crumbSep), gTok)
 			have = false
 		}
 	}

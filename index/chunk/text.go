@@ -13,7 +13,7 @@ func (s *splitter) text() {
 	a, b := s.trim(0, len(s.src))
 	tok := s.countFit(a, b)
 	if s.fits(a, b, tok, bd.window) {
-		s.emit(a, b, bd)
+		s.emitCounted(a, b, bd, tok)
 		return
 	}
 	s.pack(s.textUnits(nil, a, b, bd, tok), bd)

@@ -33,6 +33,13 @@ func FuzzTokenizer_Encode(f *testing.F) {
 		if toks := tk.Tokens(text); len(toks) != n {
 			t.Fatalf("Tokens(%q) has %d tokens, Count %d", text, len(toks), n)
 		}
+		// Two texts joined by whitespace count as the sum of their counts
+		// (SumsAtWhitespace): cut the text anywhere, join the halves.
+		cut := abs(maxLen*7919) % (len(text) + 1)
+		a, b := text[:cut], text[cut:]
+		if joined := tk.Count(a + "\n\n" + b); joined != tk.Count(a)+tk.Count(b) {
+			t.Fatalf("Count(%q + \"\\n\\n\" + %q) = %d, want %d + %d", a, b, joined, tk.Count(a), tk.Count(b))
+		}
 	})
 }
 

@@ -85,6 +85,12 @@ func (t *Tokenizer) Count(text string) int {
 	return s.n
 }
 
+// SumsAtWhitespace marks the Tokenizer as a chunk.SumCounter: the BERT
+// pre-tokenizer splits at whitespace before normalisation or WordPiece
+// look at a word, so texts joined by whitespace count as the sum of their
+// counts (FuzzTokenizer_Encode checks it).
+func (*Tokenizer) SumsAtWhitespace() {}
+
 // Tokens returns the WordPiece token strings (no specials), for debugging
 // and tests.
 func (t *Tokenizer) Tokens(text string) []string {
