@@ -131,7 +131,8 @@ type Index struct {
 	vocab   *vocabulary // the words of the text and heading fields, for SearchSubstring
 }
 
-// bleveDoc is the shape handed to the Bleve mapper.
+// bleveDoc is one document's fields as the index mapping names them (its
+// json tags); analyzeDoc builds the Bleve document from it.
 type bleveDoc struct {
 	Text    string   `json:"text"`
 	Heading string   `json:"heading"`
@@ -282,11 +283,11 @@ func (x *Index) Apply(upserts []Doc, deletes []string, seq uint64) error {
 	x.applyMu.Lock()
 	defer x.applyMu.Unlock()
 
-	an := bi.Mapping().AnalyzerNamed(en.AnalyzerName)
-	if an == nil {
-		return fmt.Errorf("apply: analyzer %s missing", en.AnalyzerName)
+	an, kw := bi.Mapping().AnalyzerNamed(en.AnalyzerName), bi.Mapping().AnalyzerNamed(keyword.Name)
+	if an == nil || kw == nil {
+		return fmt.Errorf("apply: analyzer %s or %s missing", en.AnalyzerName, keyword.Name)
 	}
-	analyzed, fresh, err := x.analyzeAll(bi.Mapping(), an, upserts)
+	analyzed, fresh, err := x.analyzeAll(an, kw, upserts)
 	if err != nil {
 		return err
 	}
@@ -371,7 +372,7 @@ type analyzedDoc struct {
 // analyzeAll analyses upserts on every core (analysis is most of Apply's
 // own work, and the rest of the batch waits for it) and returns them in
 // order with the words the vocabulary lacks.
-func (x *Index) analyzeAll(m mapping.IndexMapping, an analysis.Analyzer, upserts []Doc) ([]analyzedDoc, []wordTerm, error) {
+func (x *Index) analyzeAll(an, kw analysis.Analyzer, upserts []Doc) ([]analyzedDoc, []wordTerm, error) {
 	out := make([]analyzedDoc, len(upserts))
 	workers := min(runtime.GOMAXPROCS(0), (len(upserts)+analyzeShare-1)/analyzeShare)
 	fresh := make([][]wordTerm, workers)
@@ -406,11 +407,7 @@ func (x *Index) analyzeAll(m mapping.IndexMapping, an analysis.Analyzer, upserts
 					Mime:    d.Mime,
 					Tags:    d.Tags,
 				}
-				doc, l, err := analyzeDoc(m, an, d.ID, &bd, newWord)
-				if err != nil {
-					errs[w] = fmt.Errorf("apply: index %s: %w", d.ID, err)
-					return
-				}
+				doc, l := analyzeDoc(an, kw, d.ID, &bd, newWord)
 				out[i] = analyzedDoc{doc, l}
 			}
 		})
