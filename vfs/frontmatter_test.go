@@ -344,7 +344,7 @@ func TestStore_Frontmatter_ParsedOnRechunk(t *testing.T) {
 		old := it
 		old.Loading, old.FrontmatterLen, old.FrontmatterFields = "", 0, nil
 		old.Title, old.Description, old.Tags, old.Importance = "soul.md", "", nil, 0
-		return tt.putMeta(id, &old)
+		return tt.putMeta(id, &old, nil)
 	})
 	if err != nil {
 		t.Fatal(err)

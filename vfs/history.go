@@ -315,12 +315,13 @@ type prevItem struct {
 }
 
 // recordPut records the revision of putItem storing it (content nil: kept)
-// for item u. It runs before the item's metadata and content are replaced.
+// for item u; meta is it's metadata snapshot (metaSnapshot). It runs before
+// the item's metadata and content are replaced.
 //
 // While history is on, an item's latest revision records its current state
 // (Open closes the gaps history off leaves), so the old content hash comes
 // from there rather than from decoding the old metadata.
-func (t *txn) recordPut(u []byte, it *Item, content []byte) error {
+func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) error {
 	exists := t.items.Get(u) != nil
 	if t.historyOff {
 		// Pending revisions still need the content this write replaces.
@@ -349,7 +350,7 @@ func (t *txn) recordPut(u []byte, it *Item, content []byte) error {
 	if t.historyOff {
 		return nil
 	}
-	return t.appendRev(u, latest.rev+1, it, false, t.operation(), t.actor.Name, t.histNow())
+	return t.appendRev(u, latest.rev+1, it, meta, false, t.operation(), t.actor.Name, t.histNow())
 }
 
 // recordRemove records the deletion of item u, before it is removed.
@@ -376,7 +377,7 @@ func (t *txn) recordRemove(u []byte) error {
 		return err
 	}
 	rev := latest.rev + 1
-	if err := t.appendRev(u, rev, &prev.it, true, t.operation(), t.actor.Name, t.histNow()); err != nil {
+	if err := t.appendRev(u, rev, &prev.it, nil, true, t.operation(), t.actor.Name, t.histNow()); err != nil {
 		return err
 	}
 	// The delete revision too keeps the content, which is going.
@@ -414,7 +415,7 @@ func (t *txn) baseline(u []byte, prev *prevItem) (revRec, error) {
 		return latest, err
 	}
 	tm := prev.it.UpdatedAt.UnixNano()
-	if err := t.appendRev(u, latest.rev+1, &prev.it, false, OpBaseline, "", tm); err != nil {
+	if err := t.appendRev(u, latest.rev+1, &prev.it, nil, false, OpBaseline, "", tm); err != nil {
 		return revRec{}, err
 	}
 	return t.latestRev(u)
@@ -427,9 +428,10 @@ func matchesLatest(latest revRec, it *Item) bool {
 }
 
 // appendRev stores revision rev of item u with it's content hash and
-// metadata, and its log and actor index entries. The revision is pending:
-// its content is (or is about to be) u's current content.
-func (t *txn) appendRev(u []byte, rev int64, it *Item, deleted bool, op, actor string, tm int64) error {
+// metadata (meta: it's metadata snapshot, or nil to encode it here), and its
+// log and actor index entries. The revision is pending: its content is (or
+// is about to be) u's current content.
+func (t *txn) appendRev(u []byte, rev int64, it *Item, meta []byte, deleted bool, op, actor string, tm int64) error {
 	if op == "" {
 		return fmt.Errorf("history: change of %s names no operation", it.Ref())
 	}
@@ -437,9 +439,11 @@ func (t *txn) appendRev(u []byte, rev int64, it *Item, deleted bool, op, actor s
 	if _, err := hex.Decode(r.hash[:], []byte(it.ContentHash)); err != nil || len(it.ContentHash) != 64 {
 		return fmt.Errorf("history: %s has a malformed content hash", it.Ref())
 	}
-	meta, err := metaSnapshot(it)
-	if err != nil {
-		return err
+	if meta == nil {
+		var err error
+		if meta, err = metaSnapshot(it); err != nil {
+			return err
+		}
 	}
 	r.meta = metaID(meta)
 	// Without an entry the snapshot is the item's record, which it is

@@ -519,7 +519,7 @@ func (s *Store) ChunkPending(ctx context.Context, limit int) (int, error) {
 			// metadata now, when the new chunker re-chunks it.
 			if it.FrontmatterLen == 0 && opensFrontmatter(content) {
 				if applyFrontmatter(&it, content, editCallerFields(&it)); it.FrontmatterLen > 0 {
-					if err := t.putMeta(id, &it); err != nil {
+					if err := t.putMeta(id, &it, nil); err != nil {
 						return err
 					}
 				}

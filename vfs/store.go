@@ -467,10 +467,14 @@ func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 	if err := t.emit(u); err != nil {
 		return err
 	}
-	if err := t.recordPut(u, it, content); err != nil { // before the old state is replaced
+	snap, err := metaSnapshot(it)
+	if err != nil {
 		return err
 	}
-	if err := t.putMeta(u, it); err != nil {
+	if err := t.recordPut(u, it, content, snap); err != nil { // before the old state is replaced
+		return err
+	}
+	if err := t.putMeta(u, it, snap); err != nil {
 		return err
 	}
 	if content != nil {
@@ -495,11 +499,14 @@ func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 	return t.addCounts(it.Drive, dCount, dBytes)
 }
 
-// putMeta stores item metadata only.
-func (t *txn) putMeta(id []byte, it *Item) error {
-	snap, err := metaSnapshot(it)
-	if err != nil {
-		return err
+// putMeta stores item metadata only; snap is it's metadata snapshot, or nil
+// to encode it here.
+func (t *txn) putMeta(id []byte, it *Item, snap []byte) error {
+	if snap == nil {
+		var err error
+		if snap, err = metaSnapshot(it); err != nil {
+			return err
+		}
 	}
 	if err := t.detachMeta(id, snap); err != nil { // history may need the old metadata
 		return err

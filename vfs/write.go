@@ -462,7 +462,7 @@ func (s *Store) SetOrigin(ctx context.Context, ref Ref, o Origin, expectedHash s
 		}
 		it.Origin = o
 		out = it
-		return t.putMeta(n.pv().id, &it)
+		return t.putMeta(n.pv().id, &it, nil)
 	})
 	return out, err
 }
