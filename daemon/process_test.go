@@ -43,10 +43,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// ctxdBinary builds cmd/ctxd once per test run.
+// ctxdBinary builds cmd/ctxd once per test run, unless CTXD_TEST_BINARY
+// names a build to run instead: benchmarks then compare two builds side by
+// side, each run by its own bench process at the same time.
 func ctxdBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if b := os.Getenv("CTXD_TEST_BINARY"); b != "" {
+			binPath = b
+			return
+		}
 		if binDir, buildErr = os.MkdirTemp("", "ctxdbin"); buildErr != nil {
 			return
 		}
