@@ -17,10 +17,11 @@ import (
 	"time"
 )
 
-// Benchmarks read the first passages of the shared Wikipedia corpus.
+// Benchmarks and TestMemoAnalyzer_AsEn read the first passages of the
+// shared Wikipedia corpus (../shared/data beside the repository).
 // CTXD_LEXICAL_BENCH_N sets the size of the search benchmark index
 // (default 100000).
-const corpusPath = "/work/shared/data/wikipedia-passages/corpus.jsonl.gz"
+const corpusPath = "../../../shared/data/wikipedia-passages/corpus.jsonl.gz"
 
 type passage struct {
 	ID    string `json:"_id"`
@@ -33,8 +34,8 @@ var (
 	passages   []passage
 )
 
-// loadPassages returns the first n passages of the corpus, or skips.
-func loadPassages(b *testing.B, n int) []passage {
+// loadPassages returns the first n passages of the corpus.
+func loadPassages(b testing.TB, n int) []passage {
 	b.Helper()
 	passagesMu.Lock()
 	defer passagesMu.Unlock()
@@ -43,7 +44,7 @@ func loadPassages(b *testing.B, n int) []passage {
 	}
 	f, err := os.Open(corpusPath)
 	if err != nil {
-		b.Skipf("corpus not available: %v", err)
+		b.Fatalf("wikipedia-passages corpus missing (%v): see ../shared/data/README.md", err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
