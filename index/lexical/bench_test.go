@@ -17,8 +17,8 @@ import (
 	"time"
 )
 
-// Benchmarks and TestMemoAnalyzer_AsEn read the first passages of the
-// shared Wikipedia corpus (../shared/data beside the repository).
+// Benchmarks read the first passages of the shared Wikipedia corpus
+// (../shared/data beside the repository).
 // CTXD_LEXICAL_BENCH_N sets the size of the search benchmark index
 // (default 100000).
 const corpusPath = "../../../shared/data/wikipedia-passages/corpus.jsonl.gz"
@@ -35,7 +35,7 @@ var (
 )
 
 // loadPassages returns the first n passages of the corpus.
-func loadPassages(b testing.TB, n int) []passage {
+func loadPassages(b *testing.B, n int) []passage {
 	b.Helper()
 	passagesMu.Lock()
 	defer passagesMu.Unlock()
