@@ -101,7 +101,7 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	scripts/fuzz.sh $(FUZZTIME) ./vfs FuzzParseFrontmatter
 	scripts/fuzz.sh $(FUZZTIME) ./index/lexical FuzzWordsAnalyzer
 	scripts/fuzz.sh $(FUZZTIME) ./daemon FuzzEdgePolicy_HostAllowed
-	scripts/fuzz.sh $(FUZZTIME) ./enrich FuzzParseQuestions
+	scripts/fuzz.sh $(FUZZTIME) ./index/enrich FuzzParseQuestions
 
 .PHONY: test-python
 test-python: setup build ## Python client integration test against the real daemon, and the SQLite peer of bench-ingest-compare
@@ -159,11 +159,11 @@ bench-large: setup-run ## Time to searchable and peak RSS of one 60 MB text item
 
 bench-context: setup-run ## BuildContext p50/p99 with 10 context files and 100k chunks, query embedding excluded (CTXD_BENCH_CONTEXT_CHUNKS=N)
 	mkdir -p bench-results
-	go test -run='^$$' -bench=BuildContext -benchtime=$(BENCHTIME) -count=1 -timeout=1h ./assemble/ | tee bench-results/context.txt
+	go test -run='^$$' -bench=BuildContext -benchtime=$(BENCHTIME) -count=1 -timeout=1h ./index/assemble/ | tee bench-results/context.txt
 
 bench-mcp: setup-run build ## Tool-call latency through `ctxd mcp` (stdio) against the same calls over gRPC, p50/p99 of 1,000 context_read and context_search calls each (CTXD_BENCH_MCP_CALLS=N)
 	mkdir -p bench-results
-	CTXD_BIN=$(CTXD) go test -run='^$$' -bench=MCP_Stdio -benchtime=1x -count=1 -timeout=30m ./mcpserver/ | tee bench-results/mcp.txt
+	CTXD_BIN=$(CTXD) go test -run='^$$' -bench=MCP_Stdio -benchtime=1x -count=1 -timeout=30m ./daemon/mcpserver/ | tee bench-results/mcp.txt
 
 eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm, vaswani and tldr; table in bench-results/eval.md
 	mkdir -p bench-results

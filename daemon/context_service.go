@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/ctxd/ctxd/assemble"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/assemble"
 	"github.com/ctxd/ctxd/vfs"
 )
 

@@ -18,9 +18,9 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/ctxd/ctxd/assemble"
-	"github.com/ctxd/ctxd/enrich"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/assemble"
+	"github.com/ctxd/ctxd/index/enrich"
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/ingest"

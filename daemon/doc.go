@@ -2,7 +2,8 @@
 // gRPC server (unix socket and optional loopback TCP) with its interceptors,
 // the grpc-gateway JSON/HTTP API, bearer-token auth, and the service adapters
 // that translate between API messages and the vfs, index, ingest and assemble
-// packages. It starts the background work the domain packages own
+// packages. Its subpackages are the agent-facing surfaces: toolset (the tools
+// agents call) and mcpserver (the MCP server built from them). It starts the background work the domain packages own
 // (index/indexer's chunk and embed passes, vfs history pruning, the
 // optional enrich.Enricher) and hands
 // what searches return to

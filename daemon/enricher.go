@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/ctxd/ctxd/enrich"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/enrich"
 )
 
 // EnricherConfig is the [enricher] table: the optional background enricher

@@ -10,9 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctxd/ctxd/daemon/mcpserver"
+	"github.com/ctxd/ctxd/daemon/toolset"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
-	"github.com/ctxd/ctxd/mcpserver"
-	"github.com/ctxd/ctxd/toolset"
 )
 
 // mcpSessionTimeout ends an MCP session over HTTP that has had no request

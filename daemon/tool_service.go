@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/ctxd/ctxd/daemon/toolset"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
-	"github.com/ctxd/ctxd/toolset"
 )
 
 // maxToolNameLen bounds CallToolRequest.name; tool names are far shorter.

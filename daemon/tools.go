@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/ctxd/ctxd/toolset"
+	"github.com/ctxd/ctxd/daemon/toolset"
 )
 
 // defaultToolAgent is the agent name of CallTool's calls when the caller

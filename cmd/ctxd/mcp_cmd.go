@@ -15,9 +15,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/ctxd/ctxd/daemon"
+	"github.com/ctxd/ctxd/daemon/mcpserver"
+	"github.com/ctxd/ctxd/daemon/toolset"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
-	"github.com/ctxd/ctxd/mcpserver"
-	"github.com/ctxd/ctxd/toolset"
 )
 
 func (c *cli) mcpCommand() *cobra.Command {

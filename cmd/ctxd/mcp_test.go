@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxd/ctxd/daemon"
-	"github.com/ctxd/ctxd/toolset"
+	"github.com/ctxd/ctxd/daemon/toolset"
 )
 
 // mcpSession is `ctxd mcp` run in-process on pipes, with the Go SDK's

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxd/ctxd/toolset"
+	"github.com/ctxd/ctxd/daemon/toolset"
 )
 
 // toolsCommand prints the agent tools' definitions for harnesses that call

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ctxd/ctxd/toolset"
+	"github.com/ctxd/ctxd/daemon/toolset"
 )
 
 // TestCLI_Tools checks that `ctxd tools` prints the toolset's export in

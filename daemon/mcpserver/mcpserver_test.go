@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/ctxd/ctxd/daemon"
+	"github.com/ctxd/ctxd/daemon/mcpserver"
+	"github.com/ctxd/ctxd/daemon/toolset"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
-	"github.com/ctxd/ctxd/mcpserver"
-	"github.com/ctxd/ctxd/toolset"
 )
 
 // startDaemon runs a real daemon on a temp unix socket (no TCP, no HTTP, no

@@ -19,9 +19,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ctxd/ctxd/daemon"
+	"github.com/ctxd/ctxd/daemon/toolset"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/internal/testmodel"
-	"github.com/ctxd/ctxd/toolset"
 )
 
 // env is a real daemon on a short temp unix socket and a Backend over a

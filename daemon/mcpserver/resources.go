@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/ctxd/ctxd/daemon/toolset"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
-	"github.com/ctxd/ctxd/toolset"
 )
 
 const (
