@@ -117,6 +117,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	ctxdv1.RegisterSearchServiceServer(d.grpc, &searchService{b: &d.b})
 	ctxdv1.RegisterIngestServiceServer(d.grpc, &ingestService{b: &d.b, log: log})
 	ctxdv1.RegisterContextServiceServer(d.grpc, &contextService{b: &d.b})
+	ctxdv1.RegisterSessionServiceServer(d.grpc, &sessionService{b: &d.b})
 	ctxdv1.RegisterToolServiceServer(d.grpc, &toolService{d: d})
 
 	unixLn, err := listenUnix(cfg.Socket)

@@ -22,6 +22,229 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// PruneRequest selects what to prune.
+type PruneRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Items not returned by a search (nor written) for this many seconds;
+	// required, at least one day (86400).
+	UnretrievedSeconds int64 `protobuf:"varint,1,opt,name=unretrieved_seconds,json=unretrievedSeconds" json:"unretrieved_seconds,omitempty"`
+	// List without deleting.
+	DryRun bool `protobuf:"varint,2,opt,name=dry_run,json=dryRun" json:"dry_run,omitempty"`
+	// Only items under these directory refs ("drive:/dir"); empty: the whole
+	// store.
+	PathPrefixes []string `protobuf:"bytes,3,rep,name=path_prefixes,json=pathPrefixes" json:"path_prefixes,omitempty"`
+	// Items listed (and deleted) at most; 0 means 1000; at most
+	// limits.max_list_limit.
+	Limit         int32 `protobuf:"varint,4,opt,name=limit" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PruneRequest) Reset() {
+	*x = PruneRequest{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PruneRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PruneRequest) ProtoMessage() {}
+
+func (x *PruneRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PruneRequest.ProtoReflect.Descriptor instead.
+func (*PruneRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *PruneRequest) GetUnretrievedSeconds() int64 {
+	if x != nil {
+		return x.UnretrievedSeconds
+	}
+	return 0
+}
+
+func (x *PruneRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *PruneRequest) GetPathPrefixes() []string {
+	if x != nil {
+		return x.PathPrefixes
+	}
+	return nil
+}
+
+func (x *PruneRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// PrunedItem is one item pruned (or, in a dry run, to be pruned).
+type PrunedItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item's ref.
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// When a search last returned it; unset when none ever did.
+	LastRetrievedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=last_retrieved_at,json=lastRetrievedAt" json:"last_retrieved_at,omitempty"`
+	// When it last changed.
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=updated_at,json=updatedAt" json:"updated_at,omitempty"`
+	// Its content bytes.
+	Size int64 `protobuf:"varint,4,opt,name=size" json:"size,omitempty"`
+	// The revision of its delete, for revert; 0 in a dry run or with history
+	// off.
+	DeleteRev     int64 `protobuf:"varint,5,opt,name=delete_rev,json=deleteRev" json:"delete_rev,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrunedItem) Reset() {
+	*x = PrunedItem{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrunedItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrunedItem) ProtoMessage() {}
+
+func (x *PrunedItem) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrunedItem.ProtoReflect.Descriptor instead.
+func (*PrunedItem) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PrunedItem) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *PrunedItem) GetLastRetrievedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastRetrievedAt
+	}
+	return nil
+}
+
+func (x *PrunedItem) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *PrunedItem) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *PrunedItem) GetDeleteRev() int64 {
+	if x != nil {
+		return x.DeleteRev
+	}
+	return 0
+}
+
+// PruneResponse lists the items.
+type PruneResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The items, oldest activity first.
+	Items []*PrunedItem `protobuf:"bytes,1,rep,name=items" json:"items,omitempty"`
+	// True when more items qualify than limit allowed.
+	More bool `protobuf:"varint,2,opt,name=more" json:"more,omitempty"`
+	// Whether the items were deleted (false for a dry run).
+	Deleted       bool `protobuf:"varint,3,opt,name=deleted" json:"deleted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PruneResponse) Reset() {
+	*x = PruneResponse{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PruneResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PruneResponse) ProtoMessage() {}
+
+func (x *PruneResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PruneResponse.ProtoReflect.Descriptor instead.
+func (*PruneResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PruneResponse) GetItems() []*PrunedItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *PruneResponse) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+func (x *PruneResponse) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
 // ReindexRequest takes no parameters.
 type ReindexRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -31,7 +254,7 @@ type ReindexRequest struct {
 
 func (x *ReindexRequest) Reset() {
 	*x = ReindexRequest{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -43,7 +266,7 @@ func (x *ReindexRequest) String() string {
 func (*ReindexRequest) ProtoMessage() {}
 
 func (x *ReindexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -56,7 +279,7 @@ func (x *ReindexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReindexRequest.ProtoReflect.Descriptor instead.
 func (*ReindexRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{0}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{3}
 }
 
 // ReindexResponse reports what was rebuilt.
@@ -76,7 +299,7 @@ type ReindexResponse struct {
 
 func (x *ReindexResponse) Reset() {
 	*x = ReindexResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -88,7 +311,7 @@ func (x *ReindexResponse) String() string {
 func (*ReindexResponse) ProtoMessage() {}
 
 func (x *ReindexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -101,7 +324,7 @@ func (x *ReindexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReindexResponse.ProtoReflect.Descriptor instead.
 func (*ReindexResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{1}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ReindexResponse) GetLexicalChunks() int64 {
@@ -141,7 +364,7 @@ type DoctorRequest struct {
 
 func (x *DoctorRequest) Reset() {
 	*x = DoctorRequest{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -153,7 +376,7 @@ func (x *DoctorRequest) String() string {
 func (*DoctorRequest) ProtoMessage() {}
 
 func (x *DoctorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -166,7 +389,7 @@ func (x *DoctorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoctorRequest.ProtoReflect.Descriptor instead.
 func (*DoctorRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{2}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{5}
 }
 
 // DoctorResponse lists what disagrees; ok means nothing does.
@@ -194,7 +417,7 @@ type DoctorResponse struct {
 
 func (x *DoctorResponse) Reset() {
 	*x = DoctorResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -206,7 +429,7 @@ func (x *DoctorResponse) String() string {
 func (*DoctorResponse) ProtoMessage() {}
 
 func (x *DoctorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -219,7 +442,7 @@ func (x *DoctorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoctorResponse.ProtoReflect.Descriptor instead.
 func (*DoctorResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{3}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DoctorResponse) GetOk() bool {
@@ -291,7 +514,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -303,7 +526,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -316,7 +539,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{4}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StatusRequest) GetDisk() bool {
@@ -350,7 +573,7 @@ type DiskComponent struct {
 
 func (x *DiskComponent) Reset() {
 	*x = DiskComponent{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -362,7 +585,7 @@ func (x *DiskComponent) String() string {
 func (*DiskComponent) ProtoMessage() {}
 
 func (x *DiskComponent) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -375,7 +598,7 @@ func (x *DiskComponent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiskComponent.ProtoReflect.Descriptor instead.
 func (*DiskComponent) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{5}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DiskComponent) GetName() string {
@@ -441,7 +664,7 @@ type EmbeddingStatus struct {
 
 func (x *EmbeddingStatus) Reset() {
 	*x = EmbeddingStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -453,7 +676,7 @@ func (x *EmbeddingStatus) String() string {
 func (*EmbeddingStatus) ProtoMessage() {}
 
 func (x *EmbeddingStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -466,7 +689,7 @@ func (x *EmbeddingStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmbeddingStatus.ProtoReflect.Descriptor instead.
 func (*EmbeddingStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{6}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EmbeddingStatus) GetAvailable() bool {
@@ -578,7 +801,7 @@ type EnricherStatus struct {
 
 func (x *EnricherStatus) Reset() {
 	*x = EnricherStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +813,7 @@ func (x *EnricherStatus) String() string {
 func (*EnricherStatus) ProtoMessage() {}
 
 func (x *EnricherStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +826,7 @@ func (x *EnricherStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnricherStatus.ProtoReflect.Descriptor instead.
 func (*EnricherStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{7}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *EnricherStatus) GetEndpoint() string {
@@ -674,7 +897,7 @@ type IndexStatus struct {
 
 func (x *IndexStatus) Reset() {
 	*x = IndexStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -686,7 +909,7 @@ func (x *IndexStatus) String() string {
 func (*IndexStatus) ProtoMessage() {}
 
 func (x *IndexStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -699,7 +922,7 @@ func (x *IndexStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexStatus.ProtoReflect.Descriptor instead.
 func (*IndexStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{8}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *IndexStatus) GetAvailable() bool {
@@ -767,7 +990,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -779,7 +1002,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -792,7 +1015,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{9}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -869,7 +1092,25 @@ var File_ctxd_v1_admin_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x13ctxd/v1/admin.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x10\n" +
+	"\x13ctxd/v1/admin.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x01\n" +
+	"\fPruneRequest\x12/\n" +
+	"\x13unretrieved_seconds\x18\x01 \x01(\x03R\x12unretrievedSeconds\x12\x17\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
+	"\rpath_prefixes\x18\x03 \x03(\tR\fpathPrefixes\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x05R\x05limit\"\xd4\x01\n" +
+	"\n" +
+	"PrunedItem\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12F\n" +
+	"\x11last_retrieved_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x0flastRetrievedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x1d\n" +
+	"\n" +
+	"delete_rev\x18\x05 \x01(\x03R\tdeleteRev\"h\n" +
+	"\rPruneResponse\x12)\n" +
+	"\x05items\x18\x01 \x03(\v2\x13.ctxd.v1.PrunedItemR\x05items\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\x12\x18\n" +
+	"\adeleted\x18\x03 \x01(\bR\adeleted\"\x10\n" +
 	"\x0eReindexRequest\"\xa2\x01\n" +
 	"\x0fReindexResponse\x12%\n" +
 	"\x0elexical_chunks\x18\x01 \x01(\x03R\rlexicalChunks\x12#\n" +
@@ -940,11 +1181,12 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\tembedding\x18\b \x01(\v2\x18.ctxd.v1.EmbeddingStatusR\tembedding\x12*\n" +
 	"\x05index\x18\t \x01(\v2\x14.ctxd.v1.IndexStatusR\x05index\x12*\n" +
 	"\x04disk\x18\n" +
-	" \x03(\v2\x16.ctxd.v1.DiskComponentR\x04disk2\xc2\x01\n" +
+	" \x03(\v2\x16.ctxd.v1.DiskComponentR\x04disk2\xfa\x01\n" +
 	"\fAdminService\x129\n" +
 	"\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponse\x12<\n" +
 	"\aReindex\x12\x17.ctxd.v1.ReindexRequest\x1a\x18.ctxd.v1.ReindexResponse\x129\n" +
-	"\x06Doctor\x12\x16.ctxd.v1.DoctorRequest\x1a\x17.ctxd.v1.DoctorResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x06Doctor\x12\x16.ctxd.v1.DoctorRequest\x1a\x17.ctxd.v1.DoctorResponse\x126\n" +
+	"\x05Prune\x12\x15.ctxd.v1.PruneRequest\x1a\x16.ctxd.v1.PruneResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_admin_proto_rawDescOnce sync.Once
@@ -958,40 +1200,48 @@ func file_ctxd_v1_admin_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_admin_proto_rawDescData
 }
 
-var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_ctxd_v1_admin_proto_goTypes = []any{
-	(*ReindexRequest)(nil),        // 0: ctxd.v1.ReindexRequest
-	(*ReindexResponse)(nil),       // 1: ctxd.v1.ReindexResponse
-	(*DoctorRequest)(nil),         // 2: ctxd.v1.DoctorRequest
-	(*DoctorResponse)(nil),        // 3: ctxd.v1.DoctorResponse
-	(*StatusRequest)(nil),         // 4: ctxd.v1.StatusRequest
-	(*DiskComponent)(nil),         // 5: ctxd.v1.DiskComponent
-	(*EmbeddingStatus)(nil),       // 6: ctxd.v1.EmbeddingStatus
-	(*EnricherStatus)(nil),        // 7: ctxd.v1.EnricherStatus
-	(*IndexStatus)(nil),           // 8: ctxd.v1.IndexStatus
-	(*StatusResponse)(nil),        // 9: ctxd.v1.StatusResponse
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
-	(*DriveInfo)(nil),             // 11: ctxd.v1.DriveInfo
+	(*PruneRequest)(nil),          // 0: ctxd.v1.PruneRequest
+	(*PrunedItem)(nil),            // 1: ctxd.v1.PrunedItem
+	(*PruneResponse)(nil),         // 2: ctxd.v1.PruneResponse
+	(*ReindexRequest)(nil),        // 3: ctxd.v1.ReindexRequest
+	(*ReindexResponse)(nil),       // 4: ctxd.v1.ReindexResponse
+	(*DoctorRequest)(nil),         // 5: ctxd.v1.DoctorRequest
+	(*DoctorResponse)(nil),        // 6: ctxd.v1.DoctorResponse
+	(*StatusRequest)(nil),         // 7: ctxd.v1.StatusRequest
+	(*DiskComponent)(nil),         // 8: ctxd.v1.DiskComponent
+	(*EmbeddingStatus)(nil),       // 9: ctxd.v1.EmbeddingStatus
+	(*EnricherStatus)(nil),        // 10: ctxd.v1.EnricherStatus
+	(*IndexStatus)(nil),           // 11: ctxd.v1.IndexStatus
+	(*StatusResponse)(nil),        // 12: ctxd.v1.StatusResponse
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*DriveInfo)(nil),             // 14: ctxd.v1.DriveInfo
 }
 var file_ctxd_v1_admin_proto_depIdxs = []int32{
-	7,  // 0: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
-	10, // 1: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
-	10, // 2: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
-	11, // 3: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
-	6,  // 4: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
-	8,  // 5: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
-	5,  // 6: ctxd.v1.StatusResponse.disk:type_name -> ctxd.v1.DiskComponent
-	4,  // 7: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
-	0,  // 8: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
-	2,  // 9: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
-	9,  // 10: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
-	1,  // 11: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
-	3,  // 12: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
-	10, // [10:13] is the sub-list for method output_type
-	7,  // [7:10] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	13, // 0: ctxd.v1.PrunedItem.last_retrieved_at:type_name -> google.protobuf.Timestamp
+	13, // 1: ctxd.v1.PrunedItem.updated_at:type_name -> google.protobuf.Timestamp
+	1,  // 2: ctxd.v1.PruneResponse.items:type_name -> ctxd.v1.PrunedItem
+	10, // 3: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
+	13, // 4: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
+	13, // 5: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
+	14, // 6: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
+	9,  // 7: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
+	11, // 8: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
+	8,  // 9: ctxd.v1.StatusResponse.disk:type_name -> ctxd.v1.DiskComponent
+	7,  // 10: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
+	3,  // 11: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
+	5,  // 12: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
+	0,  // 13: ctxd.v1.AdminService.Prune:input_type -> ctxd.v1.PruneRequest
+	12, // 14: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
+	4,  // 15: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
+	6,  // 16: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
+	2,  // 17: ctxd.v1.AdminService.Prune:output_type -> ctxd.v1.PruneResponse
+	14, // [14:18] is the sub-list for method output_type
+	10, // [10:14] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_admin_proto_init() }
@@ -1006,7 +1256,7 @@ func file_ctxd_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_admin_proto_rawDesc), len(file_ctxd_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

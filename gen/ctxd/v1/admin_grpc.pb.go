@@ -22,6 +22,7 @@ const (
 	AdminService_Status_FullMethodName  = "/ctxd.v1.AdminService/Status"
 	AdminService_Reindex_FullMethodName = "/ctxd.v1.AdminService/Reindex"
 	AdminService_Doctor_FullMethodName  = "/ctxd.v1.AdminService/Doctor"
+	AdminService_Prune_FullMethodName   = "/ctxd.v1.AdminService/Prune"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -39,6 +40,13 @@ type AdminServiceClient interface {
 	// indexes agree, compared at one outbox sequence so that it is exact while
 	// the daemon is written to. Needs the admin scope.
 	Doctor(ctx context.Context, in *DoctorRequest, opts ...grpc.CallOption) (*DoctorResponse, error)
+	// Prune lists, and unless dry_run deletes, the items no search returned
+	// for unretrieved_seconds and that did not change in that time either:
+	// never context files (items declaring `loading` or under a context root),
+	// items with importance set, session records and digests, or directories.
+	// Deleted items stay in history (revert restores them). Needs the admin
+	// scope.
+	Prune(ctx context.Context, in *PruneRequest, opts ...grpc.CallOption) (*PruneResponse, error)
 }
 
 type adminServiceClient struct {
@@ -79,6 +87,16 @@ func (c *adminServiceClient) Doctor(ctx context.Context, in *DoctorRequest, opts
 	return out, nil
 }
 
+func (c *adminServiceClient) Prune(ctx context.Context, in *PruneRequest, opts ...grpc.CallOption) (*PruneResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PruneResponse)
+	err := c.cc.Invoke(ctx, AdminService_Prune_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -94,6 +112,13 @@ type AdminServiceServer interface {
 	// indexes agree, compared at one outbox sequence so that it is exact while
 	// the daemon is written to. Needs the admin scope.
 	Doctor(context.Context, *DoctorRequest) (*DoctorResponse, error)
+	// Prune lists, and unless dry_run deletes, the items no search returned
+	// for unretrieved_seconds and that did not change in that time either:
+	// never context files (items declaring `loading` or under a context root),
+	// items with importance set, session records and digests, or directories.
+	// Deleted items stay in history (revert restores them). Needs the admin
+	// scope.
+	Prune(context.Context, *PruneRequest) (*PruneResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -112,6 +137,9 @@ func (UnimplementedAdminServiceServer) Reindex(context.Context, *ReindexRequest)
 }
 func (UnimplementedAdminServiceServer) Doctor(context.Context, *DoctorRequest) (*DoctorResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Doctor not implemented")
+}
+func (UnimplementedAdminServiceServer) Prune(context.Context, *PruneRequest) (*PruneResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Prune not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -188,6 +216,24 @@ func _AdminService_Doctor_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_Prune_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PruneRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Prune(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Prune_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Prune(ctx, req.(*PruneRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -206,6 +252,10 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Doctor",
 			Handler:    _AdminService_Doctor_Handler,
+		},
+		{
+			MethodName: "Prune",
+			Handler:    _AdminService_Prune_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -662,6 +662,200 @@ func (x *BuildContextResponse) GetWarnings() []string {
 	return nil
 }
 
+// CompactRequest names the file to compact.
+type CompactRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Item ref or id.
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// Compact only a file of more than this many model tokens; 0 means the
+	// default (8000). A smaller file is left alone (compacted false).
+	MinTokens int32 `protobuf:"varint,2,opt,name=min_tokens,json=minTokens" json:"min_tokens,omitempty"`
+	// Tokens the compacted body aims at; 0 means half of min_tokens.
+	TargetTokens int32 `protobuf:"varint,3,opt,name=target_tokens,json=targetTokens" json:"target_tokens,omitempty"`
+	// Report what would be written without writing it.
+	DryRun bool `protobuf:"varint,4,opt,name=dry_run,json=dryRun" json:"dry_run,omitempty"`
+	// Fail with CONTENT_CHANGED unless the stored content has this SHA-256.
+	ExpectedContentHash string `protobuf:"bytes,5,opt,name=expected_content_hash,json=expectedContentHash" json:"expected_content_hash,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *CompactRequest) Reset() {
+	*x = CompactRequest{}
+	mi := &file_ctxd_v1_context_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactRequest) ProtoMessage() {}
+
+func (x *CompactRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_context_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
+func (*CompactRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_context_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CompactRequest) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *CompactRequest) GetMinTokens() int32 {
+	if x != nil {
+		return x.MinTokens
+	}
+	return 0
+}
+
+func (x *CompactRequest) GetTargetTokens() int32 {
+	if x != nil {
+		return x.TargetTokens
+	}
+	return 0
+}
+
+func (x *CompactRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *CompactRequest) GetExpectedContentHash() string {
+	if x != nil {
+		return x.ExpectedContentHash
+	}
+	return ""
+}
+
+// CompactResponse says what was (or would be) written.
+type CompactResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when the file was under min_tokens and left alone.
+	Compacted bool `protobuf:"varint,1,opt,name=compacted" json:"compacted,omitempty"`
+	// Model tokens of the body before and after.
+	TokensBefore int32 `protobuf:"varint,2,opt,name=tokens_before,json=tokensBefore" json:"tokens_before,omitempty"`
+	// Model tokens of the new body.
+	TokensAfter int32 `protobuf:"varint,3,opt,name=tokens_after,json=tokensAfter" json:"tokens_after,omitempty"`
+	// The new body (without the kept frontmatter).
+	Body string `protobuf:"bytes,4,opt,name=body" json:"body,omitempty"`
+	// "extractive" or "enricher".
+	Method string `protobuf:"bytes,5,opt,name=method" json:"method,omitempty"`
+	// The item after the write; unset for a dry run or when not compacted.
+	Item *Item `protobuf:"bytes,6,opt,name=item" json:"item,omitempty"`
+	// The revision holding the content before compaction, for revert; 0 when
+	// nothing was written or history is off.
+	PreviousRev int64 `protobuf:"varint,7,opt,name=previous_rev,json=previousRev" json:"previous_rev,omitempty"`
+	// Why the enricher's text was not used, when one is configured and it
+	// failed.
+	EnricherError string `protobuf:"bytes,8,opt,name=enricher_error,json=enricherError" json:"enricher_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactResponse) Reset() {
+	*x = CompactResponse{}
+	mi := &file_ctxd_v1_context_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactResponse) ProtoMessage() {}
+
+func (x *CompactResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_context_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
+func (*CompactResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_context_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CompactResponse) GetCompacted() bool {
+	if x != nil {
+		return x.Compacted
+	}
+	return false
+}
+
+func (x *CompactResponse) GetTokensBefore() int32 {
+	if x != nil {
+		return x.TokensBefore
+	}
+	return 0
+}
+
+func (x *CompactResponse) GetTokensAfter() int32 {
+	if x != nil {
+		return x.TokensAfter
+	}
+	return 0
+}
+
+func (x *CompactResponse) GetBody() string {
+	if x != nil {
+		return x.Body
+	}
+	return ""
+}
+
+func (x *CompactResponse) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *CompactResponse) GetItem() *Item {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *CompactResponse) GetPreviousRev() int64 {
+	if x != nil {
+		return x.PreviousRev
+	}
+	return 0
+}
+
+func (x *CompactResponse) GetEnricherError() string {
+	if x != nil {
+		return x.EnricherError
+	}
+	return ""
+}
+
 var File_ctxd_v1_context_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_context_proto_rawDesc = "" +
@@ -712,11 +906,28 @@ const file_ctxd_v1_context_proto_rawDesc = "" +
 	"\vtokens_used\x18\x04 \x01(\x05R\n" +
 	"tokensUsed\x12\x16\n" +
 	"\x06budget\x18\x05 \x01(\x05R\x06budget\x12\x1a\n" +
-	"\bwarnings\x18\x06 \x03(\tR\bwarnings2\xcd\x01\n" +
+	"\bwarnings\x18\x06 \x03(\tR\bwarnings\"\xb3\x01\n" +
+	"\x0eCompactRequest\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x1d\n" +
+	"\n" +
+	"min_tokens\x18\x02 \x01(\x05R\tminTokens\x12#\n" +
+	"\rtarget_tokens\x18\x03 \x01(\x05R\ftargetTokens\x12\x17\n" +
+	"\adry_run\x18\x04 \x01(\bR\x06dryRun\x122\n" +
+	"\x15expected_content_hash\x18\x05 \x01(\tR\x13expectedContentHash\"\x90\x02\n" +
+	"\x0fCompactResponse\x12\x1c\n" +
+	"\tcompacted\x18\x01 \x01(\bR\tcompacted\x12#\n" +
+	"\rtokens_before\x18\x02 \x01(\x05R\ftokensBefore\x12!\n" +
+	"\ftokens_after\x18\x03 \x01(\x05R\vtokensAfter\x12\x12\n" +
+	"\x04body\x18\x04 \x01(\tR\x04body\x12\x16\n" +
+	"\x06method\x18\x05 \x01(\tR\x06method\x12!\n" +
+	"\x04item\x18\x06 \x01(\v2\r.ctxd.v1.ItemR\x04item\x12!\n" +
+	"\fprevious_rev\x18\a \x01(\x03R\vpreviousRev\x12%\n" +
+	"\x0eenricher_error\x18\b \x01(\tR\renricherError2\x8b\x02\n" +
 	"\x0eContextService\x123\n" +
 	"\x04Init\x12\x14.ctxd.v1.InitRequest\x1a\x15.ctxd.v1.InitResponse\x129\n" +
 	"\x06Update\x12\x16.ctxd.v1.UpdateRequest\x1a\x17.ctxd.v1.UpdateResponse\x12K\n" +
-	"\fBuildContext\x12\x1c.ctxd.v1.BuildContextRequest\x1a\x1d.ctxd.v1.BuildContextResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\fBuildContext\x12\x1c.ctxd.v1.BuildContextRequest\x1a\x1d.ctxd.v1.BuildContextResponse\x12<\n" +
+	"\aCompact\x12\x17.ctxd.v1.CompactRequest\x1a\x18.ctxd.v1.CompactResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_context_proto_rawDescOnce sync.Once
@@ -730,7 +941,7 @@ func file_ctxd_v1_context_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_context_proto_rawDescData
 }
 
-var file_ctxd_v1_context_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_ctxd_v1_context_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_ctxd_v1_context_proto_goTypes = []any{
 	(*InitRequest)(nil),          // 0: ctxd.v1.InitRequest
 	(*InitResponse)(nil),         // 1: ctxd.v1.InitResponse
@@ -740,28 +951,33 @@ var file_ctxd_v1_context_proto_goTypes = []any{
 	(*ContextSection)(nil),       // 5: ctxd.v1.ContextSection
 	(*ContextOmission)(nil),      // 6: ctxd.v1.ContextOmission
 	(*BuildContextResponse)(nil), // 7: ctxd.v1.BuildContextResponse
-	(*Item)(nil),                 // 8: ctxd.v1.Item
-	(*SearchFilter)(nil),         // 9: ctxd.v1.SearchFilter
-	(SearchMode)(0),              // 10: ctxd.v1.SearchMode
+	(*CompactRequest)(nil),       // 8: ctxd.v1.CompactRequest
+	(*CompactResponse)(nil),      // 9: ctxd.v1.CompactResponse
+	(*Item)(nil),                 // 10: ctxd.v1.Item
+	(*SearchFilter)(nil),         // 11: ctxd.v1.SearchFilter
+	(SearchMode)(0),              // 12: ctxd.v1.SearchMode
 }
 var file_ctxd_v1_context_proto_depIdxs = []int32{
-	8,  // 0: ctxd.v1.UpdateResponse.item:type_name -> ctxd.v1.Item
-	9,  // 1: ctxd.v1.BuildContextRequest.filter:type_name -> ctxd.v1.SearchFilter
-	10, // 2: ctxd.v1.BuildContextRequest.mode:type_name -> ctxd.v1.SearchMode
-	8,  // 3: ctxd.v1.ContextSection.item:type_name -> ctxd.v1.Item
+	10, // 0: ctxd.v1.UpdateResponse.item:type_name -> ctxd.v1.Item
+	11, // 1: ctxd.v1.BuildContextRequest.filter:type_name -> ctxd.v1.SearchFilter
+	12, // 2: ctxd.v1.BuildContextRequest.mode:type_name -> ctxd.v1.SearchMode
+	10, // 3: ctxd.v1.ContextSection.item:type_name -> ctxd.v1.Item
 	5,  // 4: ctxd.v1.BuildContextResponse.sections:type_name -> ctxd.v1.ContextSection
 	6,  // 5: ctxd.v1.BuildContextResponse.omitted:type_name -> ctxd.v1.ContextOmission
-	0,  // 6: ctxd.v1.ContextService.Init:input_type -> ctxd.v1.InitRequest
-	2,  // 7: ctxd.v1.ContextService.Update:input_type -> ctxd.v1.UpdateRequest
-	4,  // 8: ctxd.v1.ContextService.BuildContext:input_type -> ctxd.v1.BuildContextRequest
-	1,  // 9: ctxd.v1.ContextService.Init:output_type -> ctxd.v1.InitResponse
-	3,  // 10: ctxd.v1.ContextService.Update:output_type -> ctxd.v1.UpdateResponse
-	7,  // 11: ctxd.v1.ContextService.BuildContext:output_type -> ctxd.v1.BuildContextResponse
-	9,  // [9:12] is the sub-list for method output_type
-	6,  // [6:9] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	10, // 6: ctxd.v1.CompactResponse.item:type_name -> ctxd.v1.Item
+	0,  // 7: ctxd.v1.ContextService.Init:input_type -> ctxd.v1.InitRequest
+	2,  // 8: ctxd.v1.ContextService.Update:input_type -> ctxd.v1.UpdateRequest
+	4,  // 9: ctxd.v1.ContextService.BuildContext:input_type -> ctxd.v1.BuildContextRequest
+	8,  // 10: ctxd.v1.ContextService.Compact:input_type -> ctxd.v1.CompactRequest
+	1,  // 11: ctxd.v1.ContextService.Init:output_type -> ctxd.v1.InitResponse
+	3,  // 12: ctxd.v1.ContextService.Update:output_type -> ctxd.v1.UpdateResponse
+	7,  // 13: ctxd.v1.ContextService.BuildContext:output_type -> ctxd.v1.BuildContextResponse
+	9,  // 14: ctxd.v1.ContextService.Compact:output_type -> ctxd.v1.CompactResponse
+	11, // [11:15] is the sub-list for method output_type
+	7,  // [7:11] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_context_proto_init() }
@@ -777,7 +993,7 @@ func file_ctxd_v1_context_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_context_proto_rawDesc), len(file_ctxd_v1_context_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	ContextService_Init_FullMethodName         = "/ctxd.v1.ContextService/Init"
 	ContextService_Update_FullMethodName       = "/ctxd.v1.ContextService/Update"
 	ContextService_BuildContext_FullMethodName = "/ctxd.v1.ContextService/BuildContext"
+	ContextService_Compact_FullMethodName      = "/ctxd.v1.ContextService/Compact"
 )
 
 // ContextServiceClient is the client API for ContextService service.
@@ -51,6 +52,14 @@ type ContextServiceClient interface {
 	// one markdown block. Nothing is cut silently: what did not fit is listed
 	// in omitted.
 	BuildContext(ctx context.Context, in *BuildContextRequest, opts ...grpc.CallOption) (*BuildContextResponse, error)
+	// Compact rewrites an oversized memory file (a text item of more than
+	// min_tokens model tokens, default 8000) shorter: extractive by default
+	// (duplicate blocks dropped, every heading kept, the newest entries of
+	// each section kept within the target), or written by the configured
+	// OpenAI-compatible enricher with the extractive text as its fallback. The
+	// old version stays in the item's history (revert restores it). The
+	// agent guard applies as to any change.
+	Compact(ctx context.Context, in *CompactRequest, opts ...grpc.CallOption) (*CompactResponse, error)
 }
 
 type contextServiceClient struct {
@@ -91,6 +100,16 @@ func (c *contextServiceClient) BuildContext(ctx context.Context, in *BuildContex
 	return out, nil
 }
 
+func (c *contextServiceClient) Compact(ctx context.Context, in *CompactRequest, opts ...grpc.CallOption) (*CompactResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompactResponse)
+	err := c.cc.Invoke(ctx, ContextService_Compact_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ContextServiceServer is the server API for ContextService service.
 // All implementations must embed UnimplementedContextServiceServer
 // for forward compatibility.
@@ -118,6 +137,14 @@ type ContextServiceServer interface {
 	// one markdown block. Nothing is cut silently: what did not fit is listed
 	// in omitted.
 	BuildContext(context.Context, *BuildContextRequest) (*BuildContextResponse, error)
+	// Compact rewrites an oversized memory file (a text item of more than
+	// min_tokens model tokens, default 8000) shorter: extractive by default
+	// (duplicate blocks dropped, every heading kept, the newest entries of
+	// each section kept within the target), or written by the configured
+	// OpenAI-compatible enricher with the extractive text as its fallback. The
+	// old version stays in the item's history (revert restores it). The
+	// agent guard applies as to any change.
+	Compact(context.Context, *CompactRequest) (*CompactResponse, error)
 	mustEmbedUnimplementedContextServiceServer()
 }
 
@@ -136,6 +163,9 @@ func (UnimplementedContextServiceServer) Update(context.Context, *UpdateRequest)
 }
 func (UnimplementedContextServiceServer) BuildContext(context.Context, *BuildContextRequest) (*BuildContextResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method BuildContext not implemented")
+}
+func (UnimplementedContextServiceServer) Compact(context.Context, *CompactRequest) (*CompactResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Compact not implemented")
 }
 func (UnimplementedContextServiceServer) mustEmbedUnimplementedContextServiceServer() {}
 func (UnimplementedContextServiceServer) testEmbeddedByValue()                        {}
@@ -212,6 +242,24 @@ func _ContextService_BuildContext_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ContextService_Compact_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompactRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContextServiceServer).Compact(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContextService_Compact_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContextServiceServer).Compact(ctx, req.(*CompactRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ContextService_ServiceDesc is the grpc.ServiceDesc for ContextService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -230,6 +278,10 @@ var ContextService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "BuildContext",
 			Handler:    _ContextService_BuildContext_Handler,
+		},
+		{
+			MethodName: "Compact",
+			Handler:    _ContextService_Compact_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -26,7 +26,7 @@ from ctxd.v1 import types_pb2 as ctxd_dot_v1_dot_types__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x63txd/v1/admin.proto\x12\x07\x63txd.v1\x1a\x13\x63txd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x10\n\x0eReindexRequest\"k\n\x0fReindexResponse\x12\x16\n\x0elexical_chunks\x18\x01 \x01(\x03\x12\x15\n\rvector_chunks\x18\x02 \x01(\x03\x12\x18\n\x10\x61pplied_sequence\x18\x03 \x01(\x04\x12\x0f\n\x07seconds\x18\x04 \x01(\x01\"\x0f\n\rDoctorRequest\"\xbd\x01\n\x0e\x44octorResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x10\n\x08problems\x18\x02 \x03(\t\x12\x14\n\x0cstore_chunks\x18\x03 \x01(\x03\x12\x16\n\x0elexical_chunks\x18\x04 \x01(\x03\x12\x15\n\rstore_vectors\x18\x05 \x01(\x03\x12\x15\n\rvector_chunks\x18\x06 \x01(\x03\x12\x17\n\x0foutbox_sequence\x18\x07 \x01(\x04\x12\x18\n\x10\x61pplied_sequence\x18\x08 \x01(\x04\"\x1d\n\rStatusRequest\x12\x0c\n\x04\x64isk\x18\x01 \x01(\x08\"N\n\rDiskComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x62ytes\x18\x02 \x01(\x03\x12\x12\n\nused_bytes\x18\x03 \x01(\x03\x12\x0c\n\x04keys\x18\x04 \x01(\x03\"\xd0\x02\n\x0f\x45mbeddingStatus\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x02 \x01(\t\x12\x10\n\x08model_id\x18\x03 \x01(\t\x12\x12\n\ndimensions\x18\x04 \x01(\x05\x12\x17\n\x0f\x65mbedded_chunks\x18\x05 \x01(\x03\x12\x16\n\x0epending_chunks\x18\x06 \x01(\x03\x12\x19\n\x11\x63hunks_per_second\x18\x07 \x01(\x01\x12\x15\n\rpending_items\x18\x08 \x01(\x03\x12\x1d\n\x15\x63hunks_with_questions\x18\t \x01(\x03\x12 \n\x18\x63hunks_without_questions\x18\n \x01(\x03\x12\x19\n\x11pending_questions\x18\x0b \x01(\x03\x12)\n\x08\x65nricher\x18\x0c \x01(\x0b\x32\x17.ctxd.v1.EnricherStatus\"\xbf\x01\n\x0e\x45nricherStatus\x12\x10\n\x08\x65ndpoint\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x16\n\x0epending_chunks\x18\x03 \x01(\x03\x12\x17\n\x0f\x65nriched_chunks\x18\x04 \x01(\x03\x12\x14\n\x0c\x66\x61iled_calls\x18\x05 \x01(\x03\x12\x12\n\nlast_error\x18\x06 \x01(\t\x12\x31\n\rlast_error_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x84\x01\n\x0bIndexStatus\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x02 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x03\x12\x17\n\x0foutbox_sequence\x18\x04 \x01(\x04\x12\x18\n\x10\x61pplied_sequence\x18\x05 \x01(\x04\"\xc1\x02\n\x0eStatusResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12.\n\nstarted_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x64\x61ta_dir\x18\x03 \x01(\t\x12\x12\n\nitem_count\x18\x04 \x01(\x03\x12\x12\n\nsize_bytes\x18\x05 \x01(\x03\x12\x18\n\x10store_file_bytes\x18\x06 \x01(\x03\x12\"\n\x06\x64rives\x18\x07 \x03(\x0b\x32\x12.ctxd.v1.DriveInfo\x12+\n\tembedding\x18\x08 \x01(\x0b\x32\x18.ctxd.v1.EmbeddingStatus\x12#\n\x05index\x18\t \x01(\x0b\x32\x14.ctxd.v1.IndexStatus\x12$\n\x04\x64isk\x18\n \x03(\x0b\x32\x16.ctxd.v1.DiskComponent2\xc2\x01\n\x0c\x41\x64minService\x12\x39\n\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponse\x12<\n\x07Reindex\x12\x17.ctxd.v1.ReindexRequest\x1a\x18.ctxd.v1.ReindexResponse\x12\x39\n\x06\x44octor\x12\x16.ctxd.v1.DoctorRequest\x1a\x17.ctxd.v1.DoctorResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x63txd/v1/admin.proto\x12\x07\x63txd.v1\x1a\x13\x63txd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"b\n\x0cPruneRequest\x12\x1b\n\x13unretrieved_seconds\x18\x01 \x01(\x03\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x15\n\rpath_prefixes\x18\x03 \x03(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\"\xa2\x01\n\nPrunedItem\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x35\n\x11last_retrieved_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04size\x18\x04 \x01(\x03\x12\x12\n\ndelete_rev\x18\x05 \x01(\x03\"R\n\rPruneResponse\x12\"\n\x05items\x18\x01 \x03(\x0b\x32\x13.ctxd.v1.PrunedItem\x12\x0c\n\x04more\x18\x02 \x01(\x08\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"\x10\n\x0eReindexRequest\"k\n\x0fReindexResponse\x12\x16\n\x0elexical_chunks\x18\x01 \x01(\x03\x12\x15\n\rvector_chunks\x18\x02 \x01(\x03\x12\x18\n\x10\x61pplied_sequence\x18\x03 \x01(\x04\x12\x0f\n\x07seconds\x18\x04 \x01(\x01\"\x0f\n\rDoctorRequest\"\xbd\x01\n\x0e\x44octorResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x10\n\x08problems\x18\x02 \x03(\t\x12\x14\n\x0cstore_chunks\x18\x03 \x01(\x03\x12\x16\n\x0elexical_chunks\x18\x04 \x01(\x03\x12\x15\n\rstore_vectors\x18\x05 \x01(\x03\x12\x15\n\rvector_chunks\x18\x06 \x01(\x03\x12\x17\n\x0foutbox_sequence\x18\x07 \x01(\x04\x12\x18\n\x10\x61pplied_sequence\x18\x08 \x01(\x04\"\x1d\n\rStatusRequest\x12\x0c\n\x04\x64isk\x18\x01 \x01(\x08\"N\n\rDiskComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x62ytes\x18\x02 \x01(\x03\x12\x12\n\nused_bytes\x18\x03 \x01(\x03\x12\x0c\n\x04keys\x18\x04 \x01(\x03\"\xd0\x02\n\x0f\x45mbeddingStatus\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x02 \x01(\t\x12\x10\n\x08model_id\x18\x03 \x01(\t\x12\x12\n\ndimensions\x18\x04 \x01(\x05\x12\x17\n\x0f\x65mbedded_chunks\x18\x05 \x01(\x03\x12\x16\n\x0epending_chunks\x18\x06 \x01(\x03\x12\x19\n\x11\x63hunks_per_second\x18\x07 \x01(\x01\x12\x15\n\rpending_items\x18\x08 \x01(\x03\x12\x1d\n\x15\x63hunks_with_questions\x18\t \x01(\x03\x12 \n\x18\x63hunks_without_questions\x18\n \x01(\x03\x12\x19\n\x11pending_questions\x18\x0b \x01(\x03\x12)\n\x08\x65nricher\x18\x0c \x01(\x0b\x32\x17.ctxd.v1.EnricherStatus\"\xbf\x01\n\x0e\x45nricherStatus\x12\x10\n\x08\x65ndpoint\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x16\n\x0epending_chunks\x18\x03 \x01(\x03\x12\x17\n\x0f\x65nriched_chunks\x18\x04 \x01(\x03\x12\x14\n\x0c\x66\x61iled_calls\x18\x05 \x01(\x03\x12\x12\n\nlast_error\x18\x06 \x01(\t\x12\x31\n\rlast_error_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x84\x01\n\x0bIndexStatus\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x02 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x03\x12\x17\n\x0foutbox_sequence\x18\x04 \x01(\x04\x12\x18\n\x10\x61pplied_sequence\x18\x05 \x01(\x04\"\xc1\x02\n\x0eStatusResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12.\n\nstarted_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x64\x61ta_dir\x18\x03 \x01(\t\x12\x12\n\nitem_count\x18\x04 \x01(\x03\x12\x12\n\nsize_bytes\x18\x05 \x01(\x03\x12\x18\n\x10store_file_bytes\x18\x06 \x01(\x03\x12\"\n\x06\x64rives\x18\x07 \x03(\x0b\x32\x12.ctxd.v1.DriveInfo\x12+\n\tembedding\x18\x08 \x01(\x0b\x32\x18.ctxd.v1.EmbeddingStatus\x12#\n\x05index\x18\t \x01(\x0b\x32\x14.ctxd.v1.IndexStatus\x12$\n\x04\x64isk\x18\n \x03(\x0b\x32\x16.ctxd.v1.DiskComponent2\xfa\x01\n\x0c\x41\x64minService\x12\x39\n\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponse\x12<\n\x07Reindex\x12\x17.ctxd.v1.ReindexRequest\x1a\x18.ctxd.v1.ReindexResponse\x12\x39\n\x06\x44octor\x12\x16.ctxd.v1.DoctorRequest\x1a\x17.ctxd.v1.DoctorResponse\x12\x36\n\x05Prune\x12\x15.ctxd.v1.PruneRequest\x1a\x16.ctxd.v1.PruneResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,26 +34,32 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ctxd.v1.admin_pb2', _global
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\222\003\004\010\002 \003'
-  _globals['_REINDEXREQUEST']._serialized_start=86
-  _globals['_REINDEXREQUEST']._serialized_end=102
-  _globals['_REINDEXRESPONSE']._serialized_start=104
-  _globals['_REINDEXRESPONSE']._serialized_end=211
-  _globals['_DOCTORREQUEST']._serialized_start=213
-  _globals['_DOCTORREQUEST']._serialized_end=228
-  _globals['_DOCTORRESPONSE']._serialized_start=231
-  _globals['_DOCTORRESPONSE']._serialized_end=420
-  _globals['_STATUSREQUEST']._serialized_start=422
-  _globals['_STATUSREQUEST']._serialized_end=451
-  _globals['_DISKCOMPONENT']._serialized_start=453
-  _globals['_DISKCOMPONENT']._serialized_end=531
-  _globals['_EMBEDDINGSTATUS']._serialized_start=534
-  _globals['_EMBEDDINGSTATUS']._serialized_end=870
-  _globals['_ENRICHERSTATUS']._serialized_start=873
-  _globals['_ENRICHERSTATUS']._serialized_end=1064
-  _globals['_INDEXSTATUS']._serialized_start=1067
-  _globals['_INDEXSTATUS']._serialized_end=1199
-  _globals['_STATUSRESPONSE']._serialized_start=1202
-  _globals['_STATUSRESPONSE']._serialized_end=1523
-  _globals['_ADMINSERVICE']._serialized_start=1526
-  _globals['_ADMINSERVICE']._serialized_end=1720
+  _globals['_PRUNEREQUEST']._serialized_start=86
+  _globals['_PRUNEREQUEST']._serialized_end=184
+  _globals['_PRUNEDITEM']._serialized_start=187
+  _globals['_PRUNEDITEM']._serialized_end=349
+  _globals['_PRUNERESPONSE']._serialized_start=351
+  _globals['_PRUNERESPONSE']._serialized_end=433
+  _globals['_REINDEXREQUEST']._serialized_start=435
+  _globals['_REINDEXREQUEST']._serialized_end=451
+  _globals['_REINDEXRESPONSE']._serialized_start=453
+  _globals['_REINDEXRESPONSE']._serialized_end=560
+  _globals['_DOCTORREQUEST']._serialized_start=562
+  _globals['_DOCTORREQUEST']._serialized_end=577
+  _globals['_DOCTORRESPONSE']._serialized_start=580
+  _globals['_DOCTORRESPONSE']._serialized_end=769
+  _globals['_STATUSREQUEST']._serialized_start=771
+  _globals['_STATUSREQUEST']._serialized_end=800
+  _globals['_DISKCOMPONENT']._serialized_start=802
+  _globals['_DISKCOMPONENT']._serialized_end=880
+  _globals['_EMBEDDINGSTATUS']._serialized_start=883
+  _globals['_EMBEDDINGSTATUS']._serialized_end=1219
+  _globals['_ENRICHERSTATUS']._serialized_start=1222
+  _globals['_ENRICHERSTATUS']._serialized_end=1413
+  _globals['_INDEXSTATUS']._serialized_start=1416
+  _globals['_INDEXSTATUS']._serialized_end=1548
+  _globals['_STATUSRESPONSE']._serialized_start=1551
+  _globals['_STATUSRESPONSE']._serialized_end=1872
+  _globals['_ADMINSERVICE']._serialized_start=1875
+  _globals['_ADMINSERVICE']._serialized_end=2125
 # @@protoc_insertion_point(module_scope)

@@ -10,6 +10,42 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class PruneRequest(_message.Message):
+    __slots__ = ("unretrieved_seconds", "dry_run", "path_prefixes", "limit")
+    UNRETRIEVED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    PATH_PREFIXES_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    unretrieved_seconds: int
+    dry_run: bool
+    path_prefixes: _containers.RepeatedScalarFieldContainer[str]
+    limit: int
+    def __init__(self, unretrieved_seconds: _Optional[int] = ..., dry_run: _Optional[bool] = ..., path_prefixes: _Optional[_Iterable[str]] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class PrunedItem(_message.Message):
+    __slots__ = ("ref", "last_retrieved_at", "updated_at", "size", "delete_rev")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    LAST_RETRIEVED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    DELETE_REV_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    last_retrieved_at: _timestamp_pb2.Timestamp
+    updated_at: _timestamp_pb2.Timestamp
+    size: int
+    delete_rev: int
+    def __init__(self, ref: _Optional[str] = ..., last_retrieved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., size: _Optional[int] = ..., delete_rev: _Optional[int] = ...) -> None: ...
+
+class PruneResponse(_message.Message):
+    __slots__ = ("items", "more", "deleted")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    MORE_FIELD_NUMBER: _ClassVar[int]
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[PrunedItem]
+    more: bool
+    deleted: bool
+    def __init__(self, items: _Optional[_Iterable[_Union[PrunedItem, _Mapping]]] = ..., more: _Optional[bool] = ..., deleted: _Optional[bool] = ...) -> None: ...
+
 class ReindexRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

@@ -50,6 +50,11 @@ class AdminServiceStub:
                 request_serializer=ctxd_dot_v1_dot_admin__pb2.DoctorRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_admin__pb2.DoctorResponse.FromString,
                 _registered_method=True)
+        self.Prune = channel.unary_unary(
+                '/ctxd.v1.AdminService/Prune',
+                request_serializer=ctxd_dot_v1_dot_admin__pb2.PruneRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_admin__pb2.PruneResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -80,6 +85,18 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Prune(self, request, context):
+        """Prune lists, and unless dry_run deletes, the items no search returned
+        for unretrieved_seconds and that did not change in that time either:
+        never context files (items declaring `loading` or under a context root),
+        items with importance set, session records and digests, or directories.
+        Deleted items stay in history (revert restores them). Needs the admin
+        scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -97,6 +114,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.Doctor,
                     request_deserializer=ctxd_dot_v1_dot_admin__pb2.DoctorRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_admin__pb2.DoctorResponse.SerializeToString,
+            ),
+            'Prune': grpc.unary_unary_rpc_method_handler(
+                    servicer.Prune,
+                    request_deserializer=ctxd_dot_v1_dot_admin__pb2.PruneRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_admin__pb2.PruneResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -181,6 +203,33 @@ class AdminService:
             '/ctxd.v1.AdminService/Doctor',
             ctxd_dot_v1_dot_admin__pb2.DoctorRequest.SerializeToString,
             ctxd_dot_v1_dot_admin__pb2.DoctorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Prune(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.AdminService/Prune',
+            ctxd_dot_v1_dot_admin__pb2.PruneRequest.SerializeToString,
+            ctxd_dot_v1_dot_admin__pb2.PruneResponse.FromString,
             options,
             channel_credentials,
             insecure,

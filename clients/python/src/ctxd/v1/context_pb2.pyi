@@ -109,3 +109,37 @@ class BuildContextResponse(_message.Message):
     budget: int
     warnings: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, sections: _Optional[_Iterable[_Union[ContextSection, _Mapping]]] = ..., markdown: _Optional[str] = ..., omitted: _Optional[_Iterable[_Union[ContextOmission, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., budget: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CompactRequest(_message.Message):
+    __slots__ = ("ref", "min_tokens", "target_tokens", "dry_run", "expected_content_hash")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    MIN_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    TARGET_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    min_tokens: int
+    target_tokens: int
+    dry_run: bool
+    expected_content_hash: str
+    def __init__(self, ref: _Optional[str] = ..., min_tokens: _Optional[int] = ..., target_tokens: _Optional[int] = ..., dry_run: _Optional[bool] = ..., expected_content_hash: _Optional[str] = ...) -> None: ...
+
+class CompactResponse(_message.Message):
+    __slots__ = ("compacted", "tokens_before", "tokens_after", "body", "method", "item", "previous_rev", "enricher_error")
+    COMPACTED_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    BODY_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    ITEM_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_REV_FIELD_NUMBER: _ClassVar[int]
+    ENRICHER_ERROR_FIELD_NUMBER: _ClassVar[int]
+    compacted: bool
+    tokens_before: int
+    tokens_after: int
+    body: str
+    method: str
+    item: _types_pb2.Item
+    previous_rev: int
+    enricher_error: str
+    def __init__(self, compacted: _Optional[bool] = ..., tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., body: _Optional[str] = ..., method: _Optional[str] = ..., item: _Optional[_Union[_types_pb2.Item, _Mapping]] = ..., previous_rev: _Optional[int] = ..., enricher_error: _Optional[str] = ...) -> None: ...

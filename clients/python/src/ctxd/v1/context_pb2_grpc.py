@@ -57,6 +57,11 @@ class ContextServiceStub:
                 request_serializer=ctxd_dot_v1_dot_context__pb2.BuildContextRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_context__pb2.BuildContextResponse.FromString,
                 _registered_method=True)
+        self.Compact = channel.unary_unary(
+                '/ctxd.v1.ContextService/Compact',
+                request_serializer=ctxd_dot_v1_dot_context__pb2.CompactRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_context__pb2.CompactResponse.FromString,
+                _registered_method=True)
 
 
 class ContextServiceServicer:
@@ -99,6 +104,19 @@ class ContextServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Compact(self, request, context):
+        """Compact rewrites an oversized memory file (a text item of more than
+        min_tokens model tokens, default 8000) shorter: extractive by default
+        (duplicate blocks dropped, every heading kept, the newest entries of
+        each section kept within the target), or written by the configured
+        OpenAI-compatible enricher with the extractive text as its fallback. The
+        old version stays in the item's history (revert restores it). The
+        agent guard applies as to any change.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ContextServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -116,6 +134,11 @@ def add_ContextServiceServicer_to_server(servicer, server):
                     servicer.BuildContext,
                     request_deserializer=ctxd_dot_v1_dot_context__pb2.BuildContextRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_context__pb2.BuildContextResponse.SerializeToString,
+            ),
+            'Compact': grpc.unary_unary_rpc_method_handler(
+                    servicer.Compact,
+                    request_deserializer=ctxd_dot_v1_dot_context__pb2.CompactRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_context__pb2.CompactResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -207,6 +230,33 @@ class ContextService:
             '/ctxd.v1.ContextService/BuildContext',
             ctxd_dot_v1_dot_context__pb2.BuildContextRequest.SerializeToString,
             ctxd_dot_v1_dot_context__pb2.BuildContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Compact(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.ContextService/Compact',
+            ctxd_dot_v1_dot_context__pb2.CompactRequest.SerializeToString,
+            ctxd_dot_v1_dot_context__pb2.CompactResponse.FromString,
             options,
             channel_credentials,
             insecure,

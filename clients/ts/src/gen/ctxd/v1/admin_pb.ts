@@ -16,7 +16,137 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/admin.proto.
  */
 export const file_ctxd_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIhAKDlJlaW5kZXhSZXF1ZXN0ImsKD1JlaW5kZXhSZXNwb25zZRIWCg5sZXhpY2FsX2NodW5rcxgBIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAIgASgDEhgKEGFwcGxpZWRfc2VxdWVuY2UYAyABKAQSDwoHc2Vjb25kcxgEIAEoASIPCg1Eb2N0b3JSZXF1ZXN0Ir0BCg5Eb2N0b3JSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghwcm9ibGVtcxgCIAMoCRIUCgxzdG9yZV9jaHVua3MYAyABKAMSFgoObGV4aWNhbF9jaHVua3MYBCABKAMSFQoNc3RvcmVfdmVjdG9ycxgFIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAYgASgDEhcKD291dGJveF9zZXF1ZW5jZRgHIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAggASgEIh0KDVN0YXR1c1JlcXVlc3QSDAoEZGlzaxgBIAEoCCJOCg1EaXNrQ29tcG9uZW50EgwKBG5hbWUYASABKAkSDQoFYnl0ZXMYAiABKAMSEgoKdXNlZF9ieXRlcxgDIAEoAxIMCgRrZXlzGAQgASgDItACCg9FbWJlZGRpbmdTdGF0dXMSEQoJYXZhaWxhYmxlGAEgASgIEhoKEnVuYXZhaWxhYmxlX3JlYXNvbhgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRISCgpkaW1lbnNpb25zGAQgASgFEhcKD2VtYmVkZGVkX2NodW5rcxgFIAEoAxIWCg5wZW5kaW5nX2NodW5rcxgGIAEoAxIZChFjaHVua3NfcGVyX3NlY29uZBgHIAEoARIVCg1wZW5kaW5nX2l0ZW1zGAggASgDEh0KFWNodW5rc193aXRoX3F1ZXN0aW9ucxgJIAEoAxIgChhjaHVua3Nfd2l0aG91dF9xdWVzdGlvbnMYCiABKAMSGQoRcGVuZGluZ19xdWVzdGlvbnMYCyABKAMSKQoIZW5yaWNoZXIYDCABKAsyFy5jdHhkLnYxLkVucmljaGVyU3RhdHVzIr8BCg5FbnJpY2hlclN0YXR1cxIQCghlbmRwb2ludBgBIAEoCRINCgVtb2RlbBgCIAEoCRIWCg5wZW5kaW5nX2NodW5rcxgDIAEoAxIXCg9lbnJpY2hlZF9jaHVua3MYBCABKAMSFAoMZmFpbGVkX2NhbGxzGAUgASgDEhIKCmxhc3RfZXJyb3IYBiABKAkSMQoNbGFzdF9lcnJvcl9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihAEKC0luZGV4U3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEwoLY2h1bmtfY291bnQYAyABKAMSFwoPb3V0Ym94X3NlcXVlbmNlGAQgASgEEhgKEGFwcGxpZWRfc2VxdWVuY2UYBSABKAQiwQIKDlN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSLgoKc3RhcnRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGF0YV9kaXIYAyABKAkSEgoKaXRlbV9jb3VudBgEIAEoAxISCgpzaXplX2J5dGVzGAUgASgDEhgKEHN0b3JlX2ZpbGVfYnl0ZXMYBiABKAMSIgoGZHJpdmVzGAcgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8SKwoJZW1iZWRkaW5nGAggASgLMhguY3R4ZC52MS5FbWJlZGRpbmdTdGF0dXMSIwoFaW5kZXgYCSABKAsyFC5jdHhkLnYxLkluZGV4U3RhdHVzEiQKBGRpc2sYCiADKAsyFi5jdHhkLnYxLkRpc2tDb21wb25lbnQywgEKDEFkbWluU2VydmljZRI5CgZTdGF0dXMSFi5jdHhkLnYxLlN0YXR1c1JlcXVlc3QaFy5jdHhkLnYxLlN0YXR1c1Jlc3BvbnNlEjwKB1JlaW5kZXgSFy5jdHhkLnYxLlJlaW5kZXhSZXF1ZXN0GhguY3R4ZC52MS5SZWluZGV4UmVzcG9uc2USOQoGRG9jdG9yEhYuY3R4ZC52MS5Eb2N0b3JSZXF1ZXN0GhcuY3R4ZC52MS5Eb2N0b3JSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxImIKDFBydW5lUmVxdWVzdBIbChN1bnJldHJpZXZlZF9zZWNvbmRzGAEgASgDEg8KB2RyeV9ydW4YAiABKAgSFQoNcGF0aF9wcmVmaXhlcxgDIAMoCRINCgVsaW1pdBgEIAEoBSKiAQoKUHJ1bmVkSXRlbRILCgNyZWYYASABKAkSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBHNpemUYBCABKAMSEgoKZGVsZXRlX3JldhgFIAEoAyJSCg1QcnVuZVJlc3BvbnNlEiIKBWl0ZW1zGAEgAygLMhMuY3R4ZC52MS5QcnVuZWRJdGVtEgwKBG1vcmUYAiABKAgSDwoHZGVsZXRlZBgDIAEoCCIQCg5SZWluZGV4UmVxdWVzdCJrCg9SZWluZGV4UmVzcG9uc2USFgoObGV4aWNhbF9jaHVua3MYASABKAMSFQoNdmVjdG9yX2NodW5rcxgCIAEoAxIYChBhcHBsaWVkX3NlcXVlbmNlGAMgASgEEg8KB3NlY29uZHMYBCABKAEiDwoNRG9jdG9yUmVxdWVzdCK9AQoORG9jdG9yUmVzcG9uc2USCgoCb2sYASABKAgSEAoIcHJvYmxlbXMYAiADKAkSFAoMc3RvcmVfY2h1bmtzGAMgASgDEhYKDmxleGljYWxfY2h1bmtzGAQgASgDEhUKDXN0b3JlX3ZlY3RvcnMYBSABKAMSFQoNdmVjdG9yX2NodW5rcxgGIAEoAxIXCg9vdXRib3hfc2VxdWVuY2UYByABKAQSGAoQYXBwbGllZF9zZXF1ZW5jZRgIIAEoBCIdCg1TdGF0dXNSZXF1ZXN0EgwKBGRpc2sYASABKAgiTgoNRGlza0NvbXBvbmVudBIMCgRuYW1lGAEgASgJEg0KBWJ5dGVzGAIgASgDEhIKCnVzZWRfYnl0ZXMYAyABKAMSDAoEa2V5cxgEIAEoAyLQAgoPRW1iZWRkaW5nU3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEAoIbW9kZWxfaWQYAyABKAkSEgoKZGltZW5zaW9ucxgEIAEoBRIXCg9lbWJlZGRlZF9jaHVua3MYBSABKAMSFgoOcGVuZGluZ19jaHVua3MYBiABKAMSGQoRY2h1bmtzX3Blcl9zZWNvbmQYByABKAESFQoNcGVuZGluZ19pdGVtcxgIIAEoAxIdChVjaHVua3Nfd2l0aF9xdWVzdGlvbnMYCSABKAMSIAoYY2h1bmtzX3dpdGhvdXRfcXVlc3Rpb25zGAogASgDEhkKEXBlbmRpbmdfcXVlc3Rpb25zGAsgASgDEikKCGVucmljaGVyGAwgASgLMhcuY3R4ZC52MS5FbnJpY2hlclN0YXR1cyK/AQoORW5yaWNoZXJTdGF0dXMSEAoIZW5kcG9pbnQYASABKAkSDQoFbW9kZWwYAiABKAkSFgoOcGVuZGluZ19jaHVua3MYAyABKAMSFwoPZW5yaWNoZWRfY2h1bmtzGAQgASgDEhQKDGZhaWxlZF9jYWxscxgFIAEoAxISCgpsYXN0X2Vycm9yGAYgASgJEjEKDWxhc3RfZXJyb3JfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoQBCgtJbmRleFN0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhMKC2NodW5rX2NvdW50GAMgASgDEhcKD291dGJveF9zZXF1ZW5jZRgEIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAUgASgEIsECCg5TdGF0dXNSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEi4KCnN0YXJ0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGRhdGFfZGlyGAMgASgJEhIKCml0ZW1fY291bnQYBCABKAMSEgoKc2l6ZV9ieXRlcxgFIAEoAxIYChBzdG9yZV9maWxlX2J5dGVzGAYgASgDEiIKBmRyaXZlcxgHIAMoCzISLmN0eGQudjEuRHJpdmVJbmZvEisKCWVtYmVkZGluZxgIIAEoCzIYLmN0eGQudjEuRW1iZWRkaW5nU3RhdHVzEiMKBWluZGV4GAkgASgLMhQuY3R4ZC52MS5JbmRleFN0YXR1cxIkCgRkaXNrGAogAygLMhYuY3R4ZC52MS5EaXNrQ29tcG9uZW50MvoBCgxBZG1pblNlcnZpY2USOQoGU3RhdHVzEhYuY3R4ZC52MS5TdGF0dXNSZXF1ZXN0GhcuY3R4ZC52MS5TdGF0dXNSZXNwb25zZRI8CgdSZWluZGV4EhcuY3R4ZC52MS5SZWluZGV4UmVxdWVzdBoYLmN0eGQudjEuUmVpbmRleFJlc3BvbnNlEjkKBkRvY3RvchIWLmN0eGQudjEuRG9jdG9yUmVxdWVzdBoXLmN0eGQudjEuRG9jdG9yUmVzcG9uc2USNgoFUHJ1bmUSFS5jdHhkLnYxLlBydW5lUmVxdWVzdBoWLmN0eGQudjEuUHJ1bmVSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+
+/**
+ * PruneRequest selects what to prune.
+ *
+ * @generated from message ctxd.v1.PruneRequest
+ */
+export type PruneRequest = Message<"ctxd.v1.PruneRequest"> & {
+  /**
+   * Items not returned by a search (nor written) for this many seconds;
+   * required, at least one day (86400).
+   *
+   * @generated from field: int64 unretrieved_seconds = 1;
+   */
+  unretrievedSeconds: bigint;
+
+  /**
+   * List without deleting.
+   *
+   * @generated from field: bool dry_run = 2;
+   */
+  dryRun: boolean;
+
+  /**
+   * Only items under these directory refs ("drive:/dir"); empty: the whole
+   * store.
+   *
+   * @generated from field: repeated string path_prefixes = 3;
+   */
+  pathPrefixes: string[];
+
+  /**
+   * Items listed (and deleted) at most; 0 means 1000; at most
+   * limits.max_list_limit.
+   *
+   * @generated from field: int32 limit = 4;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message ctxd.v1.PruneRequest.
+ * Use `create(PruneRequestSchema)` to create a new message.
+ */
+export const PruneRequestSchema: GenMessage<PruneRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 0);
+
+/**
+ * PrunedItem is one item pruned (or, in a dry run, to be pruned).
+ *
+ * @generated from message ctxd.v1.PrunedItem
+ */
+export type PrunedItem = Message<"ctxd.v1.PrunedItem"> & {
+  /**
+   * The item's ref.
+   *
+   * @generated from field: string ref = 1;
+   */
+  ref: string;
+
+  /**
+   * When a search last returned it; unset when none ever did.
+   *
+   * @generated from field: google.protobuf.Timestamp last_retrieved_at = 2;
+   */
+  lastRetrievedAt?: Timestamp | undefined;
+
+  /**
+   * When it last changed.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 3;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * Its content bytes.
+   *
+   * @generated from field: int64 size = 4;
+   */
+  size: bigint;
+
+  /**
+   * The revision of its delete, for revert; 0 in a dry run or with history
+   * off.
+   *
+   * @generated from field: int64 delete_rev = 5;
+   */
+  deleteRev: bigint;
+};
+
+/**
+ * Describes the message ctxd.v1.PrunedItem.
+ * Use `create(PrunedItemSchema)` to create a new message.
+ */
+export const PrunedItemSchema: GenMessage<PrunedItem> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 1);
+
+/**
+ * PruneResponse lists the items.
+ *
+ * @generated from message ctxd.v1.PruneResponse
+ */
+export type PruneResponse = Message<"ctxd.v1.PruneResponse"> & {
+  /**
+   * The items, oldest activity first.
+   *
+   * @generated from field: repeated ctxd.v1.PrunedItem items = 1;
+   */
+  items: PrunedItem[];
+
+  /**
+   * True when more items qualify than limit allowed.
+   *
+   * @generated from field: bool more = 2;
+   */
+  more: boolean;
+
+  /**
+   * Whether the items were deleted (false for a dry run).
+   *
+   * @generated from field: bool deleted = 3;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message ctxd.v1.PruneResponse.
+ * Use `create(PruneResponseSchema)` to create a new message.
+ */
+export const PruneResponseSchema: GenMessage<PruneResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 2);
 
 /**
  * ReindexRequest takes no parameters.
@@ -31,7 +161,7 @@ export type ReindexRequest = Message<"ctxd.v1.ReindexRequest"> & {
  * Use `create(ReindexRequestSchema)` to create a new message.
  */
 export const ReindexRequestSchema: GenMessage<ReindexRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 0);
+  messageDesc(file_ctxd_v1_admin, 3);
 
 /**
  * ReindexResponse reports what was rebuilt.
@@ -73,7 +203,7 @@ export type ReindexResponse = Message<"ctxd.v1.ReindexResponse"> & {
  * Use `create(ReindexResponseSchema)` to create a new message.
  */
 export const ReindexResponseSchema: GenMessage<ReindexResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 1);
+  messageDesc(file_ctxd_v1_admin, 4);
 
 /**
  * DoctorRequest takes no parameters.
@@ -88,7 +218,7 @@ export type DoctorRequest = Message<"ctxd.v1.DoctorRequest"> & {
  * Use `create(DoctorRequestSchema)` to create a new message.
  */
 export const DoctorRequestSchema: GenMessage<DoctorRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 2);
+  messageDesc(file_ctxd_v1_admin, 5);
 
 /**
  * DoctorResponse lists what disagrees; ok means nothing does.
@@ -158,7 +288,7 @@ export type DoctorResponse = Message<"ctxd.v1.DoctorResponse"> & {
  * Use `create(DoctorResponseSchema)` to create a new message.
  */
 export const DoctorResponseSchema: GenMessage<DoctorResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 3);
+  messageDesc(file_ctxd_v1_admin, 6);
 
 /**
  * StatusRequest takes no parameters.
@@ -181,7 +311,7 @@ export type StatusRequest = Message<"ctxd.v1.StatusRequest"> & {
  * Use `create(StatusRequestSchema)` to create a new message.
  */
 export const StatusRequestSchema: GenMessage<StatusRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 4);
+  messageDesc(file_ctxd_v1_admin, 7);
 
 /**
  * DiskComponent is the disk space of one part of the data directory.
@@ -230,7 +360,7 @@ export type DiskComponent = Message<"ctxd.v1.DiskComponent"> & {
  * Use `create(DiskComponentSchema)` to create a new message.
  */
 export const DiskComponentSchema: GenMessage<DiskComponent> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 5);
+  messageDesc(file_ctxd_v1_admin, 8);
 
 /**
  * EmbeddingStatus describes the embedding model and its queue.
@@ -330,7 +460,7 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
  * Use `create(EmbeddingStatusSchema)` to create a new message.
  */
 export const EmbeddingStatusSchema: GenMessage<EmbeddingStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 6);
+  messageDesc(file_ctxd_v1_admin, 9);
 
 /**
  * EnricherStatus describes the background question enricher, which asks an
@@ -395,7 +525,7 @@ export type EnricherStatus = Message<"ctxd.v1.EnricherStatus"> & {
  * Use `create(EnricherStatusSchema)` to create a new message.
  */
 export const EnricherStatusSchema: GenMessage<EnricherStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 7);
+  messageDesc(file_ctxd_v1_admin, 10);
 
 /**
  * IndexStatus describes the derived search indexes.
@@ -444,7 +574,7 @@ export type IndexStatus = Message<"ctxd.v1.IndexStatus"> & {
  * Use `create(IndexStatusSchema)` to create a new message.
  */
 export const IndexStatusSchema: GenMessage<IndexStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 8);
+  messageDesc(file_ctxd_v1_admin, 11);
 
 /**
  * StatusResponse is a snapshot of the daemon.
@@ -529,7 +659,7 @@ export type StatusResponse = Message<"ctxd.v1.StatusResponse"> & {
  * Use `create(StatusResponseSchema)` to create a new message.
  */
 export const StatusResponseSchema: GenMessage<StatusResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 9);
+  messageDesc(file_ctxd_v1_admin, 12);
 
 /**
  * AdminService reports on the daemon itself.
@@ -569,6 +699,21 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof DoctorRequestSchema;
     output: typeof DoctorResponseSchema;
+  },
+  /**
+   * Prune lists, and unless dry_run deletes, the items no search returned
+   * for unretrieved_seconds and that did not change in that time either:
+   * never context files (items declaring `loading` or under a context root),
+   * items with importance set, session records and digests, or directories.
+   * Deleted items stay in history (revert restores them). Needs the admin
+   * scope.
+   *
+   * @generated from rpc ctxd.v1.AdminService.Prune
+   */
+  prune: {
+    methodKind: "unary";
+    input: typeof PruneRequestSchema;
+    output: typeof PruneResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ctxd_v1_admin, 0);

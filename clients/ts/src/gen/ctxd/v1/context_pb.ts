@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/context.proto.
  */
 export const file_ctxd_v1_context: GenFile = /*@__PURE__*/
-  fileDesc("ChVjdHhkL3YxL2NvbnRleHQucHJvdG8SB2N0eGQudjEiGwoLSW5pdFJlcXVlc3QSDAoEcm9vdBgBIAEoCSIxCgxJbml0UmVzcG9uc2USDwoHY3JlYXRlZBgBIAMoCRIQCghleGlzdGluZxgCIAMoCSJJCg1VcGRhdGVSZXF1ZXN0EgsKA3JlZhgBIAEoCRIMCgRib2R5GAIgASgJEh0KFWV4cGVjdGVkX2NvbnRlbnRfaGFzaBgDIAEoCSI/Cg5VcGRhdGVSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEhAKCHdhcm5pbmdzGAIgAygJIpsBChNCdWlsZENvbnRleHRSZXF1ZXN0EgwKBHRhc2sYASABKAkSDgoGYnVkZ2V0GAIgASgFEg0KBXJvb3RzGAMgAygJEiUKBmZpbHRlchgEIAEoCzIVLmN0eGQudjEuU2VhcmNoRmlsdGVyEg0KBWxpbWl0GAUgASgFEiEKBG1vZGUYBiABKA4yEy5jdHhkLnYxLlNlYXJjaE1vZGUiwwEKDkNvbnRleHRTZWN0aW9uEgwKBGtpbmQYASABKAkSCwoDcmVmGAIgASgJEg8KB2hlYWRpbmcYAyABKAkSDAoEdGV4dBgEIAEoCRIOCgZ0b2tlbnMYBSABKAUSFQoNbWF0Y2hlZF90ZXJtcxgGIAMoCRINCgVzY29yZRgHIAEoARIbCgRpdGVtGAggASgLMg0uY3R4ZC52MS5JdGVtEhIKCnN0YXJ0X2xpbmUYCSABKAMSEAoIZW5kX2xpbmUYCiABKAMiXQoPQ29udGV4dE9taXNzaW9uEgsKA3JlZhgBIAEoCRIMCgRraW5kGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIOCgZ0b2tlbnMYBCABKAUSDwoHaGVhZGluZxgFIAEoCSK1AQoUQnVpbGRDb250ZXh0UmVzcG9uc2USKQoIc2VjdGlvbnMYASADKAsyFy5jdHhkLnYxLkNvbnRleHRTZWN0aW9uEhAKCG1hcmtkb3duGAIgASgJEikKB29taXR0ZWQYAyADKAsyGC5jdHhkLnYxLkNvbnRleHRPbWlzc2lvbhITCgt0b2tlbnNfdXNlZBgEIAEoBRIOCgZidWRnZXQYBSABKAUSEAoId2FybmluZ3MYBiADKAkyzQEKDkNvbnRleHRTZXJ2aWNlEjMKBEluaXQSFC5jdHhkLnYxLkluaXRSZXF1ZXN0GhUuY3R4ZC52MS5Jbml0UmVzcG9uc2USOQoGVXBkYXRlEhYuY3R4ZC52MS5VcGRhdGVSZXF1ZXN0GhcuY3R4ZC52MS5VcGRhdGVSZXNwb25zZRJLCgxCdWlsZENvbnRleHQSHC5jdHhkLnYxLkJ1aWxkQ29udGV4dFJlcXVlc3QaHS5jdHhkLnYxLkJ1aWxkQ29udGV4dFJlc3BvbnNlQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_ctxd_v1_search, file_ctxd_v1_types]);
+  fileDesc("ChVjdHhkL3YxL2NvbnRleHQucHJvdG8SB2N0eGQudjEiGwoLSW5pdFJlcXVlc3QSDAoEcm9vdBgBIAEoCSIxCgxJbml0UmVzcG9uc2USDwoHY3JlYXRlZBgBIAMoCRIQCghleGlzdGluZxgCIAMoCSJJCg1VcGRhdGVSZXF1ZXN0EgsKA3JlZhgBIAEoCRIMCgRib2R5GAIgASgJEh0KFWV4cGVjdGVkX2NvbnRlbnRfaGFzaBgDIAEoCSI/Cg5VcGRhdGVSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEhAKCHdhcm5pbmdzGAIgAygJIpsBChNCdWlsZENvbnRleHRSZXF1ZXN0EgwKBHRhc2sYASABKAkSDgoGYnVkZ2V0GAIgASgFEg0KBXJvb3RzGAMgAygJEiUKBmZpbHRlchgEIAEoCzIVLmN0eGQudjEuU2VhcmNoRmlsdGVyEg0KBWxpbWl0GAUgASgFEiEKBG1vZGUYBiABKA4yEy5jdHhkLnYxLlNlYXJjaE1vZGUiwwEKDkNvbnRleHRTZWN0aW9uEgwKBGtpbmQYASABKAkSCwoDcmVmGAIgASgJEg8KB2hlYWRpbmcYAyABKAkSDAoEdGV4dBgEIAEoCRIOCgZ0b2tlbnMYBSABKAUSFQoNbWF0Y2hlZF90ZXJtcxgGIAMoCRINCgVzY29yZRgHIAEoARIbCgRpdGVtGAggASgLMg0uY3R4ZC52MS5JdGVtEhIKCnN0YXJ0X2xpbmUYCSABKAMSEAoIZW5kX2xpbmUYCiABKAMiXQoPQ29udGV4dE9taXNzaW9uEgsKA3JlZhgBIAEoCRIMCgRraW5kGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIOCgZ0b2tlbnMYBCABKAUSDwoHaGVhZGluZxgFIAEoCSK1AQoUQnVpbGRDb250ZXh0UmVzcG9uc2USKQoIc2VjdGlvbnMYASADKAsyFy5jdHhkLnYxLkNvbnRleHRTZWN0aW9uEhAKCG1hcmtkb3duGAIgASgJEikKB29taXR0ZWQYAyADKAsyGC5jdHhkLnYxLkNvbnRleHRPbWlzc2lvbhITCgt0b2tlbnNfdXNlZBgEIAEoBRIOCgZidWRnZXQYBSABKAUSEAoId2FybmluZ3MYBiADKAkieAoOQ29tcGFjdFJlcXVlc3QSCwoDcmVmGAEgASgJEhIKCm1pbl90b2tlbnMYAiABKAUSFQoNdGFyZ2V0X3Rva2VucxgDIAEoBRIPCgdkcnlfcnVuGAQgASgIEh0KFWV4cGVjdGVkX2NvbnRlbnRfaGFzaBgFIAEoCSK6AQoPQ29tcGFjdFJlc3BvbnNlEhEKCWNvbXBhY3RlZBgBIAEoCBIVCg10b2tlbnNfYmVmb3JlGAIgASgFEhQKDHRva2Vuc19hZnRlchgDIAEoBRIMCgRib2R5GAQgASgJEg4KBm1ldGhvZBgFIAEoCRIbCgRpdGVtGAYgASgLMg0uY3R4ZC52MS5JdGVtEhQKDHByZXZpb3VzX3JldhgHIAEoAxIWCg5lbnJpY2hlcl9lcnJvchgIIAEoCTKLAgoOQ29udGV4dFNlcnZpY2USMwoESW5pdBIULmN0eGQudjEuSW5pdFJlcXVlc3QaFS5jdHhkLnYxLkluaXRSZXNwb25zZRI5CgZVcGRhdGUSFi5jdHhkLnYxLlVwZGF0ZVJlcXVlc3QaFy5jdHhkLnYxLlVwZGF0ZVJlc3BvbnNlEksKDEJ1aWxkQ29udGV4dBIcLmN0eGQudjEuQnVpbGRDb250ZXh0UmVxdWVzdBodLmN0eGQudjEuQnVpbGRDb250ZXh0UmVzcG9uc2USPAoHQ29tcGFjdBIXLmN0eGQudjEuQ29tcGFjdFJlcXVlc3QaGC5jdHhkLnYxLkNvbXBhY3RSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_search, file_ctxd_v1_types]);
 
 /**
  * InitRequest names the context root to initialise.
@@ -406,6 +406,128 @@ export const BuildContextResponseSchema: GenMessage<BuildContextResponse> = /*@_
   messageDesc(file_ctxd_v1_context, 7);
 
 /**
+ * CompactRequest names the file to compact.
+ *
+ * @generated from message ctxd.v1.CompactRequest
+ */
+export type CompactRequest = Message<"ctxd.v1.CompactRequest"> & {
+  /**
+   * Item ref or id.
+   *
+   * @generated from field: string ref = 1;
+   */
+  ref: string;
+
+  /**
+   * Compact only a file of more than this many model tokens; 0 means the
+   * default (8000). A smaller file is left alone (compacted false).
+   *
+   * @generated from field: int32 min_tokens = 2;
+   */
+  minTokens: number;
+
+  /**
+   * Tokens the compacted body aims at; 0 means half of min_tokens.
+   *
+   * @generated from field: int32 target_tokens = 3;
+   */
+  targetTokens: number;
+
+  /**
+   * Report what would be written without writing it.
+   *
+   * @generated from field: bool dry_run = 4;
+   */
+  dryRun: boolean;
+
+  /**
+   * Fail with CONTENT_CHANGED unless the stored content has this SHA-256.
+   *
+   * @generated from field: string expected_content_hash = 5;
+   */
+  expectedContentHash: string;
+};
+
+/**
+ * Describes the message ctxd.v1.CompactRequest.
+ * Use `create(CompactRequestSchema)` to create a new message.
+ */
+export const CompactRequestSchema: GenMessage<CompactRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_context, 8);
+
+/**
+ * CompactResponse says what was (or would be) written.
+ *
+ * @generated from message ctxd.v1.CompactResponse
+ */
+export type CompactResponse = Message<"ctxd.v1.CompactResponse"> & {
+  /**
+   * False when the file was under min_tokens and left alone.
+   *
+   * @generated from field: bool compacted = 1;
+   */
+  compacted: boolean;
+
+  /**
+   * Model tokens of the body before and after.
+   *
+   * @generated from field: int32 tokens_before = 2;
+   */
+  tokensBefore: number;
+
+  /**
+   * Model tokens of the new body.
+   *
+   * @generated from field: int32 tokens_after = 3;
+   */
+  tokensAfter: number;
+
+  /**
+   * The new body (without the kept frontmatter).
+   *
+   * @generated from field: string body = 4;
+   */
+  body: string;
+
+  /**
+   * "extractive" or "enricher".
+   *
+   * @generated from field: string method = 5;
+   */
+  method: string;
+
+  /**
+   * The item after the write; unset for a dry run or when not compacted.
+   *
+   * @generated from field: ctxd.v1.Item item = 6;
+   */
+  item?: Item | undefined;
+
+  /**
+   * The revision holding the content before compaction, for revert; 0 when
+   * nothing was written or history is off.
+   *
+   * @generated from field: int64 previous_rev = 7;
+   */
+  previousRev: bigint;
+
+  /**
+   * Why the enricher's text was not used, when one is configured and it
+   * failed.
+   *
+   * @generated from field: string enricher_error = 8;
+   */
+  enricherError: string;
+};
+
+/**
+ * Describes the message ctxd.v1.CompactResponse.
+ * Use `create(CompactResponseSchema)` to create a new message.
+ */
+export const CompactResponseSchema: GenMessage<CompactResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_context, 9);
+
+/**
  * ContextService keeps an agent's persistent context (soul, beliefs, goals,
  * capabilities and any other item with a `loading` frontmatter key under a
  * context root) and assembles the context for one task.
@@ -455,6 +577,22 @@ export const ContextService: GenService<{
     methodKind: "unary";
     input: typeof BuildContextRequestSchema;
     output: typeof BuildContextResponseSchema;
+  },
+  /**
+   * Compact rewrites an oversized memory file (a text item of more than
+   * min_tokens model tokens, default 8000) shorter: extractive by default
+   * (duplicate blocks dropped, every heading kept, the newest entries of
+   * each section kept within the target), or written by the configured
+   * OpenAI-compatible enricher with the extractive text as its fallback. The
+   * old version stays in the item's history (revert restores it). The
+   * agent guard applies as to any change.
+   *
+   * @generated from rpc ctxd.v1.ContextService.Compact
+   */
+  compact: {
+    methodKind: "unary";
+    input: typeof CompactRequestSchema;
+    output: typeof CompactResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ctxd_v1_context, 0);
