@@ -47,13 +47,6 @@ type record struct {
 	Ended   time.Time `yaml:"ended,omitempty"`
 }
 
-// Summarizer rewrites text as instructions ask, with a language model: the
-// optional enricher (index/enrich). It bounds what it sends and returns.
-type Summarizer interface {
-	// Summarize returns the model's answer to instructions about text.
-	Summarize(ctx context.Context, instructions, text string) (string, error)
-}
-
 // Options configure Sessions. Zero values take the defaults.
 type Options struct {
 	// MaxEventBytes bounds an event's text (DefaultMaxEventBytes); longer
@@ -63,9 +56,9 @@ type Options struct {
 	// overrides it per project. Digests and records stay.
 	EventTTL   time.Duration
 	ProjectTTL map[string]time.Duration
-	// Summarizer, when set, writes digests (and compactions) with a model;
-	// the extractive digest is its fallback.
-	Summarizer Summarizer
+	// Summarizer, when set, writes digests with a model; the extractive
+	// digest is its fallback.
+	Summarizer assemble.Summarizer
 	// Redact removes secrets from an event's text before it is stored;
 	// nil stores the text as given.
 	Redact func(string) string
