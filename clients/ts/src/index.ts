@@ -154,15 +154,17 @@ export interface CtxdClient {
   log(options?: LogOptions): Promise<LogResponse>;
 
   /**
-   * The agent tools this client's token may use (context_read, context_write,
-   * context_search, ...), ready to pass to a provider's API: "openai" (Chat
-   * Completions `tools`), "anthropic" (Messages API `tools`) or "mcp" (the
-   * default). They are the tools of `ctxd mcp` and `ctxd tools`: one
-   * definition, in the daemon.
+   * The agent tools of a profile this client's token may use (context_read,
+   * context_write, context_search, ...), ready to pass to a provider's API:
+   * "openai" (Chat Completions `tools`), "anthropic" (Messages API `tools`)
+   * or "mcp" (the default). The profile is "core" (the default: the seeds'
+   * seven tools and remember, within 4,000 tokens), "read" (every tool that
+   * changes nothing) or "all"; callTool runs a tool of any profile. They are
+   * the tools of `ctxd mcp` and `ctxd tools`: one definition, in the daemon.
    */
-  tools(format: "openai"): Promise<OpenAITool[]>;
-  tools(format: "anthropic"): Promise<AnthropicTool[]>;
-  tools(format?: "mcp"): Promise<McpTool[]>;
+  tools(format: "openai", profile?: ToolProfile): Promise<OpenAITool[]>;
+  tools(format: "anthropic", profile?: ToolProfile): Promise<AnthropicTool[]>;
+  tools(format?: "mcp", profile?: ToolProfile): Promise<McpTool[]>;
   /**
    * Runs the tool a model called with its arguments: an object, or the JSON
    * text the model wrote (OpenAI's `function.arguments`). A failing tool is a
@@ -173,6 +175,9 @@ export interface CtxdClient {
    */
   callTool(name: string, args?: Record<string, unknown> | string): Promise<ToolResult>;
 }
+
+/** Which tools tools() lists: see tools(). */
+export type ToolProfile = "core" | "read" | "all";
 
 /** A JSON Schema, as the tools' input schemas are. */
 export type JsonSchema = { type: "object"; properties?: Record<string, unknown>; required?: string[] } & Record<
@@ -373,7 +378,8 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
         limit: options.limit,
         pageToken: options.pageToken,
       }),
-    tools: (async (format = "mcp") => JSON.parse((await toolService.listTools({ format })).toolsJson)) as CtxdClient["tools"],
+    tools: (async (format = "mcp", profile: ToolProfile = "core") =>
+      JSON.parse((await toolService.listTools({ format, profile })).toolsJson)) as CtxdClient["tools"],
     callTool: async (name, args = "") => {
       const { content, isError } = await toolService.callTool({
         name,

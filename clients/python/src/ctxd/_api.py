@@ -814,14 +814,20 @@ class _Api:
     # ---- ToolService ----
 
     @_unary_method
-    def tools(self, format: str = "mcp") -> _Call[List[Dict[str, Any]]]:
-        """The agent tools this client's token may use, as JSON-ready dicts
-        in a provider's format: ``"openai"`` (Chat Completions ``tools``),
-        ``"anthropic"`` (Messages API ``tools``) or ``"mcp"`` (the default).
-        They are the tools of ``ctxd mcp`` and ``ctxd tools``: one definition,
-        in the daemon."""
+    def tools(self, format: str = "mcp", profile: str = "core") -> _Call[List[Dict[str, Any]]]:
+        """The agent tools of a profile this client's token may use, as
+        JSON-ready dicts in a provider's format: ``"openai"`` (Chat
+        Completions ``tools``), ``"anthropic"`` (Messages API ``tools``) or
+        ``"mcp"`` (the default). ``profile`` is ``"core"`` (the default: the
+        seeds' seven tools and ``remember``, within 4,000 tokens), ``"read"``
+        (every tool that changes nothing) or ``"all"``; :meth:`call_tool`
+        runs a tool of any profile. They are the tools of ``ctxd mcp`` and
+        ``ctxd tools``: one definition, in the daemon."""
         return _Call(
-            "tools_stub", "ListTools", tools_pb2.ListToolsRequest(format=format), lambda r: json.loads(r.tools_json)
+            "tools_stub",
+            "ListTools",
+            tools_pb2.ListToolsRequest(format=format, profile=profile),
+            lambda r: json.loads(r.tools_json),
         )
 
     @_unary_method
