@@ -35,7 +35,7 @@ type Options struct {
 
 // instructions tell the host's model what ctxd is, in the initialize response.
 const instructions = `ctxd is your memory: items addressed as drive:/path (agent:/ is your scratch space, self:/ holds your context files such as soul.md, beliefs.md and goals.md; disk:/ and url:/ hold ingested files and pages). ` +
-	`Search (context_search) before you read, read before you edit, and cite the refs you used. ` +
+	`Search (context_search) before you read, read before you edit, and cite the refs you used; keep what you decide or learn with remember. ` +
 	`A failed tool returns JSON {error_type, message, next_action_hint}: follow the hint. ` +
 	`Items are also resources ctxd://DRIVE/PATH, and the prompt build_context assembles the context of a task.`
 
