@@ -317,9 +317,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// The profiles: which tools a host loads. Every profile's tools can call
-// each other's, and Call runs any tool of any profile (and the older names
-// merged into broader tools), whatever was listed.
+// The profiles: which tools a host lists. A profile decides only that: Call
+// runs any tool of any profile (and the older names merged into broader
+// tools), whatever was listed.
 const (
 	// ProfileCore, the default, is the tools an agent needs in most
 	// conversations: the seeds' list_drives, tree, read, write, edit,
