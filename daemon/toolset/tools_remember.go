@@ -17,7 +17,7 @@ type rememberArgs struct {
 	Kind      string   `json:"kind,omitempty" jsonschema:"decision: what was decided and why; note: anything else." schema:"default=note,enum=note|decision"`
 	Refs      []string `json:"refs,omitempty" jsonschema:"Refs or file paths it is about; max 32, each max 1 KiB." schema:"maxItems=32"`
 	Project   string   `json:"project,omitempty" jsonschema:"1-64 of a-z0-9._-; default from the working directory."`
-	SessionID string   `json:"session_id,omitempty" jsonschema:"Default the project's open session."`
+	SessionID string   `json:"session_id,omitempty" jsonschema:"Default the project's open session; 1-128 of A-Za-z0-9._-."`
 }
 
 func init() {

@@ -382,14 +382,17 @@ func TestCall_EveryTool(t *testing.T) {
 			}
 		}},
 		{"update beliefs in a root never initialised", "update_beliefs", `{"body":"x","root":"self:/nobody/"}`, nil},
-		{"remember before the session service is built", "remember", `{"text":"Chose bbolt for the store.","kind":"decision"}`, nil},
+		{"remember without a working directory", "remember", `{"text":"Chose bbolt for the store.","kind":"decision"}`, func(t *testing.T, m map[string]any) {
+			if ref, _ := m["ref"].(string); m["project"] != "default" || !strings.HasPrefix(ref, "session:/default/") || !strings.Contains(ref, "decision") || m["session_id"] == "" {
+				t.Fatalf("remember: %v, want a decision in the default project", m)
+			}
+		}},
 	}
 	wantErrors := map[string]string{
 		"delete a non-empty directory needs recursive": "directory_not_empty",
 		"refresh needs refs or all":                    "invalid_argument",
 		"find similar needs the embedding model":       "unavailable",
 		"update beliefs in a root never initialised":   "not_found",
-		"remember before the session service is built": "unimplemented",
 	}
 	for _, s := range steps {
 		args := s.args
