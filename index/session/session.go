@@ -236,7 +236,7 @@ func (s *Sessions) sessionFor(ctx context.Context, p AppendParams) (Session, err
 		if err != nil {
 			return Session{}, err
 		}
-		recent, err := s.recent(ctx, project, time.Time{}, 1, func(sess Session) bool { return sess.Open() })
+		recent, err := s.recent(ctx, project, time.Time{}, 1, func(sess Session) bool { return sess.Open() }, openScan)
 		if err != nil {
 			return Session{}, err
 		}
@@ -295,7 +295,7 @@ func (s *Sessions) List(ctx context.Context, project string, limit int, since ti
 		if err := checkProject(project); err != nil {
 			return nil, err
 		}
-		return s.recent(ctx, project, since, limit, nil)
+		return s.recent(ctx, project, since, limit, nil, 0)
 	}
 	projects, err := s.projects(ctx)
 	if err != nil {
@@ -303,7 +303,7 @@ func (s *Sessions) List(ctx context.Context, project string, limit int, since ti
 	}
 	var all []Session
 	for _, p := range projects {
-		ss, err := s.recent(ctx, p, since, limit, nil)
+		ss, err := s.recent(ctx, p, since, limit, nil, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -315,11 +315,16 @@ func (s *Sessions) List(ctx context.Context, project string, limit int, since ti
 	return all[:min(len(all), limit)], nil
 }
 
+// openScan bounds the sessions an event without a session id looks through
+// for the project's latest open one: an older session is not "the current
+// one" however long it stayed open.
+const openScan = 20
+
 // recent returns the project's sessions started at or after since, newest
-// first, at most limit of those keep accepts (nil accepts all). It walks
-// the project's directory names, which sort by start, and reads the
-// records of the newest only.
-func (s *Sessions) recent(ctx context.Context, project string, since time.Time, limit int, keep func(Session) bool) ([]Session, error) {
+// first, at most limit of those keep accepts (nil accepts all) among the
+// newest scan (0: all). It walks the project's directory names, which sort
+// by start, and reads the records of the newest only.
+func (s *Sessions) recent(ctx context.Context, project string, since time.Time, limit int, keep func(Session) bool, scan int) ([]Session, error) {
 	names, err := s.sessionDirs(ctx, project)
 	if err != nil {
 		return nil, err
@@ -327,6 +332,9 @@ func (s *Sessions) recent(ctx context.Context, project string, since time.Time, 
 	floor := ""
 	if !since.IsZero() {
 		floor = since.UTC().Format(stampLayout)
+	}
+	if scan > 0 {
+		names = names[max(0, len(names)-scan):]
 	}
 	var out []Session
 	for i := len(names) - 1; i >= 0 && len(out) < limit; i-- {
