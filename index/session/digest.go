@@ -158,11 +158,23 @@ func (s *Sessions) readAll(ctx context.Context, k sessionKey) (Session, []Event,
 		return Session{}, nil, err
 	}
 	items = items[max(0, len(items)-MaxDigestEvents):]
+	// Read the content of what the digest lists; of the tool uses, only
+	// shell commands and the latest task list: most are reads and searches
+	// the digest only counts.
+	lastTasks := -1
+	for i, it := range slices.Backward(items) {
+		if slices.Contains(it.Tags, tasksTag) {
+			lastTasks = i
+			break
+		}
+	}
 	events := make([]Event, 0, len(items))
-	for _, it := range items {
-		ev, err := s.readEvent(pctx, it)
-		if err != nil {
-			return Session{}, nil, err
+	for i, it := range items {
+		ev := metaOf(it)
+		if ev.Kind != KindToolUse || slices.Contains(shellTools, strings.ToLower(ev.Tool)) || i == lastTasks {
+			if ev, err = s.readEvent(pctx, it); err != nil {
+				return Session{}, nil, err
+			}
 		}
 		events = append(events, ev)
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,12 +66,14 @@ type Event struct {
 }
 
 // eventMeta is an event item's frontmatter: what the event holds besides
-// its text (the item's body).
+// its text (the item's body). It is written as one line of JSON, which is
+// YAML too (so the store's frontmatter parser and people read it as such)
+// and decodes several times faster: a digest reads every event.
 type eventMeta struct {
-	Kind      Kind     `yaml:"kind"`
-	Tool      string   `yaml:"tool,omitempty"`
-	Refs      []string `yaml:"refs,omitempty"`
-	Truncated bool     `yaml:"truncated,omitempty"`
+	Kind      Kind     `json:"kind" yaml:"kind"`
+	Tool      string   `json:"tool,omitempty" yaml:"tool,omitempty"`
+	Refs      []string `json:"refs,omitempty" yaml:"refs,omitempty"`
+	Truncated bool     `json:"truncated,omitempty" yaml:"truncated,omitempty"`
 }
 
 // check validates what an event's writer gives besides its text.
@@ -117,14 +120,14 @@ func cutMarker(n int) string { return fmt.Sprintf("…[cut %d bytes]", n) }
 
 // encode is the event item's content: its frontmatter, then its text.
 func (e *Event) encode() ([]byte, error) {
-	meta, err := yaml.Marshal(eventMeta{Kind: e.Kind, Tool: e.Tool, Refs: e.Refs, Truncated: e.Truncated})
+	meta, err := json.Marshal(eventMeta{Kind: e.Kind, Tool: e.Tool, Refs: e.Refs, Truncated: e.Truncated})
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
 	b.WriteString("---\n")
 	b.Write(meta)
-	b.WriteString("---\n")
+	b.WriteString("\n---\n")
 	b.WriteString(e.Text)
 	if !strings.HasSuffix(e.Text, "\n") {
 		b.WriteByte('\n')
@@ -140,12 +143,41 @@ func (e *Event) title() string {
 	return string(e.Kind)
 }
 
+// tags are an event item's tags: "event", its kind's, and "tasks" on a tool
+// use holding a task list, so a digest finds the latest without reading
+// every tool use.
+func (e *Event) tags() []string {
+	tags := []string{eventTag, kindTag + string(e.Kind)}
+	if _, ok := taskList(e.Text); ok && e.Kind == KindToolUse {
+		tags = append(tags, tasksTag)
+	}
+	return tags
+}
+
+// metaOf is what an event item's metadata says of the event without its
+// content: its ref, time, kind (from its tags) and tool (from its title).
+func metaOf(it vfs.Item) Event {
+	e := Event{Ref: it.Ref(), Time: it.CreatedAt}
+	for _, t := range it.Tags {
+		if k, ok := strings.CutPrefix(t, kindTag); ok {
+			e.Kind = Kind(k)
+		}
+	}
+	if _, tool, ok := strings.Cut(it.Title, " "); ok {
+		e.Tool = tool
+	}
+	return e
+}
+
 // decodeEvent reads an event item back.
 func decodeEvent(it vfs.Item, content []byte) (Event, error) {
 	block, body := vfs.SplitFrontmatter(content)
 	var m eventMeta
-	if err := yaml.Unmarshal(block, &m); err != nil { // the block's first document
-		return Event{}, fmt.Errorf("event %s: %w", it.Ref(), err)
+	inner := bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimPrefix(bytes.TrimSpace(block), []byte("---")), []byte("---")))
+	if json.Unmarshal(inner, &m) != nil { // edited by hand: YAML after all
+		if err := yaml.Unmarshal(block, &m); err != nil { // the block's first document
+			return Event{}, fmt.Errorf("event %s: %w", it.Ref(), err)
+		}
 	}
 	return Event{Ref: it.Ref(), Time: it.CreatedAt, Kind: m.Kind, Text: strings.TrimSuffix(string(body), "\n"),
 		Refs: m.Refs, Tool: m.Tool, Truncated: m.Truncated}, nil

@@ -49,6 +49,7 @@ const (
 	eventTag  = "event"
 	digestTag = "digest"
 	kindTag   = "kind:"
+	tasksTag  = "tasks" // a tool use holding a task list
 )
 
 // dirRef is a session's directory.

@@ -207,7 +207,7 @@ func (s *Sessions) Append(ctx context.Context, p AppendParams) (Session, []Event
 			ps[i] = vfs.WriteParams{
 				Ref:     child(child(k.ref(), eventsDir), eventName(now, i, e.Kind)),
 				Content: content, IsText: true, MimeType: "text/markdown",
-				Title: e.title(), Tags: []string{eventTag, kindTag + string(e.Kind)}, OnConflict: vfs.ConflictError,
+				Title: e.title(), Tags: e.tags(), OnConflict: vfs.ConflictError,
 			}
 		}
 		res, err := s.store.WriteBatch(ctx, ps)
