@@ -18,10 +18,12 @@
 // STARTED is the session's start (UTC, to the second), so a project's
 // directories sort by start and "the last sessions" is a walk of names,
 // not of records; ID is the host's session id. A record has no body, so it
-// makes no chunk and no search returns it. An event's frontmatter holds its
-// kind, tool, refs and whether its text was cut; its body is the text,
+// makes no chunk and no search returns it. An event's frontmatter (one line
+// of JSON, which is YAML too) holds its kind, tool, refs and whether its
+// text was cut; its body is the text,
 // which is what is chunked, embedded and searched. Events carry the tags
-// "event" and "kind:KIND", digests "digest" and "kind:summary", so a
+// "event" and "kind:KIND" (and "tasks" on a tool use holding a task list),
+// digests "digest" and "kind:summary", so a
 // search filters kinds inside every leg (lexical.Filter.AnyTags), and a
 // time range by the items' times (lexical.Filter.After, Before). An event's
 // time is when the daemon stored it.
