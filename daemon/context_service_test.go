@@ -376,7 +376,9 @@ func TestContextService_BuildContextWithModel(t *testing.T) {
 func TestContextService_Compact(t *testing.T) {
 	const rewritten = "# Runbook\n\n- Restart the backup job with `systemctl --user restart backup`.\n"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct{ Messages []struct{ Role, Content string } }
+		var req struct {
+			Messages []struct{ Role, Content string }
+		}
 		if json.NewDecoder(r.Body).Decode(&req) != nil || len(req.Messages) == 0 {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return

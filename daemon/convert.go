@@ -204,8 +204,11 @@ func ContextToProto(r *assemble.Result) *ctxdv1.BuildContextResponse {
 		sec := &r.Sections[i]
 		out.Sections[i] = &ctxdv1.ContextSection{
 			Kind: string(sec.Kind), Ref: sec.Ref, Heading: sec.Heading, Text: sec.Text, Tokens: int32(sec.Tokens),
-			MatchedTerms: sec.MatchedTerms, Score: sec.Score, Item: ItemToProto(&sec.Item),
+			MatchedTerms: sec.MatchedTerms, Score: sec.Score,
 			StartLine: int64(sec.StartLine), EndLine: int64(sec.EndLine),
+		}
+		if sec.Item.ID != "" { // the sections a caller supplies (digests, goals) carry none
+			out.Sections[i].Item = ItemToProto(&sec.Item)
 		}
 	}
 	for i, o := range r.Omitted {

@@ -183,18 +183,25 @@ func (s *Sessions) readAll(ctx context.Context, k sessionKey) (Session, []Event,
 
 // readDigest reads a session's digest: its frontmatter and its body.
 func (s *Sessions) readDigest(ctx context.Context, k sessionKey) (digestMeta, string, error) {
-	_, content, err := s.store.ReadRaw(ctx, child(k.ref(), digestName))
+	_, m, body, err := s.readDigestItem(ctx, k)
+	return m, body, err
+}
+
+// readDigestItem reads a session's digest item: its metadata, frontmatter
+// and body.
+func (s *Sessions) readDigestItem(ctx context.Context, k sessionKey) (vfs.Item, digestMeta, string, error) {
+	it, content, err := s.store.ReadRaw(ctx, child(k.ref(), digestName))
 	if err != nil {
-		return digestMeta{}, "", err
+		return vfs.Item{}, digestMeta{}, "", err
 	}
 	block, body := vfs.SplitFrontmatter(content)
 	var m digestMeta
 	if block != nil {
 		if err := yaml.Unmarshal(block, &m); err != nil {
-			return digestMeta{}, "", fmt.Errorf("digest %s: %w", child(k.ref(), digestName), err)
+			return vfs.Item{}, digestMeta{}, "", fmt.Errorf("digest %s: %w", child(k.ref(), digestName), err)
 		}
 	}
-	return m, string(body), nil
+	return it, m, string(body), nil
 }
 
 // shellTools are tools whose TOOL_USE text starts with the command run.

@@ -108,7 +108,7 @@ func (s *Sessions) earlier(ctx context.Context, project, current string, n int) 
 		}
 		looked++
 		k := sessionKey{project, names[i]}
-		meta, body, err := s.readDigest(ctx, k)
+		it, meta, body, err := s.readDigestItem(ctx, k)
 		if errors.Is(err, vfs.ErrNotFound) {
 			continue
 		}
@@ -121,9 +121,9 @@ func (s *Sessions) earlier(ctx context.Context, project, current string, n int) 
 			for _, g := range meta.OpenGoals {
 				b.WriteString("- [ ] " + g + "\n")
 			}
-			goals = &assemble.Section{Kind: assemble.KindGoals, Ref: ref, Heading: "Open goals of session " + meta.Session, Text: b.String()}
+			goals = &assemble.Section{Kind: assemble.KindGoals, Ref: ref, Heading: "Open goals of session " + meta.Session, Text: b.String(), Item: it}
 		}
-		digests = append(digests, assemble.Section{Kind: assemble.KindDigest, Ref: ref, Heading: meta.Title, Text: body})
+		digests = append(digests, assemble.Section{Kind: assemble.KindDigest, Ref: ref, Heading: meta.Title, Text: body, Item: it})
 	}
 	if goals != nil {
 		digests = append([]assemble.Section{*goals}, digests...)
