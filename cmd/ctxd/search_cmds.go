@@ -97,7 +97,7 @@ func (c *cli) searchCommand() *cobra.Command {
 	f.Float64Var(&req.MinScore, "min-score", 0, "drop results scoring below this, in [0, 1] (0: keep all; scores come from the legs' ranks)")
 	f.Float64Var(&req.ImportanceWeight, "importance-weight", 0, "weigh results by their item's importance, in [0, 1] (0: off; 1: importance 1 scores up to twice importance 0)")
 	f.Float64Var(&req.UsageWeight, "usage-weight", 0, "weigh results by how often search returned their item before, in [0, 1] (0: off)")
-	f.StringVar(&proximity, "proximity", "default", "rank chunks holding the query's words close together first: on, off or default (off)")
+	f.StringVar(&proximity, "proximity", "default", "rank chunks holding the query's words close together first: on, off or default (on in hybrid and bm25 mode)")
 	f.StringVar(&recency, "recency", "default", "rank fresh session events above stale ones: on, off or default (on)")
 	return cmd
 }

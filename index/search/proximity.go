@@ -35,9 +35,14 @@ const proximityChunkBytes = 16 << 10
 
 // DefaultProximity reports whether the proximity rerank is on when a
 // request leaves it to the default (ToggleDefault), by the mode the search
-// ran in and its grouping: off everywhere until `make eval` has weighed it.
+// ran in and its grouping. It is on where `make eval` showed it raising
+// nDCG@10 on some collection without lowering nDCG@10 or Recall@100 on any
+// beyond noise (a paired comparison over the queries; see the README): in
+// BM25 and Hybrid mode, in both groupings (tldr +0.016 to +0.022 nDCG@10,
+// the others within ±0.004 and their noise). Vector mode has no terms to
+// weigh.
 func DefaultProximity(mode Mode, group GroupBy) bool {
-	return false
+	return mode == BM25 || mode == Hybrid
 }
 
 // proxQuery is what the proximity rerank knows of one query: its distinct

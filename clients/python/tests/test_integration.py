@@ -178,7 +178,7 @@ def test_search_without_a_model_answers_bm25(client: ctxd.Client) -> None:
     # The index applies writes in the background, within milliseconds.
     deadline = time.monotonic() + 10
     while True:
-        r = client.search("sleeping otters", path_prefixes=["agent:/it/search"])
+        r = client.search("sea otters", path_prefixes=["agent:/it/search"])
         if r.results or time.monotonic() > deadline:
             break
         time.sleep(0.05)

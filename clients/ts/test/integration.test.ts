@@ -95,7 +95,7 @@ describe("ctxd daemon", () => {
   it("searches in BM25 mode without a model and says so", async () => {
     await c.vfs.write({ ref: "agent:/it/search/otter.md", body: { case: "content", value: "# Otters\n\nSea otters hold hands while sleeping.\n" } });
     await c.vfs.write({ ref: "agent:/it/search/other.md", body: { case: "content", value: "Nothing about that animal.\n" } });
-    const query = { queries: [{ text: "sleeping otters" }], filter: { pathPrefixes: ["agent:/it/search"] } };
+    const query = { queries: [{ text: "sea otters" }], filter: { pathPrefixes: ["agent:/it/search"] } };
     // The index applies writes in the background, within milliseconds.
     let r = await c.search.search(query);
     for (let i = 0; i < 200 && r.results.length === 0; i++) {

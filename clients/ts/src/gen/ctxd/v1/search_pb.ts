@@ -218,9 +218,9 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
    * substring) one leg alone gives at most about 1/2; in VECTOR mode (one
    * leg) the result at rank r scores (rrf_k + 1)/(rrf_k + r), 0.5 at rank
    * rrf_k + 2. Priors, proximity and recency then multiply a score by
-   * factors of at most 1 (proximity: 0.85 to 1, so a result holding the
-   * query's words apart scores up to 15% less), and the cut applies to that
-   * score. A value outside [0, 1] (or NaN) is
+   * factors of at most 1 (proximity: 0.85 to 1, so in HYBRID and BM25 mode
+   * a result holding the query's words apart scores up to 15% less), and
+   * the cut applies to that score. A value outside [0, 1] (or NaN) is
    * INVALID_ARGUMENT.
    *
    * @generated from field: double min_score = 11;
@@ -263,7 +263,9 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
    * scatter), so it is unchanged; VECTOR mode has no terms and is never
    * reranked. The rerank weighs the first 2 × limit results (at most 200
    * chunks read); a result after them counts as closeness 0.
-   * UNSPECIFIED is the default: off, until `make eval` has weighed it.
+   * UNSPECIFIED is the default: on in HYBRID and BM25 mode, in both
+   * groupings, where `make eval` found it raising nDCG@10 on one collection
+   * and lowering none beyond noise (see the README).
    *
    * @generated from field: ctxd.v1.SearchToggle proximity = 14;
    */
