@@ -11,6 +11,7 @@ import (
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/search"
+	"github.com/ctxd/ctxd/index/session"
 	"github.com/ctxd/ctxd/internal/runes"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -226,19 +227,7 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 // months; a floor of 0.5, so a months-old event that matches clearly better
 // (in more legs, or far higher) still outranks a fresh weak one, and one
 // that matches as well does not.
-var eventRecency = search.Recency{HalfLife: 7 * 24 * time.Hour, Floor: 0.5, Applies: sessionEvent}
-
-// sessionEvent reports whether the item at drive and path is a session
-// event: on the session drive at /PROJECT/SESSION_ID/events/NAME. (The
-// session store's own rule replaces it once that store is built; the engine
-// knows only the predicate.)
-func sessionEvent(drive, path string) bool {
-	if drive != "session" {
-		return false
-	}
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	return len(segs) >= 4 && segs[2] == "events"
-}
+var eventRecency = search.Recency{HalfLife: 7 * 24 * time.Hour, Floor: 0.5, Applies: session.IsEvent}
 
 // filterFromProto converts a SearchFilter; nil is no filter.
 func filterFromProto(f *ctxdv1.SearchFilter) lexical.Filter {

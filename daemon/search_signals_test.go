@@ -12,25 +12,6 @@ import (
 	"github.com/ctxd/ctxd/index/search"
 )
 
-func TestSessionEvent(t *testing.T) {
-	for _, tc := range []struct {
-		drive, path string
-		want        bool
-	}{
-		{"session", "/proj/s1/events/e1", true},
-		{"session", "/proj/s1/events/2026/e1", true},
-		{"session", "/proj/s1/digest.md", false},
-		{"session", "/proj/events/e1", false}, // events is the second segment, a session's id
-		{"session", "/events/s1/x/e1", false},
-		{"notes", "/proj/s1/events/e1", false},
-		{"agent", "/events", false},
-	} {
-		if got := sessionEvent(tc.drive, tc.path); got != tc.want {
-			t.Errorf("sessionEvent(%q, %q) = %v, want %v", tc.drive, tc.path, got, tc.want)
-		}
-	}
-}
-
 // TestSearch_ProximityAndRecency runs the proximity and recency switches
 // through the real daemon, over gRPC and JSON/HTTP: proximity puts the note
 // holding the query's words together first (by default in BM25 mode), and
