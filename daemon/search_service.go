@@ -76,6 +76,11 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 	if resp.Mode == search.Vector && !vfs.AccessFrom(ctx).Limited() { // the note counts the whole store's chunks
 		out.ModeReason = s.b.ix.WithPendingNote(ctx, out.ModeReason)
 	}
+	if resp.Mode != r.Mode { // fell back to BM25: say so when it is only for now
+		if st := s.b.ix.Status(); st.Loading {
+			out.ModeReason = "the embedding model is still loading (" + st.Reason + "), so the search ran in BM25 mode; `ctxd status` says when it is available"
+		}
+	}
 	for i, q := range resp.Queries {
 		out.Queries = append(out.Queries, &ctxdv1.QueryReport{
 			Text: req.GetQueries()[i].GetText(), CorrectedText: q.Corrected, ReducedText: q.Reduced,

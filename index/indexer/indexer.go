@@ -58,7 +58,8 @@ type Indexer struct {
 	tok     *tokenize.Tokenizer
 	chunker *modelChunker // the model's chunker, set with tok; it builds the embedded text
 	worker  *embed.Worker // nil while embedding is unavailable
-	reason  string        // why embedding is unavailable
+	reason  string        // why embedding is unavailable, or what is loading
+	loading bool          // load is opening the model; reason says what
 	rate    float64       // chunks/s, smoothed
 	stopped chan struct{}
 	// fallback is set once the model-less chunker is installed; only the
@@ -69,7 +70,25 @@ type Indexer struct {
 // New returns an Indexer for store and engine that loads the embedding
 // model from modelDir with ONNX Runtime at libPath; Run starts it.
 func New(store *vfs.Store, engine *search.Engine, log *slog.Logger, modelDir, libPath string) *Indexer {
-	return &Indexer{store: store, engine: engine, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{})}
+	ix := &Indexer{store: store, engine: engine, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{})}
+	// Status is asked for before Run has begun to load.
+	ix.reason, ix.loading = noModelReason, false
+	if modelDir != "" {
+		ix.reason, ix.loading = loadingReason(modelDir, ""), true
+	}
+	return ix
+}
+
+// noModelReason is why embedding is unavailable without a model_dir.
+const noModelReason = "no model configured (model_dir is empty)"
+
+// loadingReason says what load is loading: the model in dir, and its id
+// once its spec is read ("" before).
+func loadingReason(dir, id string) string {
+	if id == "" {
+		return "loading the embedding model in " + dir
+	}
+	return fmt.Sprintf("loading the embedding model %s from %s into ONNX Runtime", id, dir)
 }
 
 // Run loads what it can and then works until ctx ends.
@@ -106,10 +125,11 @@ func (ix *Indexer) Run(ctx context.Context) {
 // recorded as the reason embeddings are unavailable.
 func (ix *Indexer) load(ctx context.Context) {
 	if ix.modelDir == "" {
-		ix.setReason("no model configured (model_dir is empty)")
+		ix.setReason(noModelReason)
 		ix.useFallbackChunker(ctx)
 		return
 	}
+	ix.setLoading(loadingReason(ix.modelDir, ix.spec.ID))
 	if ix.tok == nil {
 		spec, err := embed.LoadSpec(ix.modelDir)
 		if err != nil {
@@ -141,6 +161,7 @@ func (ix *Indexer) load(ctx context.Context) {
 		}
 		ix.mu.Lock()
 		ix.spec, ix.tok, ix.chunker = spec, tok, chunker
+		ix.reason = loadingReason(ix.modelDir, spec.ID)
 		ix.mu.Unlock()
 		// The store's vectors serve searches with a query vector even
 		// before (or without) ONNX Runtime.
@@ -152,7 +173,7 @@ func (ix *Indexer) load(ctx context.Context) {
 		return
 	}
 	ix.mu.Lock()
-	ix.worker, ix.reason = embed.NewWorker(m), ""
+	ix.worker, ix.reason, ix.loading = embed.NewWorker(m), "", false
 	ix.mu.Unlock()
 	ix.log.Info("embedding model loaded", "model", ix.spec.ID, "dimensions", ix.spec.Dimensions, "max_tokens", ix.spec.MaxTokens)
 }
@@ -177,9 +198,16 @@ func (ix *Indexer) useFallbackChunker(ctx context.Context) {
 
 func (ix *Indexer) setReason(r string) {
 	ix.mu.Lock()
-	ix.reason = r
+	ix.reason, ix.loading = r, false
 	ix.mu.Unlock()
 	ix.log.Warn("embeddings unavailable", "reason", r)
+}
+
+// setLoading records that load is loading what r says.
+func (ix *Indexer) setLoading(r string) {
+	ix.mu.Lock()
+	ix.reason, ix.loading = r, true
+	ix.mu.Unlock()
 }
 
 // Tokenizer returns the model's tokenizer, or nil before one is loaded.
@@ -363,12 +391,31 @@ func (ix *Indexer) WithPendingNote(ctx context.Context, reason string) string {
 	return reason + "; " + note
 }
 
-// Status describes the embedding side: the model, whether it runs, why
-// not, and the recent throughput in chunks/s.
-func (ix *Indexer) Status() (spec embed.Spec, available bool, reason string, rate float64) {
+// Status describes the embedding side.
+type Status struct {
+	// Spec is the model's, once its spec has been read.
+	Spec embed.Spec
+	// Available is set while embedding runs.
+	Available bool
+	// Loading is set while the model is being opened: right after start,
+	// and when a missing model is looked for again.
+	Loading bool
+	// Reason says, when embedding is not available, why not or, while
+	// Loading, what is being loaded; it is never empty then.
+	Reason string
+	// Rate is the recent throughput in chunks/s.
+	Rate float64
+}
+
+// Status reports the embedding side.
+func (ix *Indexer) Status() Status {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	return ix.spec, ix.worker != nil, ix.reason, ix.rate
+	st := Status{Spec: ix.spec, Available: ix.worker != nil, Rate: ix.rate}
+	if !st.Available {
+		st.Loading, st.Reason = ix.loading, ix.reason
+	}
+	return st
 }
 
 // Wait returns once Run has returned and closed the embedding worker.
@@ -379,7 +426,7 @@ func (ix *Indexer) closeWorker() {
 	defer ix.mu.Unlock()
 	if ix.worker != nil {
 		ix.worker.Close()
-		ix.worker = nil
+		ix.worker, ix.reason, ix.loading = nil, "the daemon is stopping", false
 	}
 }
 
