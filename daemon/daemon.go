@@ -150,7 +150,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	}); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if d.b.engine, err = search.Open(d.b.store, search.Options{Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search()}); err != nil {
+	if d.b.engine, err = search.Open(d.b.store, search.Options{
+		Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search(), WriteWait: cfg.writeWait(),
+	}); err != nil {
 		return nil, fmt.Errorf("open search indexes: %w", err)
 	}
 	d.b.usage = vfs.NewUsageRecorder(d.b.store, log)

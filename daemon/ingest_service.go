@@ -313,7 +313,9 @@ func (d *deduper) DuplicateOf(ctx context.Context, ref vfs.Ref, content []byte, 
 	if len(vecs) == 0 {
 		return "", nil // no text: nothing to compare
 	}
-	r := search.SimilarRequest{Vectors: vecs, Threshold: d.threshold, Limit: dedupeCandidates}
+	// Not waiting for the index: the Add's own writes keep it behind, and
+	// the sources it let through are compared below.
+	r := search.SimilarRequest{Vectors: vecs, Threshold: d.threshold, Limit: dedupeCandidates, NoWait: true}
 	if a := vfs.AccessFrom(ctx); a.Limited() {
 		r.Within = a.Prefixes()
 	}

@@ -72,6 +72,7 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		ModeUsed:   modesToProto[resp.Mode],
 		ModeReason: resp.ModeReason,
 		TokensUsed: int32(resp.TokensUsed),
+		Stale:      resp.Stale != "", StaleReason: resp.Stale,
 	}
 	if resp.Mode == search.Vector && !vfs.AccessFrom(ctx).Limited() { // the note counts the whole store's chunks
 		out.ModeReason = s.b.ix.WithPendingNote(ctx, out.ModeReason)
@@ -250,7 +251,7 @@ func (s *searchService) FindSimilar(ctx context.Context, req *ctxdv1.FindSimilar
 	if err != nil {
 		return nil, similarError(err)
 	}
-	out := &ctxdv1.FindSimilarResponse{TargetChunks: int32(resp.TargetChunks)}
+	out := &ctxdv1.FindSimilarResponse{TargetChunks: int32(resp.TargetChunks), Stale: resp.Stale != "", StaleReason: resp.Stale}
 	for _, it := range resp.Items {
 		out.Items = append(out.Items, &ctxdv1.SimilarItem{
 			Ref: vfs.FormatRef(it.Drive, it.Path), ItemId: it.ItemID, Title: it.Title,

@@ -1,0 +1,91 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+)
+
+// rywPairs is how many write-then-search pairs each client makes.
+const rywPairs = 1000
+
+// TestDaemon_ReadYourWrites makes 1,000 write-then-search pairs with no
+// pause over the HTTP gateway in hybrid mode (as issue 27 found it: 29 of
+// 30 searches missed the note just written) and, at the same time, 1,000
+// over gRPC in bm25 mode (written on the unix socket, searched on loopback
+// TCP: another client), with the real model: every search finds the note
+// just written by the word only it holds, and none is stale. index_wait is
+// long so that a slow machine cannot make a search stale; the engine's
+// tests check the bound.
+func TestDaemon_ReadYourWrites(t *testing.T) {
+	cfg := withModel(t, testConfig(t))
+	cfg.GRPCTCP, cfg.HTTP = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.IndexWait = Duration{time.Minute}
+	d := mustStart(t, cfg)
+	unix := dial(t, "unix://"+cfg.Socket)
+	waitStatus(t, ctxdv1.NewAdminServiceClient(unix), time.Minute, "the model", func(st *ctxdv1.StatusResponse) bool { return st.Embedding.Available })
+
+	check := func(t *testing.T, i int, ref, mode, want string, refs []string, stale bool, reason string) {
+		t.Helper()
+		if !slices.Contains(refs, ref) || stale || mode != want {
+			t.Fatalf("pair %d: the search right after writing %s found %v in mode %s (stale %v: %q)", i, ref, refs, mode, stale, reason)
+		}
+	}
+	t.Run("http", func(t *testing.T) {
+		t.Parallel()
+		base := "http://" + d.HTTPAddr().String()
+		for i := range rywPairs {
+			word := fmt.Sprintf("httpryw%04dmark", i)
+			ref := fmt.Sprintf("agent:/ryw/http/%04d.md", i)
+			body, _ := json.Marshal(map[string]string{"ref": ref, "content": "A note the client searches for at once: " + word + "."})
+			if code, out := httpCall(t, "POST", base+"/v1/write", string(body), d.token); code != http.StatusOK {
+				t.Fatalf("write %s: %d %s", ref, code, out)
+			}
+			code, out := httpCall(t, "POST", base+"/v1/search", `{"queries":[{"text":"`+word+`"}],"limit":5}`, d.token)
+			if code != http.StatusOK {
+				t.Fatalf("search %s: %d %s", word, code, out)
+			}
+			var resp struct {
+				Results []struct {
+					Ref string `json:"ref"`
+				} `json:"results"`
+				ModeUsed    string `json:"mode_used"`
+				Stale       bool   `json:"stale"`
+				StaleReason string `json:"stale_reason"`
+			}
+			if err := json.Unmarshal(out, &resp); err != nil {
+				t.Fatalf("search response %s: %v", out, err)
+			}
+			var refs []string
+			for _, r := range resp.Results {
+				refs = append(refs, r.Ref)
+			}
+			check(t, i, ref, resp.ModeUsed, "SEARCH_MODE_HYBRID", refs, resp.Stale, resp.StaleReason)
+		}
+	})
+	t.Run("grpc", func(t *testing.T) {
+		t.Parallel()
+		vfsc := ctxdv1.NewVfsServiceClient(unix)
+		search := ctxdv1.NewSearchServiceClient(dial(t, "passthrough:///"+d.GRPCAddr().String()))
+		ctx := bearer(d.token)
+		for i := range rywPairs {
+			word := fmt.Sprintf("grpcryw%04dmark", i)
+			ref := fmt.Sprintf("agent:/ryw/grpc/%04d.md", i)
+			writeText(t, vfsc, ref, "A note another client searches for at once: "+word+".")
+			resp, err := search.Search(ctx, &ctxdv1.SearchRequest{Mode: ctxdv1.SearchMode_SEARCH_MODE_BM25, Queries: []*ctxdv1.SearchQuery{{Text: word}}, Limit: 5})
+			if err != nil {
+				t.Fatalf("search %s: %v", word, err)
+			}
+			var refs []string
+			for _, r := range resp.Results {
+				refs = append(refs, r.Ref)
+			}
+			check(t, i, ref, resp.ModeUsed.String(), "SEARCH_MODE_BM25", refs, resp.Stale, resp.StaleReason)
+		}
+	})
+}
