@@ -70,19 +70,22 @@ func BenchmarkEngine_ReadYourWrites(b *testing.B) {
 		reportPercentiles(b, check, "check")
 	})
 
+	written := 0 // across runs (-count), which share the index: every note is new
 	b.Run(fmt.Sprintf("write-then-search/items=%d", n), func(b *testing.B) {
 		var searchLat, pairLat []time.Duration
 		missed, withoutWait := 0, 0
 		i := 0
 		for b.Loop() {
-			word := fmt.Sprintf("fresh%07dword", i)
+			word := fmt.Sprintf("fresh%07dword", written)
+			path := fmt.Sprintf("/fresh/%07d.md", written)
+			written++
 			wait := []time.Duration{on, off}[i%2]
 			e.eng.opts.WriteWait = wait
 			t0 := time.Now()
-			e.write(fmt.Sprintf("notes:/fresh/%07d.md", i), "written then searched: "+word)
+			e.write("notes:"+path, "written then searched: "+word)
 			resp, d := search(word)
 			pair := time.Since(t0)
-			found := len(resp.Results) > 0 && resp.Results[0].Path == fmt.Sprintf("/fresh/%07d.md", i)
+			found := len(resp.Results) > 0 && resp.Results[0].Path == path
 			if wait == on {
 				if !found {
 					b.Fatalf("write %d not found with the wait (stale %q)", i, resp.Stale)
