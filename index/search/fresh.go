@@ -76,10 +76,9 @@ func (e *Engine) seenChanged(lexical, vector bool) (uint64, <-chan struct{}) {
 // written is found. It asks the run goroutine to apply at once instead of
 // after its batching delay. It waits at most Options.WriteWait, and at most
 // half the time left before ctx's deadline (the other half is the
-// search's); it does not wait while a rebuild or Doctor holds the indexes.
-// It returns why the search then answers from indexes that trail the store
-// (Response.Stale), or "" when they do not, or ctx's error when ctx ends.
-// With WriteWait negative it does nothing.
+// search's). It returns why the search then answers from indexes that
+// trail the store (Response.Stale), or "" when they do not, or ctx's error
+// when ctx ends. With WriteWait negative it does nothing.
 func (e *Engine) awaitWrites(ctx context.Context, lexical, vector bool) (string, error) {
 	wait := e.opts.WriteWait
 	if wait < 0 {
@@ -92,25 +91,16 @@ func (e *Engine) awaitWrites(ctx context.Context, lexical, vector bool) (string,
 	if e.seen(lexical, vector) >= target {
 		return "", nil
 	}
-	seq, changed := e.seenChanged(lexical, vector)
-	if seq >= target {
-		return "", nil
-	}
-	e.mu.RLock()
-	rebuilding, checking := e.state.Rebuilding, e.state.Checking
-	e.mu.RUnlock()
-	switch {
-	case rebuilding:
-		return fmt.Sprintf("the search indexes are being rebuilt and trail the store by %d changes until the rebuild ends: results may miss the latest writes", target-seq), nil
-	case checking:
-		return fmt.Sprintf("ctxd doctor holds the search indexes, which trail the store by %d changes until it ends: results may miss the latest writes", target-seq), nil
-	}
 	if dl, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(dl)/2)
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
+		seq, changed := e.seenChanged(lexical, vector)
+		if seq >= target {
+			return "", nil
+		}
 		select {
 		case e.hurry <- struct{}{}:
 		default: // already asked
@@ -118,17 +108,33 @@ func (e *Engine) awaitWrites(ctx context.Context, lexical, vector bool) (string,
 		select {
 		case <-changed:
 		case <-timer.C:
-			if seq = e.seen(lexical, vector); seq >= target {
-				return "", nil
-			}
-			return fmt.Sprintf("the search index trails the store by %d changes after waiting %s: results may miss the latest writes; search again for them", target-seq, wait.Round(time.Millisecond)), nil
+			return e.staleReason(lexical, vector, target, wait), nil
 		case <-ctx.Done():
 			return "", ctx.Err()
 		case <-e.stopped:
 			return "", errStopped
 		}
-		if seq, changed = e.seenChanged(lexical, vector); seq >= target {
-			return "", nil
-		}
 	}
+}
+
+// staleReason says how far the chosen legs trail target after a wait, and
+// what holds them when a rebuild or Doctor does; "" when they have caught
+// up after all.
+func (e *Engine) staleReason(lexical, vector bool, target uint64, wait time.Duration) string {
+	seq := e.seen(lexical, vector)
+	if seq >= target {
+		return ""
+	}
+	e.mu.RLock()
+	rebuilding, checking := e.state.Rebuilding, e.state.Checking
+	e.mu.RUnlock()
+	why := ""
+	switch {
+	case rebuilding:
+		why = " (an index is being rebuilt meanwhile)"
+	case checking:
+		why = " (ctxd doctor holds the indexes meanwhile)"
+	}
+	return fmt.Sprintf("the search index trails the store by %d changes after waiting %s%s: results may miss the latest writes; search again for them",
+		target-seq, wait.Round(time.Millisecond), why)
 }

@@ -1087,8 +1087,8 @@ type SearchResponse struct {
 	// indexes as they are. Searching again later finds those writes.
 	Stale bool `protobuf:"varint,6,opt,name=stale" json:"stale,omitempty"`
 	// Why the results are stale: how many changes the indexes trail the store
-	// by after how long a wait, or that a rebuild or doctor holds them; empty
-	// when stale is false.
+	// by after how long a wait, and whether a rebuild or doctor held them
+	// meanwhile; empty when stale is false.
 	StaleReason   string `protobuf:"bytes,7,opt,name=stale_reason,json=staleReason" json:"stale_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

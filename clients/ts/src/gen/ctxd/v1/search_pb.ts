@@ -625,8 +625,8 @@ export type SearchResponse = Message<"ctxd.v1.SearchResponse"> & {
 
   /**
    * Why the results are stale: how many changes the indexes trail the store
-   * by after how long a wait, or that a rebuild or doctor holds them; empty
-   * when stale is false.
+   * by after how long a wait, and whether a rebuild or doctor held them
+   * meanwhile; empty when stale is false.
    *
    * @generated from field: string stale_reason = 7;
    */
