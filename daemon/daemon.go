@@ -165,6 +165,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	d.b.ix = indexer.New(d.b.store, d.b.engine, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
 	ixCtx, stopIx := context.WithCancel(context.Background())
 	d.stopIx = stopIx
+	// Before serving: a write is then chunked, and searchable, at once,
+	// not only once the model has loaded.
+	d.b.ix.Prepare(ixCtx)
 	go d.b.ix.Run(ixCtx)
 	d.b.builder = assemble.NewBuilder(d.b.store, d.b.engine, assemble.Options{
 		Tokenizer: d.b.ix.Tokenizer, Limits: cfg.Limits.search(), Roots: cfg.ContextRoots,

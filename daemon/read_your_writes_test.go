@@ -89,3 +89,25 @@ func TestDaemon_ReadYourWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestDaemon_ReadsItsWritesFromStart writes and searches the moment a
+// daemon with the model serves, five times: the note is found, not stale.
+// A text item written before the chunker was installed waited, unchunked,
+// until the model had loaded; and the vector index's first build right
+// after start made searches answer stale.
+func TestDaemon_ReadsItsWritesFromStart(t *testing.T) {
+	for i := range 5 {
+		cfg := withModel(t, testConfig(t))
+		cfg.IndexWait = Duration{time.Minute}
+		mustStart(t, cfg)
+		unix := dial(t, "unix://"+cfg.Socket)
+		writeText(t, ctxdv1.NewVfsServiceClient(unix), "agent:/first.md", "The first note after start mentions quillwort.")
+		resp, err := ctxdv1.NewSearchServiceClient(unix).Search(t.Context(), &ctxdv1.SearchRequest{Queries: []*ctxdv1.SearchQuery{{Text: "quillwort"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) != 1 || resp.Results[0].Ref != "agent:/first.md" || resp.Stale {
+			t.Fatalf("start %d: search right after the first write found %v (stale %q)", i, resp.Results, resp.StaleReason)
+		}
+	}
+}

@@ -62,9 +62,11 @@ type Indexer struct {
 	loading bool          // load is opening the model; reason says what
 	rate    float64       // chunks/s, smoothed
 	stopped chan struct{}
-	// fallback is set once the model-less chunker is installed; only the
-	// run goroutine touches it.
+	// fallback is set once the model-less chunker is installed, warned to
+	// the last reason logged; only Prepare and then the run goroutine
+	// touch them.
 	fallback bool
+	warned   string
 }
 
 // New returns an Indexer for store and engine that loads the embedding
@@ -89,6 +91,16 @@ func loadingReason(dir, id string) string {
 		return "loading the embedding model in " + dir
 	}
 	return fmt.Sprintf("loading the embedding model %s from %s into ONNX Runtime", id, dir)
+}
+
+// Prepare installs the chunker: the model's tokenizer when its directory
+// holds one, else chunking without a model. A text item written while no
+// chunker is installed waits to be chunked, unsearchable, until the model
+// has loaded (seconds), so the daemon calls Prepare before it serves: its
+// writes are chunked, and searchable, from the first one. Run loads the
+// model after it (and would install the chunker itself without Prepare).
+func (ix *Indexer) Prepare(ctx context.Context) {
+	ix.loadChunker(ctx)
 }
 
 // Run loads what it can and then works until ctx ends.
@@ -124,10 +136,27 @@ func (ix *Indexer) Run(ctx context.Context) {
 // embedding model (needs ONNX Runtime as well). Each missing piece is
 // recorded as the reason embeddings are unavailable.
 func (ix *Indexer) load(ctx context.Context) {
+	if !ix.loadChunker(ctx) {
+		return
+	}
+	m, err := embed.Open(ix.modelDir, embed.Options{LibraryPath: ix.libPath})
+	if err != nil {
+		ix.setReason(fmt.Sprintf("embedding model cannot run: %v", err))
+		return
+	}
+	ix.mu.Lock()
+	ix.worker, ix.reason, ix.loading = embed.NewWorker(m), "", false
+	ix.mu.Unlock()
+	ix.log.Info("embedding model loaded", "model", ix.spec.ID, "dimensions", ix.spec.Dimensions, "max_tokens", ix.spec.MaxTokens)
+}
+
+// loadChunker installs the model's chunker, once, or the model-less one
+// when there is no model, and reports whether the model can be opened next.
+func (ix *Indexer) loadChunker(ctx context.Context) bool {
 	if ix.modelDir == "" {
 		ix.setReason(noModelReason)
 		ix.useFallbackChunker(ctx)
-		return
+		return false
 	}
 	ix.setLoading(loadingReason(ix.modelDir, ix.spec.ID))
 	if ix.tok == nil {
@@ -135,23 +164,23 @@ func (ix *Indexer) load(ctx context.Context) {
 		if err != nil {
 			ix.setReason(fmt.Sprintf("no model at %s: %v; run `make setup-run` or point --model-dir at a model directory", ix.modelDir, err))
 			ix.useFallbackChunker(ctx)
-			return
+			return false
 		}
 		tok, err := tokenize.Load(ix.modelDir)
 		if err != nil {
 			ix.setReason(fmt.Sprintf("model tokenizer: %v", err))
-			return
+			return false
 		}
 		id, err := chunkerID(ix.modelDir, spec)
 		if err != nil {
 			ix.setReason(err.Error())
-			return
+			return false
 		}
 		chunker := &modelChunker{id: id, tok: tok, maxTokens: spec.MaxTokens}
 		change, err := ix.store.SetIndexing(ctx, chunker, spec.ID)
 		if err != nil {
 			ix.setReason(fmt.Sprintf("install chunker: %v", err))
-			return
+			return false
 		}
 		if change.PrevModel != "" && change.PrevModel != spec.ID {
 			ix.log.Warn("embedding model changed; re-embedding with the new one", "from", change.PrevModel, "to", spec.ID, "chunks", change.Reembed)
@@ -167,15 +196,7 @@ func (ix *Indexer) load(ctx context.Context) {
 		// before (or without) ONNX Runtime.
 		ix.engine.SetModel(spec.ID, spec.Dimensions)
 	}
-	m, err := embed.Open(ix.modelDir, embed.Options{LibraryPath: ix.libPath})
-	if err != nil {
-		ix.setReason(fmt.Sprintf("embedding model cannot run: %v", err))
-		return
-	}
-	ix.mu.Lock()
-	ix.worker, ix.reason, ix.loading = embed.NewWorker(m), "", false
-	ix.mu.Unlock()
-	ix.log.Info("embedding model loaded", "model", ix.spec.ID, "dimensions", ix.spec.Dimensions, "max_tokens", ix.spec.MaxTokens)
+	return true
 }
 
 // fallbackChunkerID names chunking without a model tokenizer.
@@ -200,7 +221,11 @@ func (ix *Indexer) setReason(r string) {
 	ix.mu.Lock()
 	ix.reason, ix.loading = r, false
 	ix.mu.Unlock()
-	ix.log.Warn("embeddings unavailable", "reason", r)
+	// Once for each reason: Prepare and Run's first load meet the same one.
+	if r != ix.warned {
+		ix.log.Warn("embeddings unavailable", "reason", r)
+		ix.warned = r
+	}
 }
 
 // setLoading records that load is loading what r says.
