@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/session"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -108,6 +110,38 @@ func (s *adminService) Doctor(ctx context.Context, _ *ctxdv1.DoctorRequest) (*ct
 		StoreVectors: r.StoreVectors, VectorChunks: r.VectorChunks,
 		OutboxSequence: r.OutboxSeq, AppliedSequence: r.AppliedSeq,
 	}, nil
+}
+
+func (s *adminService) Prune(ctx context.Context, req *ctxdv1.PruneRequest) (*ctxdv1.PruneResponse, error) {
+	if n := int(req.GetLimit()); n < 0 || n > s.b.limits.MaxListLimit {
+		return nil, limitError("max_list_limit", fmt.Sprintf("The limit %d is outside 0 to %d.", n, s.b.limits.MaxListLimit), "prune fewer items at a time (limit, `ctxd prune --limit`) and run it again")
+	}
+	if n, l := len(req.GetPathPrefixes()), s.b.limits.MaxFilterValues; n > l {
+		return nil, overLimit("max_filter_values", fmt.Sprintf("The prune names %d directories; at most %d are allowed.", n, l))
+	}
+	q := vfs.PruneQuery{
+		Before: time.Now().Add(-time.Duration(req.GetUnretrievedSeconds()) * time.Second),
+		Limit:  int(req.GetLimit()), DryRun: req.GetDryRun(),
+		// A session's record and digest are what stays of it.
+		Keep: func(it vfs.Item) bool { return session.Keeps(it.Drive, it.Path) },
+	}
+	for _, p := range req.GetPathPrefixes() {
+		ref, err := vfs.ParseRef(p)
+		if err != nil {
+			return nil, err
+		}
+		q.Under = append(q.Under, ref)
+	}
+	pruned, more, err := s.b.store.Prune(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &ctxdv1.PruneResponse{More: more, Deleted: !req.GetDryRun()}
+	for _, p := range pruned {
+		out.Items = append(out.Items, &ctxdv1.PrunedItem{Ref: p.Item.Ref(), LastRetrievedAt: timeToProto(p.Item.LastRetrievedAt),
+			UpdatedAt: timeToProto(p.Item.UpdatedAt), Size: p.Item.Size, DeleteRev: p.DeleteRev})
+	}
+	return out, nil
 }
 
 // storeFile is the store's file name in the data directory.

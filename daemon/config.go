@@ -90,8 +90,11 @@ type Config struct {
 	// Limits bound every dimension of a request (the [limits] table).
 	Limits Limits `toml:"limits"`
 	// Enricher is the optional question enricher (the [enricher] table),
-	// off unless enricher.endpoint is set.
+	// off unless enricher.endpoint is set. Session digests and compactions
+	// use its endpoint too.
 	Enricher EnricherConfig `toml:"enricher"`
+	// Sessions is the [sessions] table: how long session events are kept.
+	Sessions SessionsConfig `toml:"sessions"`
 	// ContextRoots are the directory refs holding agents' persistent context
 	// (one per agent when several share the daemon): BuildContext reads the
 	// files with a `loading` frontmatter key below the roots a request names,
@@ -164,6 +167,7 @@ func DefaultConfig() Config {
 		IndexWait:       Duration{search.DefaultWriteWait},
 		Limits:          DefaultLimits(),
 		Enricher:        DefaultEnricherConfig(),
+		Sessions:        DefaultSessionsConfig(),
 		ContextRoots:    slices.Clone(vfs.DefaultContextRoots),
 		History:         true,
 		HistoryKeep:     vfs.DefaultHistoryKeep,
@@ -299,6 +303,9 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 	if err := c.Enricher.applyEnv(lookupEnv); err != nil {
 		return err
 	}
+	if err := c.Sessions.applyEnv(lookupEnv); err != nil {
+		return err
+	}
 	return c.Limits.applyEnv(lookupEnv)
 }
 
@@ -335,6 +342,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Enricher.validate(); err != nil {
+		return err
+	}
+	if err := c.Sessions.validate(); err != nil {
 		return err
 	}
 	switch c.LogLevel {

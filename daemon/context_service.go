@@ -72,3 +72,28 @@ func (s *contextService) BuildContext(ctx context.Context, req *ctxdv1.BuildCont
 	s.b.fresh.Notice(ids)
 	return ContextToProto(&res), nil
 }
+
+func (s *contextService) Compact(ctx context.Context, req *ctxdv1.CompactRequest) (*ctxdv1.CompactResponse, error) {
+	ref, err := vfs.ParseRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	r := assemble.CompactRequest{Ref: ref, MinTokens: int(req.GetMinTokens()), TargetTokens: int(req.GetTargetTokens()),
+		DryRun: req.GetDryRun(), ExpectedHash: req.GetExpectedContentHash()}
+	if tok := s.b.ix.Tokenizer(); tok != nil {
+		r.Count = tok.Count
+	}
+	if s.b.enricher != nil {
+		r.Summarizer = s.b.enricher
+	}
+	res, err := assemble.Compact(ctx, s.b.store, r)
+	if err != nil {
+		return nil, err
+	}
+	out := &ctxdv1.CompactResponse{Compacted: res.Compacted, TokensBefore: int32(res.TokensBefore), TokensAfter: int32(res.TokensAfter),
+		Body: res.Body, Method: res.Method, PreviousRev: res.PreviousRev, EnricherError: res.EnricherError}
+	if res.Item.ID != "" {
+		out.Item = ItemToProto(&res.Item)
+	}
+	return out, nil
+}

@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -365,5 +367,62 @@ func TestContextService_BuildContextWithModel(t *testing.T) {
 	}
 	if !found || sum <= 0 || sum > resp.GetTokensUsed() {
 		t.Errorf("sections %v: want a chunk of docs:/deploy.md and section tokens (%d) within tokens used (%d)", resp.GetSections(), sum, resp.GetTokensUsed())
+	}
+}
+
+// TestContextService_Compact compacts an oversized memory file through the
+// daemon: extractive by default, by the configured enricher when it
+// answers, and never for an agent the file's frontmatter keeps out.
+func TestContextService_Compact(t *testing.T) {
+	const rewritten = "# Runbook\n\n- Restart the backup job with `systemctl --user restart backup`.\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Role, Content string }
+		}
+		if json.NewDecoder(r.Body).Decode(&req) != nil || len(req.Messages) == 0 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		answer := `[]`
+		if strings.Contains(req.Messages[0].Content, "memory file") {
+			answer = rewritten
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": answer}}}})
+	}))
+	defer srv.Close()
+	cfg := testConfig(t)
+	cfg.GRPCTCP = "127.0.0.1:0"
+	cfg.Tokens = []TokenConfig{{Name: "bot", SHA256: sha256Hex(botSecret), Scopes: []string{"read", "write"}, Agent: true}}
+	cfg.Enricher.Endpoint, cfg.Enricher.Model = srv.URL+"/v1", "test"
+	d := mustStart(t, cfg)
+	vc, cc := d.vfsClient(t), d.contextClient(t)
+	ctx := context.Background()
+	var b strings.Builder
+	b.WriteString("---\nloading: contextual\n---\n# Runbook\n\n")
+	for i := range 1500 {
+		fmt.Fprintf(&b, "- Step %d: check the backup log on host h%d and restart the job if it stalled.\n", i, i)
+	}
+	writeText(t, vc, "self:/runbook.md", b.String())
+
+	small, err := cc.Compact(ctx, &ctxdv1.CompactRequest{Ref: "self:/runbook.md", MinTokens: 1_000_000})
+	if err != nil || small.Compacted {
+		t.Fatalf("under min_tokens: %v, %v", small, err)
+	}
+	// An agent may not compact a context file it may not change.
+	bot := ctxdv1.NewContextServiceClient(dial(t, "passthrough:///"+d.GRPCAddr().String()))
+	_, err = bot.Compact(bearer(botSecret), &ctxdv1.CompactRequest{Ref: "self:/runbook.md"})
+	wantReadOnly(t, err, "self:/runbook.md")
+
+	res, err := cc.Compact(ctx, &ctxdv1.CompactRequest{Ref: "self:/runbook.md"})
+	if err != nil || !res.Compacted || res.Method != "enricher" || res.Body != rewritten || res.PreviousRev == 0 || res.TokensAfter >= res.TokensBefore {
+		t.Fatalf("Compact with the enricher = %v, %v", res, err)
+	}
+	got, err := vc.Read(ctx, &ctxdv1.ReadRequest{Ref: "self:/runbook.md"})
+	if err != nil || got.Content != "---\nloading: contextual\n---\n"+rewritten {
+		t.Errorf("the compacted file: %q, %v", got.GetContent(), err)
+	}
+	old, err := vc.ReadRevision(ctx, &ctxdv1.ReadRevisionRequest{Ref: "self:/runbook.md", Rev: res.PreviousRev})
+	if err != nil || old.GetContent() != b.String() {
+		t.Errorf("revision %d does not hold the file before compaction (%v)", res.PreviousRev, err)
 	}
 }

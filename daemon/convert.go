@@ -7,6 +7,7 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/assemble"
+	"github.com/ctxd/ctxd/index/session"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -204,12 +205,60 @@ func ContextToProto(r *assemble.Result) *ctxdv1.BuildContextResponse {
 		sec := &r.Sections[i]
 		out.Sections[i] = &ctxdv1.ContextSection{
 			Kind: string(sec.Kind), Ref: sec.Ref, Heading: sec.Heading, Text: sec.Text, Tokens: int32(sec.Tokens),
-			MatchedTerms: sec.MatchedTerms, Score: sec.Score, Item: ItemToProto(&sec.Item),
+			MatchedTerms: sec.MatchedTerms, Score: sec.Score,
 			StartLine: int64(sec.StartLine), EndLine: int64(sec.EndLine),
+		}
+		if sec.Item.ID != "" { // the sections a caller supplies (digests, goals) carry none
+			out.Sections[i].Item = ItemToProto(&sec.Item)
 		}
 	}
 	for i, o := range r.Omitted {
 		out.Omitted[i] = &ctxdv1.ContextOmission{Ref: o.Ref, Kind: string(o.Kind), Reason: o.Reason, Tokens: int32(o.Tokens), Heading: o.Heading}
 	}
 	return out
+}
+
+var (
+	kindsFromProto = map[ctxdv1.SessionEventKind]session.Kind{
+		ctxdv1.SessionEventKind_SESSION_EVENT_KIND_PROMPT:      session.KindPrompt,
+		ctxdv1.SessionEventKind_SESSION_EVENT_KIND_TOOL_USE:    session.KindToolUse,
+		ctxdv1.SessionEventKind_SESSION_EVENT_KIND_DECISION:    session.KindDecision,
+		ctxdv1.SessionEventKind_SESSION_EVENT_KIND_ERROR:       session.KindError,
+		ctxdv1.SessionEventKind_SESSION_EVENT_KIND_NOTE:        session.KindNote,
+		ctxdv1.SessionEventKind_SESSION_EVENT_KIND_FILE_CHANGE: session.KindFileChange,
+		ctxdv1.SessionEventKind_SESSION_EVENT_KIND_SUMMARY:     session.KindSummary,
+	}
+	kindsToProto = func() map[session.Kind]ctxdv1.SessionEventKind {
+		out := map[session.Kind]ctxdv1.SessionEventKind{}
+		for p, k := range kindsFromProto {
+			out[k] = p
+		}
+		return out
+	}()
+)
+
+// SessionToProto converts a session.
+func SessionToProto(s *session.Session) *ctxdv1.Session {
+	return &ctxdv1.Session{
+		Id: s.ID, Project: s.Project, Actor: s.Actor, Cwd: s.Cwd,
+		StartedAt: timeToProto(s.StartedAt), EndedAt: timeToProto(s.EndedAt),
+		EventCount: s.EventCount, DigestRef: s.DigestRef, Ref: s.Ref,
+	}
+}
+
+// SessionEventToProto converts an event.
+func SessionEventToProto(e *session.Event) *ctxdv1.SessionEvent {
+	return &ctxdv1.SessionEvent{Ref: e.Ref, Time: timeToProto(e.Time), Kind: kindsToProto[e.Kind], Text: e.Text, Refs: e.Refs, Tool: e.Tool, Truncated: e.Truncated}
+}
+
+// SessionEventFromProto converts an event a caller gives: the daemon sets
+// its ref and time. An unknown kind stays unset, which Append refuses.
+func SessionEventFromProto(p *ctxdv1.SessionEvent) session.Event {
+	return session.Event{Kind: kindsFromProto[p.GetKind()], Text: p.GetText(), Refs: p.GetRefs(), Tool: p.GetTool(), Truncated: p.GetTruncated()}
+}
+
+// DigestToProto converts a digest.
+func DigestToProto(d *session.Digest) *ctxdv1.SessionDigest {
+	return &ctxdv1.SessionDigest{Ref: d.Ref, Markdown: d.Markdown, Method: d.Method, EventCount: d.EventCount,
+		EnricherError: d.EnricherError, EnricherPending: d.EnricherPending}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/ctxd/ctxd/index/enrich"
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/search"
+	"github.com/ctxd/ctxd/index/session"
 	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -49,6 +50,8 @@ type backend struct {
 	contextRoots []string
 	// enricher asks a chat endpoint for chunks' questions; nil when off.
 	enricher *enrich.Enricher
+	// sessions keeps what agents did (SessionService).
+	sessions *session.Sessions
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -76,6 +79,10 @@ type Daemon struct {
 	// stopEnrich stops the question enricher; enrichDone closes when it has.
 	stopEnrich context.CancelFunc
 	enrichDone chan struct{}
+	// stopSessions stops the sessions' background work (expiry, the
+	// enricher's digests); sessionsDone closes when it has.
+	stopSessions context.CancelFunc
+	sessionsDone chan struct{}
 }
 
 // Start validates cfg, takes the data-dir lock, starts listening (health
@@ -178,6 +185,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if err := d.startEnricher(); err != nil {
 		return nil, err
 	}
+	d.startSessions()
 	if saveToken != nil {
 		if err := saveToken(); err != nil {
 			return nil, err
@@ -348,6 +356,10 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 		d.stopPrune()
 		<-d.pruned
 	}
+	if d.stopSessions != nil {
+		d.stopSessions()
+		<-d.sessionsDone
+	}
 	d.stopEnricher()
 	var err error
 	if d.b.usage != nil {
@@ -366,6 +378,27 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 		d.lock.Close()
 	}
 	return err
+}
+
+// startSessions opens the sessions over the store and starts their
+// background work; digests and compactions use the enricher when it is on.
+func (d *Daemon) startSessions() {
+	opts := session.Options{
+		MaxEventBytes: d.cfg.Limits.MaxEventBytes,
+		EventTTL:      d.cfg.Sessions.EventTTL.Duration,
+		ProjectTTL:    d.cfg.Sessions.projectTTLs(),
+		Log:           d.log.With("component", "sessions"),
+	}
+	if d.b.enricher != nil {
+		opts.Summarizer = d.b.enricher
+	}
+	d.b.sessions = session.New(d.b.store, d.b.engine, d.b.builder, opts)
+	ctx, stop := context.WithCancel(context.Background())
+	d.stopSessions, d.sessionsDone = stop, make(chan struct{})
+	go func() {
+		defer close(d.sessionsDone)
+		d.b.sessions.Run(ctx)
+	}()
 }
 
 // historyPruneEvery is how often the daemon prunes revisions past the

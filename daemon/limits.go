@@ -7,6 +7,7 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/search"
+	"github.com/ctxd/ctxd/index/session"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -54,6 +55,10 @@ type Limits struct {
 	// MaxBatchItems bounds the items of one WriteBatch; at most 10,000
 	// (CTXD_MAX_BATCH_ITEMS).
 	MaxBatchItems int `toml:"max_batch_items"`
+	// MaxEventBytes bounds the text of one session event: longer text is
+	// cut with a marker, never refused; at least 256
+	// (CTXD_MAX_EVENT_BYTES).
+	MaxEventBytes int `toml:"max_event_bytes"`
 }
 
 // DefaultLimits are the limits when the config sets none.
@@ -67,6 +72,7 @@ func DefaultLimits() Limits {
 		MaxSimilarTextBytes: 64 << 10,
 		MaxQuestionsPerItem: 32,
 		MaxBatchItems:       1000,
+		MaxEventBytes:       session.DefaultMaxEventBytes,
 	}
 }
 
@@ -106,6 +112,7 @@ var limitFields = []limitField{
 		"send fewer questions (questions, `ctxd write --question`): keep those the item answers best"},
 	{"max_batch_items", "CTXD_MAX_BATCH_ITEMS", func(l *Limits) *int { return &l.MaxBatchItems },
 		"send the items in several WriteBatch calls (`ctxd import --batch N`, Python write_batches)"},
+	{"max_event_bytes", "CTXD_MAX_EVENT_BYTES", func(l *Limits) *int { return &l.MaxEventBytes }, ""},
 }
 
 // searchLimitKeys maps the engine's limits to their config keys.
@@ -156,6 +163,9 @@ func (l *Limits) validate() error {
 	}
 	if l.MaxBatchItems > vfs.MaxBatchItems {
 		return fmt.Errorf("config: limits.max_batch_items must be at most %d, got %d", vfs.MaxBatchItems, l.MaxBatchItems)
+	}
+	if l.MaxEventBytes < session.MinMaxEventBytes {
+		return fmt.Errorf("config: limits.max_event_bytes must be at least %d, got %d", session.MinMaxEventBytes, l.MaxEventBytes)
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,12 +30,17 @@ const maxMCPSessions = 64
 // mcpAgent is the agent name that calls made through /mcp carry (ctxd-agent).
 const mcpAgent = "mcp"
 
+// mcpProfileParam is the query parameter of /mcp that picks the tool profile
+// (toolset.Profiles; empty is core), as `ctxd mcp --tools` does.
+const mcpProfileParam = "tools"
+
 // mcpHandler serves MCP over streamable HTTP (package mcpserver) at /mcp,
 // behind the bearer token and the gateway's body cap. A session lists the
-// tools its token's scopes allow and is bound to that token: the SDK refuses
-// the session's requests made with another one. Each call runs as the agent
-// "mcp" with the Authorization header of its own HTTP request, through the
-// same interceptors as any gRPC call.
+// tools of the profile its URL names (?tools=core|read|all) that its token's
+// scopes allow, and is bound to that token: the SDK refuses the session's
+// requests made with another one. Each call runs as the agent "mcp" with the
+// Authorization header of its own HTTP request, through the same
+// interceptors as any gRPC call.
 func (d *Daemon) mcpHandler() http.Handler {
 	limit := maxRequestBytes(d.cfg.MaxContentBytes)
 	backend := func(extra *mcp.RequestExtra) toolset.Backend {
@@ -43,15 +50,20 @@ func (d *Daemon) mcpHandler() http.Handler {
 		}
 		return d.toolBackend(authorization, mcpAgent)
 	}
-	servers := &mcpServers{byToken: map[string]*mcp.Server{}}
+	servers := &mcpServers{byKey: map[mcpServerKey]*mcp.Server{}}
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		g, err := d.auth.authenticate(r.Header.Get("Authorization"))
 		if err != nil {
 			return nil // requireToken has refused it already
 		}
-		return servers.of(g, func() *mcp.Server {
+		profile := r.URL.Query().Get(mcpProfileParam)
+		tools, err := toolset.Profile(profile)
+		if err != nil {
+			return nil // checkProfile has refused it already
+		}
+		return servers.of(mcpServerKey{g.name, cmp.Or(profile, toolset.ProfileCore)}, func() *mcp.Server {
 			return mcpserver.New(mcpserver.Options{
-				Tools: toolset.Allowed(g.scopes.names()), Backend: backend, Version: Version, Logger: d.log,
+				Tools: toolset.Allowed(tools, g.scopes.names()), Backend: backend, Version: Version, Logger: d.log,
 			})
 		})
 	}, &mcp.StreamableHTTPOptions{
@@ -71,24 +83,43 @@ func (d *Daemon) mcpHandler() http.Handler {
 		}
 		return &auth.TokenInfo{UserID: g.name, Scopes: g.scopes.names()}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	return requireToken(d.auth, limitBody(limit, d.cfg.MaxContentBytes, bind(servers.limitSessions(h))))
+	return requireToken(d.auth, checkProfile(limitBody(limit, d.cfg.MaxContentBytes, bind(servers.limitSessions(h)))))
 }
 
-// mcpServers holds one MCP server per token (names are unique), whose
-// sessions are that token's, so the sessions open can be counted.
+// checkProfile refuses a request to /mcp whose ?tools= names no profile,
+// with 400 and the names.
+func checkProfile(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Query().Get(mcpProfileParam)
+		if _, err := toolset.Profile(p); err != nil {
+			writeStatus(w, http.StatusBadRequest, apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT,
+				fmt.Sprintf("unknown tool profile %q in ?%s=", p, mcpProfileParam),
+				fmt.Sprintf("Use /mcp?%s= with one of %s, or leave it out for core.", mcpProfileParam, strings.Join(toolset.Profiles, ", "))))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// mcpServerKey names one MCP server: a token (names are unique) and a
+// tool profile.
+type mcpServerKey struct{ token, profile string }
+
+// mcpServers holds one MCP server per token and profile, whose sessions are
+// that token's, so the sessions open can be counted.
 type mcpServers struct {
-	mu      sync.Mutex
-	byToken map[string]*mcp.Server
+	mu    sync.Mutex
+	byKey map[mcpServerKey]*mcp.Server
 }
 
-// of returns g's server, built by build on first use.
-func (m *mcpServers) of(g grant, build func() *mcp.Server) *mcp.Server {
+// of returns key's server, built by build on first use.
+func (m *mcpServers) of(key mcpServerKey, build func() *mcp.Server) *mcp.Server {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s, ok := m.byToken[g.name]
+	s, ok := m.byKey[key]
 	if !ok {
 		s = build()
-		m.byToken[g.name] = s
+		m.byKey[key] = s
 	}
 	return s
 }
@@ -98,7 +129,7 @@ func (m *mcpServers) sessions() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
-	for _, s := range m.byToken {
+	for _, s := range m.byKey {
 		for range s.Sessions() {
 			n++
 		}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -24,12 +25,13 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// mcpConnect opens an MCP session on the daemon's /mcp with a token.
-func mcpConnect(t *testing.T, base, secret string) *mcp.ClientSession {
+// mcpConnect opens an MCP session on the daemon's /mcp with a token; query
+// is the URL's query ("" or "?tools=all").
+func mcpConnect(t *testing.T, base, query, secret string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "ctxd-test", Version: "0"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{secret}},
+		Endpoint: base + "/mcp" + query, HTTPClient: &http.Client{Transport: bearerTransport{secret}},
 	}, nil)
 	if err != nil {
 		t.Fatalf("connect to /mcp: %v", err)
@@ -52,10 +54,12 @@ func mcpCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 	return out, res.IsError
 }
 
-// TestMCP_HTTP: /mcp needs a token (401 without one), lists the tools its
-// token's scopes allow, runs calls as the agent "mcp" under the token's name
-// (soul.md is read_only even to a non-agent token), and binds a session to
-// the token that opened it.
+// TestMCP_HTTP: /mcp needs a token (401 without one), lists the tools of
+// the profile its URL names (core by default, ?tools=all, 400 for an unknown
+// one) that its token's scopes allow, runs any tool by name (update_beliefs
+// and context_history are not in core), runs calls as the agent "mcp" under
+// the token's name (soul.md is read_only even to a non-agent token), and
+// binds a session to the token that opened it.
 func TestMCP_HTTP(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.HTTP = "127.0.0.1:0"
@@ -88,21 +92,42 @@ func TestMCP_HTTP(t *testing.T) {
 		}
 		return names
 	}
-	want := func(scopes ...string) []string {
+	want := func(profile string, scopes ...string) []string {
+		tools, err := toolset.Profile(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var names []string
-		for _, tool := range toolset.Allowed(scopes) {
+		for _, tool := range toolset.Allowed(tools, scopes) {
 			names = append(names, tool.Name)
 		}
 		slices.Sort(names)
 		return names
 	}
-	ci := mcpConnect(t, base, ciSecret)
-	reader := mcpConnect(t, base, "reader-token")
-	if got := toolNames(ci); !slices.Equal(got, want("read", "write")) || slices.Contains(got, "context_add") {
-		t.Errorf("read+write token's tools: %v", got)
+	ci := mcpConnect(t, base, "", ciSecret)
+	reader := mcpConnect(t, base, "", "reader-token")
+	if got := toolNames(ci); !slices.Equal(got, want("core", "read", "write")) || !slices.Contains(got, "remember") || slices.Contains(got, "context_delete") {
+		t.Errorf("read+write token's core tools: %v", got)
 	}
-	if got := toolNames(reader); !slices.Equal(got, want("read")) || slices.Contains(got, "context_write") || !slices.Contains(got, "context_read") {
-		t.Errorf("read token's tools: %v", got)
+	if got := toolNames(reader); !slices.Equal(got, want("core", "read")) || slices.Contains(got, "context_write") || !slices.Contains(got, "context_read") {
+		t.Errorf("read token's core tools: %v", got)
+	}
+	if got := toolNames(mcpConnect(t, base, "?tools=all", ciSecret)); !slices.Equal(got, want("all", "read", "write")) || slices.Contains(got, "context_add") || !slices.Contains(got, "context_delete") {
+		t.Errorf("read+write token's tools of all: %v", got)
+	}
+	if got := toolNames(mcpConnect(t, base, "?tools=read", ciSecret)); !slices.Equal(got, want("read", "read")) || !slices.Contains(got, "context_history") {
+		t.Errorf("read+write token's tools of read: %v", got)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp?tools=most", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`))
+	req.Header.Set("Authorization", "Bearer "+ciSecret)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "core, read, all") {
+			t.Errorf("unknown profile: %s %s", resp.Status, body)
+		}
 	}
 
 	if out, isErr := mcpCall(t, ci, "context_write", map[string]any{"path": "/n.md", "content": "note\n"}); isErr {
@@ -146,7 +171,7 @@ func TestMCP_HTTP(t *testing.T) {
 	}
 
 	// The listener's Host guard covers /mcp.
-	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{}`))
+	req, _ = http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{}`))
 	req.Host = "attacker.example"
 	req.Header.Set("Authorization", "Bearer "+ciSecret)
 	resp, err = http.DefaultClient.Do(req)

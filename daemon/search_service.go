@@ -90,31 +90,37 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 	}
 	ids := make([]string, 0, len(resp.Results))
 	for _, res := range resp.Results {
-		pr := &ctxdv1.SearchResult{
-			Ref: vfs.FormatRef(res.Drive, res.Path), ItemId: res.ItemID, ChunkId: res.ChunkID,
-			Title: res.Title, Heading: res.Heading, Snippet: res.Snippet,
-			Span:      &ctxdv1.ByteSpan{Start: int64(res.Start), End: int64(res.End)},
-			StartLine: int64(res.StartLine), EndLine: int64(res.EndLine),
-			Score: res.Score, MimeType: res.Mime, TokenCount: int32(res.Tokens),
-			LegRanks: legRanksToProto(res.Ranks),
-		}
-		for _, qi := range res.QueryIndexes {
-			pr.QueryIndexes = append(pr.QueryIndexes, int32(qi))
-		}
-		for _, m := range res.More {
-			pr.MoreChunks = append(pr.MoreChunks, &ctxdv1.ChunkHit{
-				ChunkId: m.ChunkID, Heading: m.Heading, Snippet: m.Snippet,
-				Span:      &ctxdv1.ByteSpan{Start: int64(m.Start), End: int64(m.End)},
-				StartLine: int64(m.StartLine), EndLine: int64(m.EndLine),
-				Score: m.Score, LegRanks: legRanksToProto(m.Ranks), TokenCount: int32(m.Tokens),
-			})
-		}
+		pr := searchResultToProto(&res)
 		out.Results = append(out.Results, pr)
 		ids = append(ids, res.ItemID)
 	}
 	s.b.usage.Record(ids)
 	s.b.fresh.Notice(ids)
 	return out, nil
+}
+
+// searchResultToProto converts one search result.
+func searchResultToProto(res *search.Result) *ctxdv1.SearchResult {
+	pr := &ctxdv1.SearchResult{
+		Ref: vfs.FormatRef(res.Drive, res.Path), ItemId: res.ItemID, ChunkId: res.ChunkID,
+		Title: res.Title, Heading: res.Heading, Snippet: res.Snippet,
+		Span:      &ctxdv1.ByteSpan{Start: int64(res.Start), End: int64(res.End)},
+		StartLine: int64(res.StartLine), EndLine: int64(res.EndLine),
+		Score: res.Score, MimeType: res.Mime, TokenCount: int32(res.Tokens),
+		LegRanks: legRanksToProto(res.Ranks),
+	}
+	for _, qi := range res.QueryIndexes {
+		pr.QueryIndexes = append(pr.QueryIndexes, int32(qi))
+	}
+	for _, m := range res.More {
+		pr.MoreChunks = append(pr.MoreChunks, &ctxdv1.ChunkHit{
+			ChunkId: m.ChunkID, Heading: m.Heading, Snippet: m.Snippet,
+			Span:      &ctxdv1.ByteSpan{Start: int64(m.Start), End: int64(m.End)},
+			StartLine: int64(m.StartLine), EndLine: int64(m.EndLine),
+			Score: m.Score, LegRanks: legRanksToProto(m.Ranks), TokenCount: int32(m.Tokens),
+		})
+	}
+	return pr
 }
 
 // legRanksToProto converts where the legs ranked a result or chunk.

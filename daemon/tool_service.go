@@ -35,7 +35,12 @@ func (s *toolService) ListTools(ctx context.Context, req *ctxdv1.ListToolsReques
 		return nil, apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, fmt.Sprintf("unknown tool format %q", format),
 			fmt.Sprintf("Pass format %s (empty means mcp); `ctxd tools --format` takes the same names.", strings.Join(toolset.Formats, ", ")))
 	}
-	out, err := toolset.Export(toolset.Allowed(callerFrom(ctx).scopes.names()), format)
+	tools, err := toolset.Profile(req.GetProfile())
+	if err != nil {
+		return nil, apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, fmt.Sprintf("unknown tool profile %q", req.GetProfile()),
+			fmt.Sprintf("Pass profile %s (empty means core); `ctxd tools --tools` takes the same names.", strings.Join(toolset.Profiles, ", ")))
+	}
+	out, err := toolset.Export(toolset.Allowed(tools, callerFrom(ctx).scopes.names()), format)
 	if err != nil {
 		return nil, err
 	}

@@ -71,11 +71,11 @@ func wantToolError(t *testing.T, ctx context.Context, c ctxdv1.ToolServiceClient
 	return out
 }
 
-// listedNames returns the tool names of ListTools in format, checking the
-// fields each format puts the name and the schema in.
-func listedNames(t *testing.T, ctx context.Context, c ctxdv1.ToolServiceClient, format string) []string {
+// listedNames returns the tool names of ListTools in format and profile,
+// checking the fields each format puts the name and the schema in.
+func listedNames(t *testing.T, ctx context.Context, c ctxdv1.ToolServiceClient, format, profile string) []string {
 	t.Helper()
-	resp, err := c.ListTools(ctx, &ctxdv1.ListToolsRequest{Format: format})
+	resp, err := c.ListTools(ctx, &ctxdv1.ListToolsRequest{Format: format, Profile: profile})
 	if err != nil {
 		t.Fatalf("ListTools %q: %v", format, err)
 	}
@@ -125,13 +125,24 @@ func TestToolService_ListTools(t *testing.T) {
 	ctx := context.Background()
 
 	all := toolNames(toolset.Tools())
+	core, _ := toolset.Profile(toolset.ProfileCore)
+	read, _ := toolset.Profile(toolset.ProfileRead)
 	for _, format := range []string{"", "mcp", "openai", "anthropic"} {
-		if got := listedNames(t, ctx, owner, format); !slices.Equal(got, all) {
-			t.Errorf("owner, format %q: tools %v, want every tool %v", format, got, all)
+		if got := listedNames(t, ctx, owner, format, ""); !slices.Equal(got, toolNames(core)) {
+			t.Errorf("owner, format %q: tools %v, want the core tools %v", format, got, toolNames(core))
+		}
+		if got := listedNames(t, ctx, owner, format, "core"); !slices.Equal(got, toolNames(core)) {
+			t.Errorf("owner, format %q, core: tools %v, want %v", format, got, toolNames(core))
+		}
+		if got := listedNames(t, ctx, owner, format, "read"); !slices.Equal(got, toolNames(read)) {
+			t.Errorf("owner, format %q, read: tools %v, want %v", format, got, toolNames(read))
+		}
+		if got := listedNames(t, ctx, owner, format, "all"); !slices.Equal(got, all) {
+			t.Errorf("owner, format %q, all: tools %v, want every tool %v", format, got, all)
 		}
 	}
 
-	// A token sees the tools its scopes allow, whatever the format.
+	// A token sees the tools of the profile its scopes allow, whatever the format.
 	for _, tt := range []struct {
 		secret    string
 		with, not []string
@@ -141,7 +152,7 @@ func TestToolService_ListTools(t *testing.T) {
 		{d.token, all, nil},
 	} {
 		for _, format := range []string{"mcp", "openai"} {
-			got := listedNames(t, metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tt.secret), tcp, format)
+			got := listedNames(t, metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tt.secret), tcp, format, "all")
 			for _, n := range tt.with {
 				if !slices.Contains(got, n) {
 					t.Errorf("token %s, %s: %s missing from %v", tt.secret, format, n, got)
@@ -160,6 +171,12 @@ func TestToolService_ListTools(t *testing.T) {
 	if code != codes.InvalidArgument || detail.Type != ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT ||
 		!strings.Contains(detail.NextActionHint, "openai") || !strings.Contains(detail.NextActionHint, "anthropic") {
 		t.Errorf("unknown format: %v %v", code, detail)
+	}
+	_, err = owner.ListTools(ctx, &ctxdv1.ListToolsRequest{Profile: "most"})
+	code, detail = errorDetail(t, err)
+	if code != codes.InvalidArgument || detail.Type != ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT ||
+		!strings.Contains(detail.NextActionHint, "core, read, all") {
+		t.Errorf("unknown profile: %v %v", code, detail)
 	}
 }
 
@@ -321,8 +338,13 @@ func TestToolService_HTTP(t *testing.T) {
 	var list struct {
 		ToolsJSON string `json:"tools_json"`
 	}
-	if err := json.Unmarshal(body, &list); code != http.StatusOK || err != nil || !strings.Contains(list.ToolsJSON, `"input_schema"`) {
+	if err := json.Unmarshal(body, &list); code != http.StatusOK || err != nil || !strings.Contains(list.ToolsJSON, `"input_schema"`) ||
+		strings.Contains(list.ToolsJSON, `"context_history"`) {
 		t.Fatalf("GET /v1/tools: %d %s", code, body)
+	}
+	code, body = httpCall(t, "GET", base+"/v1/tools?format=anthropic&profile=read", "", readerSecret)
+	if err := json.Unmarshal(body, &list); code != http.StatusOK || err != nil || !strings.Contains(list.ToolsJSON, `"context_history"`) {
+		t.Fatalf("GET /v1/tools?profile=read: %d %s", code, body)
 	}
 	code, body = httpCall(t, "POST", base+"/v1/tools/call",
 		`{"name":"context_write","arguments":{"path":"/http/a.md","content":"over http\n"}}`, writerSecret)

@@ -59,6 +59,7 @@ const (
 	OpRevert        = "revert"
 	OpContextUpdate = "context_update"
 	OpRefresh       = "refresh"
+	OpCompact       = "compact"
 	// OpBaseline is the state an item had when history started recording
 	// it: the item was written before the store kept history, or changed
 	// while history was off. Its actor is empty and its time is the item's

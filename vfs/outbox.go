@@ -71,6 +71,9 @@ type IndexDoc struct {
 	Chunks []IndexChunk
 	// Description is the item's; it is searched with the title.
 	Description string
+	// Time is when the item last changed (its UpdatedAt); filters select
+	// by it.
+	Time time.Time
 }
 
 // IndexRead asks IndexDocs for chunk records [From, To) of item ItemID; To
@@ -470,7 +473,7 @@ func (t *txn) indexDoc(id []byte, from, to int, withVectors bool, lim *readLimit
 	}
 	d.Exists = true
 	d.Drive, d.Path, d.Title, d.Mime, d.Tags = it.Drive, it.Path, it.Title, it.MimeType, it.Tags
-	d.Description = it.Description
+	d.Description, d.Time = it.Description, it.UpdatedAt
 	d.Total = t.chunkCount(id)
 	if to <= 0 || to > d.Total {
 		to = d.Total

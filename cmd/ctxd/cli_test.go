@@ -459,7 +459,7 @@ func TestCLIFlagNames_FlagsExist(t *testing.T) {
 // left behind.
 func TestREADME_CommandLine(t *testing.T) {
 	var stmts []shellStatement
-	for _, section := range []string{"Command line", "Agent context", "History"} {
+	for _, section := range []string{"Command line", "Agent context", "History", "Sessions"} {
 		stmts = append(stmts, shellStatements(readmeBlock(t, section, "$ctxd"))...)
 	}
 	bin, err := os.Executable()

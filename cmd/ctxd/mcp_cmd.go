@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,7 +23,7 @@ import (
 )
 
 func (c *cli) mcpCommand() *cobra.Command {
-	agent := "mcp"
+	agent, profile := "mcp", toolset.ProfileCore
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the Model Context Protocol over stdio, for agent hosts (Claude Code, Cursor, VS Code)",
@@ -32,15 +34,28 @@ agent host to start: claude mcp add ctxd -- ctxd mcp
 Every call goes to the running daemon over its unix socket (--socket,
 CTXD_SOCKET; --token or CTXD_TOKEN when it sets socket_auth) as an agent named
 --agent-name, so files whose frontmatter protects them from agents are
-read-only, and history records that name. The tools listed are those the
-caller may use. stdout carries only the protocol; diagnostics go to stderr.
+read-only, and history records that name.
+
+--tools picks the tools listed: core (the default: context_list_drives,
+context_tree, context_read, context_write, context_edit, context_search,
+build_context and remember), read (every tool that changes nothing) or all;
+of those, the ones the caller may use. A call of any other ctxd tool by name
+runs too. remember passes this process's working directory, from which the
+daemon derives the project. stdout carries only the protocol; diagnostics go
+to stderr.
 Without a daemon it exits at once with a hint, and calls made while the daemon
 is down fail with isError and the same hint.`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return c.serveMCP(cmd.Context(), agent) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := toolset.Profile(profile); err != nil {
+				return usageError{err}
+			}
+			return c.serveMCP(cmd.Context(), agent, profile)
+		},
 	}
 	cmd.Flags().StringVar(&agent, "agent-name", agent,
 		"the agent's name in history, sent as ctxd-agent metadata: 1 to 64 characters of A-Z, a-z, 0-9, '.', '_', '-'")
+	cmd.Flags().StringVar(&profile, "tools", profile, "which tools to list: "+strings.Join(toolset.Profiles, ", "))
 	return cmd
 }
 
@@ -49,9 +64,9 @@ is down fail with isError and the same hint.`,
 // content), so the daemon, not the transport, refuses an item over its limit.
 const maxMCPLine = 2 * maxMessage
 
-// serveMCP checks that the daemon answers, lists the tools the caller may
-// use, and serves MCP on stdio until stdin closes or ctx ends.
-func (c *cli) serveMCP(ctx context.Context, agent string) error {
+// serveMCP checks that the daemon answers, lists the profile's tools the
+// caller may use, and serves MCP on stdio until stdin closes or ctx ends.
+func (c *cli) serveMCP(ctx context.Context, agent, profile string) error {
 	// A long-lived session reconnects within a second of a daemon restart,
 	// instead of after grpc's default backoff of up to two minutes.
 	cl, err := c.dial(grpc.WithConnectParams(grpc.ConnectParams{
@@ -64,11 +79,14 @@ func (c *cli) serveMCP(ctx context.Context, agent string) error {
 	defer cl.conn.Close()
 	conn := toolset.WithMetadata(cl.conn, daemon.AgentMetadata, agent)
 
-	tools, err := c.mcpTools(ctx, conn)
+	tools, err := c.mcpTools(ctx, conn, profile)
 	if err != nil {
 		return err
 	}
 	backend := toolset.NewBackend(conn)
+	if wd, err := os.Getwd(); err == nil { // remember's project; without one the daemon uses its default
+		backend.Cwd = wd
+	}
 	srv := mcpserver.New(mcpserver.Options{
 		Tools:   tools,
 		Backend: func(*mcp.RequestExtra) toolset.Backend { return backend },
@@ -82,16 +100,16 @@ func (c *cli) serveMCP(ctx context.Context, agent string) error {
 	return err
 }
 
-// mcpTools asks the daemon which tools the caller may use (ListTools: its
-// scopes decide), after a health check that turns a missing daemon into the
-// CLI's "cannot reach the daemon" error and hint.
-func (c *cli) mcpTools(ctx context.Context, conn grpc.ClientConnInterface) ([]toolset.Tool, error) {
+// mcpTools asks the daemon which of the profile's tools the caller may use
+// (ListTools: its scopes decide), after a health check that turns a missing
+// daemon into the CLI's "cannot reach the daemon" error and hint.
+func (c *cli) mcpTools(ctx context.Context, conn grpc.ClientConnInterface, profile string) ([]toolset.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	if _, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
 		return nil, err
 	}
-	resp, err := ctxdv1.NewToolServiceClient(conn).ListTools(ctx, &ctxdv1.ListToolsRequest{Format: "mcp"})
+	resp, err := ctxdv1.NewToolServiceClient(conn).ListTools(ctx, &ctxdv1.ListToolsRequest{Format: "mcp", Profile: profile})
 	if err != nil {
 		return nil, err
 	}

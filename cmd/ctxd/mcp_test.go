@@ -92,9 +92,10 @@ func wantToolError(t *testing.T, out map[string]any, isError bool, errorType, hi
 }
 
 // TestMCP_Stdio drives `ctxd mcp` with the Go SDK client through the
-// issue's scenario: tools listed, write, read, search, edit, a not-found
-// with a hint naming the nearby item, update_beliefs allowed and soul.md
-// refused as read_only (the session is an agent), resources and the prompt.
+// issue's scenario: the core tools listed, write, read, search, edit, a
+// not-found with a hint naming the nearby item, update_beliefs allowed
+// (called by name, though core does not list it) and soul.md refused as
+// read_only (the session is an agent), resources and the prompt.
 func TestMCP_Stdio(t *testing.T) {
 	socket := startDaemon(t)
 	if code, _, errOut := ctxd(t, socket, "", "init"); code != 0 {
@@ -107,24 +108,15 @@ func TestMCP_Stdio(t *testing.T) {
 	if init.ServerInfo.Name != "ctxd" || init.ServerInfo.Version != daemon.Version {
 		t.Errorf("server info %+v", init.ServerInfo)
 	}
-	var listed []string
-	for tool, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		listed = append(listed, tool.Name)
+	listed := listedTools(t, cs.ClientSession)
+	for _, tool := range listed {
 		if tool.Name == "context_read" && (tool.Annotations == nil || !tool.Annotations.ReadOnlyHint || tool.InputSchema == nil) {
 			t.Errorf("context_read annotations %+v schema %v", tool.Annotations, tool.InputSchema)
 		}
 	}
-	var all []string
-	for _, tool := range toolset.Tools() {
-		all = append(all, tool.Name)
-	}
-	// The owner's socket holds every scope; the SDK lists tools by name.
-	slices.Sort(all)
-	if !slices.Equal(listed, all) {
-		t.Errorf("tools %v, want %v", listed, all)
+	// The owner's socket holds every scope.
+	if got, want := toolNames(listed), profileNames(t, "core"); !slices.Equal(got, want) {
+		t.Errorf("tools %v, want the core tools %v", got, want)
 	}
 
 	out, isErr := toolText(t, cs.ClientSession, "context_write", map[string]any{"path": "/notes/plan.md", "content": "# Plan\n\nShip the zebrafish importer.\nThen rest.\n"})
@@ -213,6 +205,58 @@ func TestMCP_Stdio(t *testing.T) {
 	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "build_context", Arguments: map[string]string{"task": "x", "budget": "lots"}}); err == nil || !strings.Contains(err.Error(), "invalid_argument") {
 		t.Errorf("bad budget: %v", err)
 	}
+}
+
+// TestMCP_Profiles: --tools all lists every tool and --tools read the
+// read-only ones; an unknown profile is a usage error before any daemon is
+// asked.
+func TestMCP_Profiles(t *testing.T) {
+	socket := startDaemon(t)
+	for _, p := range []string{"all", "read"} {
+		if got, want := toolNames(listedTools(t, startMCP(t, socket, "--tools", p).ClientSession)), profileNames(t, p); !slices.Equal(got, want) {
+			t.Errorf("--tools %s: %v, want %v", p, got, want)
+		}
+	}
+	code, out, errOut := ctxd(t, socket, "", "mcp", "--tools", "most")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "core, read, all") {
+		t.Errorf("--tools most: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// listedTools lists a session's tools.
+func listedTools(t *testing.T, cs *mcp.ClientSession) []*mcp.Tool {
+	t.Helper()
+	var tools []*mcp.Tool
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, tool)
+	}
+	return tools
+}
+
+func toolNames(tools []*mcp.Tool) []string {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// profileNames are a profile's tool names, sorted as the SDK lists them.
+func profileNames(t *testing.T, profile string) []string {
+	t.Helper()
+	tools, err := toolset.Profile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // TestMCP_NoDaemon: without a daemon `ctxd mcp` exits 1 at once with the

@@ -2,10 +2,11 @@
 // official Go SDK (github.com/modelcontextprotocol/go-sdk). It owns the MCP
 // face of the daemon and nothing else:
 //
-//   - tools: exactly the tools of package toolset (names, descriptions,
-//     input schemas, annotations), each dispatched with toolset.Call. A tool
-//     that fails is a result with isError and the seed's JSON error text,
-//     never a protocol error.
+//   - tools: the tools of a toolset profile (names, descriptions, input
+//     schemas, annotations), each dispatched with toolset.Call; tools/call
+//     also runs the tools toolset knows that the profile does not list. A
+//     tool that fails is a result with isError and the seed's JSON error
+//     text, never a protocol error.
 //   - resources: every item is the resource ctxd://DRIVE/PATH (a resource
 //     template); resources/list pages through the items of the self and
 //     agent drives, at most MaxListedResources in all.

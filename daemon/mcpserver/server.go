@@ -19,8 +19,9 @@ import (
 
 // Options configure New.
 type Options struct {
-	// Tools are the tools to offer: toolset.Allowed for the caller's scopes,
-	// so that a host lists only what the caller may run.
+	// Tools are the tools to list: a toolset.Profile, Allowed for the
+	// caller's scopes, so that a host lists only what the caller may run.
+	// A call of any other tool toolset knows runs too (see New).
 	Tools []toolset.Tool
 	// Backend returns the daemon API one request runs against. extra is the
 	// SDK's transport information: under streamable HTTP it holds that HTTP
@@ -34,20 +35,36 @@ type Options struct {
 
 // instructions tell the host's model what ctxd is, in the initialize response.
 const instructions = `ctxd is your memory: items addressed as drive:/path (agent:/ is your scratch space, self:/ holds your context files such as soul.md, beliefs.md and goals.md; disk:/ and url:/ hold ingested files and pages). ` +
-	`Search (context_search) before you read, read before you edit, and cite the refs you used. ` +
+	`Search (context_search) before you read, read before you edit, and cite the refs you used; keep what you decide or learn with remember. ` +
 	`A failed tool returns JSON {error_type, message, next_action_hint}: follow the hint. ` +
 	`Items are also resources ctxd://DRIVE/PATH, and the prompt build_context assembles the context of a task.`
 
 // New returns the MCP server: the tools of opts.Tools, items as resources and
 // the build_context prompt, every request running against opts.Backend.
+//
+// tools/list offers opts.Tools, but tools/call runs any tool toolset knows
+// (toolset.Known): a harness that calls context_delete or context_exists by
+// name keeps working under the core profile, as it does over CallTool. The
+// daemon checks the caller's scopes for those as for any call.
 func New(opts Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "ctxd", Title: "ctxd", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,
 	})
+	listed := map[string]bool{}
 	for _, t := range opts.Tools {
 		s.AddTool(mcpTool(t), toolHandler(t.Name, opts.Backend))
+		listed[t.Name] = true
 	}
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil &&
+				!listed[r.Params.Name] && toolset.Known(r.Params.Name) {
+				return toolHandler(r.Params.Name, opts.Backend)(ctx, r)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	s.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "item",
 		Title:       "ctxd item",
@@ -86,7 +103,6 @@ func mcpTool(t toolset.Tool) *mcp.Tool {
 		Description: t.Description,
 		InputSchema: t.InputSchema,
 		Annotations: &mcp.ToolAnnotations{
-			Title:           t.Title,
 			ReadOnlyHint:    t.Annotations.ReadOnly,
 			DestructiveHint: &destructive,
 			IdempotentHint:  t.Annotations.Idempotent,

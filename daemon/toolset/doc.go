@@ -4,6 +4,15 @@
 // API. The MCP server, `ctxd tools`, the ToolService RPC and the Python and
 // TypeScript clients all go through it; nothing else writes a tool schema.
 //
+// A host loads the tool list into every conversation, so what it lists is a
+// profile (Profile): core, the default, holds the seeds' seven tools and
+// remember within TokenBudget tokens (CountTokens counts them with
+// internal/llmtokens; a test holds the list to the budget); read holds the
+// tools that change nothing; all holds every tool. Call runs any tool of any
+// profile, and the older names merged into a broader tool (context_exists,
+// context_count_lines and context_dir_size, answered by context_info) too,
+// listed by no profile, so that callers using them by name keep working.
+//
 // Each tool's input schema is derived from its Go input struct
 // (jsonschema.For), with descriptions from `jsonschema` tags and defaults,
 // enums and bounds from `schema` tags, so the schema an LLM sees and the

@@ -28,8 +28,8 @@ var (
 
 // itemArgs names one item: the seed's drive + path.
 type itemArgs struct {
-	Drive string `json:"drive,omitempty" jsonschema:"Drive holding the item, e.g. \"agent\" (what agents write), \"disk\" (ingested files), \"url\", \"github\", \"self\" (the agent's persistent context). Default \"agent\"." schema:"default=agent"`
-	Path  string `json:"path" jsonschema:"Path of the item in the drive, e.g. \"/notes/todo.md\". May instead be a full ref \"drive:/path\" (e.g. \"agent:/notes/todo.md\") or an item id (UUID); then drive is ignored."`
+	Drive string `json:"drive,omitempty" jsonschema:"agent (default: your notes), self (your context files), disk, url, github, ..." schema:"default=agent"`
+	Path  string `json:"path" jsonschema:"Path in the drive, e.g. \"/notes/todo.md\"; or a full ref \"drive:/path\" or an item id, which ignore drive."`
 }
 
 func (a itemArgs) ref() string { return makeRef(a.Drive, a.Path) }
@@ -65,10 +65,10 @@ func lower(name, prefix string) string { return strings.ToLower(strings.TrimPref
 
 // filterArgs restricts search candidates.
 type filterArgs struct {
-	Drives       []string `json:"drives,omitempty" jsonschema:"Only items on these drives, e.g. [\"agent\", \"disk\"]."`
-	PathPrefixes []string `json:"path_prefixes,omitempty" jsonschema:"Only items under these directory refs, e.g. [\"disk:/home/me/project/\"]."`
-	MimeTypes    []string `json:"mime_types,omitempty" jsonschema:"Only these MIME types; wildcards like \"text/*\" allowed."`
-	Tags         []string `json:"tags,omitempty" jsonschema:"Only items carrying all of these tags."`
+	Drives       []string `json:"drives,omitempty" jsonschema:"Only these drives."`
+	PathPrefixes []string `json:"path_prefixes,omitempty" jsonschema:"Only under these directory refs, e.g. \"disk:/home/me/proj/\"."`
+	MimeTypes    []string `json:"mime_types,omitempty" jsonschema:"Only these MIME types; \"text/*\" works."`
+	Tags         []string `json:"tags,omitempty" jsonschema:"Only items with all these tags."`
 }
 
 func (f *filterArgs) proto() *ctxdv1.SearchFilter {
@@ -80,11 +80,10 @@ func (f *filterArgs) proto() *ctxdv1.SearchFilter {
 
 func init() {
 	register(Tool{
-		Name:  "context_list_drives",
-		Title: "List drives",
-		Description: "List every drive that holds items, with item counts and sizes. A good first call when you do not know what is stored. " +
-			"Drives name where content came from: agent (written by agents), disk (files ingested from the host), url, github, self (the agent's persistent context: soul, beliefs, goals).",
-		Annotations: readOnly, Scopes: readScope,
+		Name:        "context_list_drives",
+		Title:       "List drives",
+		Description: "List the drives (agent: your notes, self: your context files, disk/url/github: ingested) with item counts and sizes. Call it first when you do not know what is stored.",
+		Annotations: readOnly, Scopes: readScope, core: true,
 	}, func(ctx context.Context, b Backend, _ *struct{}) (any, error) {
 		resp, err := b.Vfs.ListDrives(ctx, &ctxdv1.ListDrivesRequest{})
 		if err != nil {
@@ -105,17 +104,16 @@ func init() {
 	})
 
 	type treeArgs struct {
-		Drive       string `json:"drive,omitempty" jsonschema:"Drive to render, e.g. \"agent\". Omit (with path) to list every drive instead."`
-		Path        string `json:"path,omitempty" jsonschema:"Directory path in the drive, e.g. \"/notes\"; empty is the drive root. May instead be a full ref \"drive:/dir\"."`
-		MaxDepth    int    `json:"max_depth,omitempty" jsonschema:"Levels below the directory to expand; default 3, at most the daemon's limits.max_tree_depth (default 16)." schema:"minimum=0"`
-		ItemsPerDir int    `json:"items_per_dir,omitempty" jsonschema:"Entries listed per directory before the rest are only counted; default 50, at most limits.max_tree_items_per_dir (default 1000)." schema:"minimum=0"`
+		Drive       string `json:"drive,omitempty" jsonschema:"Drive, e.g. \"agent\"; omit with path for every drive."`
+		Path        string `json:"path,omitempty" jsonschema:"Directory, e.g. \"/notes\" (default the root), or a ref \"drive:/dir\"."`
+		MaxDepth    int    `json:"max_depth,omitempty" jsonschema:"Levels to expand; default 3, max limits.max_tree_depth (16)." schema:"minimum=0"`
+		ItemsPerDir int    `json:"items_per_dir,omitempty" jsonschema:"Entries per directory before the rest are counted; default 50, max limits.max_tree_items_per_dir (1000)." schema:"minimum=0"`
 	}
 	register(Tool{
-		Name:  "context_tree",
-		Title: "Show a directory tree",
-		Description: "Render a directory of a drive as an indented tree (files with sizes, directories, counts of what was omitted): the bird's-eye view before reading. " +
-			"With no drive and no path it lists every drive. Example: {\"drive\":\"agent\",\"path\":\"/notes\"}.",
-		Annotations: readOnly, Scopes: readScope,
+		Name:        "context_tree",
+		Title:       "Show a directory tree",
+		Description: "Show a directory as an indented tree with sizes: the overview before you read. Example: {\"drive\":\"agent\",\"path\":\"/notes\"}.",
+		Annotations: readOnly, Scopes: readScope, core: true,
 	}, func(ctx context.Context, b Backend, in *treeArgs) (any, error) {
 		req := &ctxdv1.TreeRequest{MaxDepth: int32(in.MaxDepth), ItemsPerDir: int32(in.ItemsPerDir)}
 		if in.Drive != "" || in.Path != "" {
@@ -133,15 +131,15 @@ func init() {
 
 	type readArgs struct {
 		itemArgs
-		Offset int `json:"offset,omitempty" jsonschema:"Lines to skip from the start (0-based); default 0. Past the end is out_of_range." schema:"minimum=0"`
-		Limit  int `json:"limit,omitempty" jsonschema:"Maximum lines to return; default 0 means all remaining lines. Use with offset to page through a long item (has_more tells whether lines follow)." schema:"minimum=0"`
+		Offset int `json:"offset,omitempty" jsonschema:"Lines to skip; default 0." schema:"minimum=0"`
+		Limit  int `json:"limit,omitempty" jsonschema:"Lines to return; default 0: all." schema:"minimum=0"`
 	}
 	register(Tool{
 		Name:  "context_read",
 		Title: "Read an item",
-		Description: "Read a text item's content, optionally a window of lines (offset, limit). Returns the content with its 1-based start_line and end_line, total_lines, has_more, and the content_hash to pass as expected_hash to context_edit or context_write. " +
-			"A missing item is error not_found whose hint names nearby items; a binary item is no_text_content. Example: {\"path\":\"agent:/notes/todo.md\",\"offset\":40,\"limit\":20}.",
-		Annotations: readOnly, Scopes: readScope,
+		Description: "Read a text item, whole or a window of lines. Returns content, start_line/end_line (1-based), total_lines, has_more and content_hash (the expected_hash of an edit). " +
+			"A missing item fails with not_found, its hint naming nearby items.",
+		Annotations: readOnly, Scopes: readScope, core: true,
 	}, func(ctx context.Context, b Backend, in *readArgs) (any, error) {
 		resp, err := b.Vfs.Read(ctx, &ctxdv1.ReadRequest{Ref: in.ref(), LineOffset: int64(in.Offset), LineLimit: int64(in.Limit)})
 		if err != nil {
@@ -162,22 +160,21 @@ func init() {
 
 	type writeArgs struct {
 		itemArgs
-		Content      string   `json:"content" jsonschema:"The full text content (UTF-8, no NUL bytes), at most the daemon's max_content_bytes."`
-		OnConflict   string   `json:"on_conflict,omitempty" jsonschema:"What to do when the item exists: \"error\" (fail with path_conflict), \"overwrite\" (replace it, keeping its id and history), \"skip\" (leave it). Default \"error\"." schema:"default=error,enum=error|overwrite|skip"`
-		Title        string   `json:"title,omitempty" jsonschema:"Title; default the last path segment."`
-		Description  string   `json:"description,omitempty" jsonschema:"A one-line description of the item."`
-		Tags         []string `json:"tags,omitempty" jsonschema:"Tags, usable as a search filter."`
-		MimeType     string   `json:"mime_type,omitempty" jsonschema:"MIME type; default detected from the content and the path."`
-		ExpectedHash string   `json:"expected_hash,omitempty" jsonschema:"With on_conflict \"overwrite\": fail with content_changed unless the stored content still has this content_hash (from context_read), so you do not overwrite someone else's change."`
-		Questions    []string `json:"questions,omitempty" jsonschema:"Questions the content answers, phrased as someone would ask them (at most 32 by default, each at most 512 bytes); a search phrased like one finds the passage that answers it. They replace the item's earlier questions; leaving them out removes those."`
+		Content      string   `json:"content" jsonschema:"Text, at most max_content_bytes (64 MiB)."`
+		OnConflict   string   `json:"on_conflict,omitempty" jsonschema:"If it exists: error (path_conflict), overwrite (same id, history kept), skip." schema:"default=error,enum=error|overwrite|skip"`
+		Title        string   `json:"title,omitempty" jsonschema:"Default the file name."`
+		Description  string   `json:"description,omitempty" jsonschema:"One line about the item."`
+		Tags         []string `json:"tags,omitempty" jsonschema:"Tags, a search filter."`
+		MimeType     string   `json:"mime_type,omitempty" jsonschema:"Default detected."`
+		ExpectedHash string   `json:"expected_hash,omitempty" jsonschema:"With overwrite: fail with content_changed unless the item still has this content_hash."`
+		Questions    []string `json:"questions,omitempty" jsonschema:"Questions the content answers, as a user would ask them, so searches find it; max limits.max_questions_per_item (32), each max 512 bytes. Replace the earlier ones."`
 	}
 	register(Tool{
 		Name:  "context_write",
 		Title: "Write an item",
-		Description: "Create an item, or replace one (on_conflict \"overwrite\"), with text content; it is indexed for search right away. Drive defaults to \"agent\", your own drive. " +
-			"Returns the stored item's ref, created/skipped, size and content_hash, and a tree of its directory after the write. " +
-			"To change part of an existing item prefer context_edit. Example: {\"path\":\"/notes/todo.md\",\"content\":\"# Todo\\n- ship\\n\"}.",
-		Annotations: Annotations{Destructive: true}, Scopes: writeScope,
+		Description: "Create a text item (a note, a document) or, with on_conflict overwrite, replace one; it is searchable right away. " +
+			"Returns its ref, content_hash and its directory's tree. To change part of an item use context_edit.",
+		Annotations: Annotations{Destructive: true}, Scopes: writeScope, core: true,
 	}, func(ctx context.Context, b Backend, in *writeArgs) (any, error) {
 		resp, err := b.Vfs.Write(ctx, &ctxdv1.WriteRequest{
 			Ref: in.ref(), Body: &ctxdv1.WriteRequest_Content{Content: in.Content}, OnConflict: onConflict(in.OnConflict),
@@ -200,22 +197,21 @@ func init() {
 	})
 
 	type patchArgs struct {
-		StartLine int    `json:"start_line" jsonschema:"First line affected, 1-based. With end_line 0 it may be one past the last line, to append." schema:"minimum=1"`
-		EndLine   int    `json:"end_line" jsonschema:"Last line replaced, 1-based and inclusive; 0 inserts content before start_line without replacing anything." schema:"minimum=0"`
-		Content   string `json:"content" jsonschema:"Replacement text; a final newline is optional; empty deletes the line range."`
+		StartLine int    `json:"start_line" jsonschema:"First line, 1-based; last line + 1 with end_line 0 appends." schema:"minimum=1"`
+		EndLine   int    `json:"end_line" jsonschema:"Last line replaced, inclusive; 0 inserts before start_line." schema:"minimum=0"`
+		Content   string `json:"content" jsonschema:"New text; empty deletes the lines."`
 	}
 	type editArgs struct {
 		itemArgs
-		Patches      []patchArgs `json:"patches" jsonschema:"Line-range patches, all numbered against the current content (read it first); they must not overlap and are applied bottom-up, so their order does not matter." schema:"minItems=1"`
-		ExpectedHash string      `json:"expected_hash,omitempty" jsonschema:"Fail with content_changed unless the stored content still has this content_hash (from context_read); recommended."`
+		Patches      []patchArgs `json:"patches" jsonschema:"Non-overlapping patches, numbered against the content as read." schema:"minItems=1"`
+		ExpectedHash string      `json:"expected_hash,omitempty" jsonschema:"Fail with content_changed unless the item still has this content_hash."`
 	}
 	register(Tool{
 		Name:  "context_edit",
 		Title: "Edit lines of an item",
-		Description: "Apply git-style line-range patches to a text item atomically: replace lines start_line..end_line (1-based, inclusive) with content, insert with end_line 0, delete with empty content. " +
-			"Read the item first (context_read) to get line numbers and its content_hash. Returns the line counts before and after and the new content_hash. " +
+		Description: "Replace, insert or delete line ranges of a text item, atomically. context_read it first for line numbers and content_hash. " +
 			"Example: {\"path\":\"/notes/todo.md\",\"patches\":[{\"start_line\":2,\"end_line\":2,\"content\":\"- shipped\"}]}.",
-		Annotations: Annotations{Destructive: true}, Scopes: writeScope,
+		Annotations: Annotations{Destructive: true}, Scopes: writeScope, core: true,
 	}, func(ctx context.Context, b Backend, in *editArgs) (any, error) {
 		req := &ctxdv1.EditRequest{Ref: in.ref(), ExpectedContentHash: in.ExpectedHash}
 		for _, p := range in.Patches {
@@ -236,13 +232,13 @@ func init() {
 
 	type deleteArgs struct {
 		itemArgs
-		Recursive bool `json:"recursive,omitempty" jsonschema:"Required to delete a directory that has items below it: deletes everything below. Default false."`
+		Recursive bool `json:"recursive,omitempty" jsonschema:"Needed for a directory with items: deletes them all."`
 	}
 	register(Tool{
 		Name:  "context_delete",
 		Title: "Delete an item or directory",
-		Description: "Delete an item, or a directory with everything below it (recursive true). Every deletion is recorded in history: context_history on the ref lists it and context_revert restores it. " +
-			"Returns how many items were deleted. Example: {\"path\":\"/scratch\",\"recursive\":true}.",
+		Description: "Delete an item, or a directory with everything below it. context_revert restores what was deleted (find the rev with context_history). " +
+			"Example: {\"path\":\"/scratch\",\"recursive\":true}.",
 		Annotations: Annotations{Destructive: true, Idempotent: true}, Scopes: writeScope,
 	}, func(ctx context.Context, b Backend, in *deleteArgs) (any, error) {
 		resp, err := b.Vfs.Delete(ctx, &ctxdv1.DeleteRequest{Ref: in.ref(), Recursive: in.Recursive})
@@ -257,15 +253,15 @@ func init() {
 
 	type copyArgs struct {
 		itemArgs
-		ToDrive    string `json:"to_drive,omitempty" jsonschema:"Destination drive; default the source's drive argument (\"agent\" when omitted)."`
-		ToPath     string `json:"to_path" jsonschema:"Destination path, e.g. \"/archive/todo.md\", or a full ref \"drive:/path\"; for a directory, the new directory's path."`
-		Recursive  bool   `json:"recursive,omitempty" jsonschema:"Required to copy a directory with everything below it. Default false."`
-		OnConflict string `json:"on_conflict,omitempty" jsonschema:"What to do with destination items that exist, checked for every item before anything is written: \"error\" (fail with path_conflict), \"overwrite\", \"skip\". Default \"error\"." schema:"default=error,enum=error|overwrite|skip"`
+		ToDrive    string `json:"to_drive,omitempty" jsonschema:"Default the drive argument."`
+		ToPath     string `json:"to_path" jsonschema:"Destination path or ref \"drive:/path\"; for a directory, the new directory."`
+		Recursive  bool   `json:"recursive,omitempty" jsonschema:"Needed to copy a directory with its items."`
+		OnConflict string `json:"on_conflict,omitempty" jsonschema:"For destination items that exist, checked before anything is written: error (path_conflict), overwrite, skip." schema:"default=error,enum=error|overwrite|skip"`
 	}
 	register(Tool{
 		Name:  "context_copy",
 		Title: "Copy an item or directory",
-		Description: "Duplicate an item (or a directory with recursive true) to a new drive and path; the copy gets a new id. Returns the counts copied and skipped. " +
+		Description: "Copy an item, or a directory, to another path or drive; the copy gets a new id. " +
 			"Example: {\"path\":\"/notes/todo.md\",\"to_path\":\"/archive/todo.md\"}.",
 		Annotations: Annotations{Destructive: true}, Scopes: writeScope,
 	}, func(ctx context.Context, b Backend, in *copyArgs) (any, error) {
@@ -283,14 +279,14 @@ func init() {
 
 	type moveArgs struct {
 		itemArgs
-		ToDrive    string `json:"to_drive,omitempty" jsonschema:"Destination drive; default the source's drive argument (\"agent\" when omitted)."`
-		ToPath     string `json:"to_path" jsonschema:"Destination path, e.g. \"/done/todo.md\", or a full ref \"drive:/path\"."`
-		OnConflict string `json:"on_conflict,omitempty" jsonschema:"What to do with destination items that exist, checked for every item before anything is moved: \"error\" (fail with path_conflict), \"overwrite\", \"skip\" (those stay at the source). Default \"error\"." schema:"default=error,enum=error|overwrite|skip"`
+		ToDrive    string `json:"to_drive,omitempty" jsonschema:"Default the drive argument."`
+		ToPath     string `json:"to_path" jsonschema:"Destination path or ref \"drive:/path\"."`
+		OnConflict string `json:"on_conflict,omitempty" jsonschema:"For destination items that exist, checked before anything moves: error (path_conflict), overwrite, skip (they stay)." schema:"default=error,enum=error|overwrite|skip"`
 	}
 	register(Tool{
 		Name:  "context_move",
 		Title: "Move or rename an item or directory",
-		Description: "Rename or relocate an item, or a directory with everything below it, possibly to another drive; ids and history are kept. Returns the counts moved and skipped. " +
+		Description: "Rename or move an item, or a directory with everything below it, also across drives; ids and history stay. " +
 			"Example: {\"path\":\"/notes/todo.md\",\"to_path\":\"/done/todo.md\"}.",
 		Annotations: Annotations{Destructive: true}, Scopes: writeScope,
 	}, func(ctx context.Context, b Backend, in *moveArgs) (any, error) {
@@ -309,8 +305,8 @@ func init() {
 	register(Tool{
 		Name:  "context_info",
 		Title: "Show an item's metadata",
-		Description: "Return an item's metadata without its content: ref, id, title, MIME type, size, line count, content_hash, tags, source URL, created/updated/indexed times; for a directory, the item count and total size below it. " +
-			"A missing item is error not_found whose hint names nearby items.",
+		Description: "An item's metadata without its content: title, MIME type, size, line_count, content_hash, tags, source, times; for a directory or a drive (path \"/\") its item_count and size. " +
+			"Use it to check that an item exists (else not_found, naming nearby items) or to plan context_read windows.",
 		Annotations: readOnly, Scopes: readScope,
 	}, func(ctx context.Context, b Backend, in *itemArgs) (any, error) {
 		resp, err := b.Vfs.Info(ctx, &ctxdv1.InfoRequest{Ref: in.ref()})
@@ -324,7 +320,7 @@ func init() {
 		Name:        "context_exists",
 		Title:       "Check whether an item exists",
 		Description: "Report whether an item or directory exists at a drive and path (exists, is_dir). Never fails for a missing item, so use it to test before writing.",
-		Annotations: readOnly, Scopes: readScope,
+		Annotations: readOnly, Scopes: readScope, replacedBy: "context_info",
 	}, func(ctx context.Context, b Backend, in *itemArgs) (any, error) {
 		resp, err := b.Vfs.Exists(ctx, &ctxdv1.ExistsRequest{Ref: in.ref()})
 		if err != nil {
@@ -341,7 +337,7 @@ func init() {
 		Name:        "context_count_lines",
 		Title:       "Count an item's lines",
 		Description: "Count the lines of a text item (newline-terminated lines plus a final unterminated one), e.g. to plan context_read windows on a long item.",
-		Annotations: readOnly, Scopes: readScope,
+		Annotations: readOnly, Scopes: readScope, replacedBy: "context_info",
 	}, func(ctx context.Context, b Backend, in *itemArgs) (any, error) {
 		resp, err := b.Vfs.CountLines(ctx, &ctxdv1.CountLinesRequest{Ref: in.ref()})
 		if err != nil {
@@ -354,10 +350,9 @@ func init() {
 	})
 
 	register(Tool{
-		Name:  "context_create_dir",
-		Title: "Create a directory",
-		Description: "Create an explicit, empty directory (writing an item creates its directories implicitly, so this is only needed for an empty one). Drive defaults to \"agent\". " +
-			"Idempotent: created is false when it already existed.",
+		Name:        "context_create_dir",
+		Title:       "Create a directory",
+		Description: "Create an empty directory; only needed for an empty one, as writing an item creates its directories. created is false if it existed.",
 		Annotations: Annotations{Idempotent: true}, Scopes: writeScope,
 	}, func(ctx context.Context, b Backend, in *itemArgs) (any, error) {
 		resp, err := b.Vfs.MakeDir(ctx, &ctxdv1.MakeDirRequest{Ref: in.ref()})
@@ -378,7 +373,7 @@ func init() {
 		Name:        "context_dir_size",
 		Title:       "Measure a directory",
 		Description: "Sum the content bytes and count the items below a directory, or a whole drive when path is empty.",
-		Annotations: readOnly, Scopes: readScope,
+		Annotations: readOnly, Scopes: readScope, replacedBy: "context_info",
 	}, func(ctx context.Context, b Backend, in *dirArgs) (any, error) {
 		ref := makeRef(in.Drive, in.Path)
 		resp, err := b.Vfs.DirSize(ctx, &ctxdv1.DirSizeRequest{Ref: ref})
@@ -395,24 +390,23 @@ func init() {
 
 func init() {
 	type searchArgs struct {
-		Queries          []string    `json:"queries" jsonschema:"One or more queries, searched together and de-duplicated: several phrasings or sub-questions of what you need. At most limits.max_queries (default 32); all together at most limits.max_query_bytes (default 1 MiB)." schema:"minItems=1"`
-		Mode             string      `json:"mode,omitempty" jsonschema:"\"hybrid\" (words and meaning fused; default), \"bm25\" (exact words and identifiers), \"vector\" (meaning only). Falls back to bm25 when no embedding model is loaded (mode_reason says why)." schema:"default=hybrid,enum=hybrid|bm25|vector"`
-		Filter           *filterArgs `json:"filter,omitempty" jsonschema:"Restricts candidates before ranking. Each list holds at most limits.max_filter_values entries (default 64)."`
-		Limit            int         `json:"limit,omitempty" jsonschema:"Maximum results; default 10, at most limits.max_search_limit (default 1000)." schema:"minimum=0"`
-		TokenBudget      int         `json:"token_budget,omitempty" jsonschema:"Stop adding results once their snippets would exceed this many model tokens; default 0 means no budget; at most limits.max_token_budget (default 100000)." schema:"minimum=0"`
-		SnippetLength    int         `json:"snippet_length,omitempty" jsonschema:"Snippet length in characters; default 300, at most limits.max_snippet_length (default 4000)." schema:"minimum=0"`
-		GroupBy          string      `json:"group_by,omitempty" jsonschema:"\"chunk\" (default): each result is one chunk, up to 3 per item. \"item\": each result is one item (limit counts items), ranked by where the legs found any of its chunks, with its best chunk's snippet and lines and up to 2 more chunks in more_chunks; use it to find which notes or files matter." schema:"default=chunk,enum=chunk|item"`
-		MinScore         float64     `json:"min_score,omitempty" jsonschema:"Drop results whose score is below this; default 0 keeps all. Scores come from ranks, not from similarity: 1 means first in every search leg, a result one leg of three ranks first scores about 0.33, so a threshold like 0.5 keeps results two legs agree on (in hybrid mode)." schema:"minimum=0,maximum=1"`
-		ImportanceWeight float64     `json:"importance_weight,omitempty" jsonschema:"Favour items with a high importance (frontmatter importance, 0 to 1): 0 (default) is off, 1 lets an item of importance 1 score up to twice one of importance 0. Use it when what you marked important should win close calls." schema:"minimum=0,maximum=1"`
-		UsageWeight      float64     `json:"usage_weight,omitempty" jsonschema:"Favour items that searches returned often before: 0 (default) is off, 1 the strongest. The signal saturates (an item returned 5 times gets half of it)." schema:"minimum=0,maximum=1"`
+		Queries          []string    `json:"queries" jsonschema:"Phrasings or sub-questions, searched together; max limits.max_queries (32) and max_query_bytes (1 MiB) in all." schema:"minItems=1"`
+		Mode             string      `json:"mode,omitempty" jsonschema:"hybrid: words and meaning; bm25: exact words, identifiers; vector: meaning." schema:"default=hybrid,enum=hybrid|bm25|vector"`
+		Filter           *filterArgs `json:"filter,omitempty" jsonschema:"Narrows the candidates; each list max limits.max_filter_values (64)."`
+		Limit            int         `json:"limit,omitempty" jsonschema:"Default 10, max limits.max_search_limit (1000)." schema:"minimum=0"`
+		TokenBudget      int         `json:"token_budget,omitempty" jsonschema:"Stop before the snippets pass this many tokens; default 0: none; max limits.max_token_budget (100000)." schema:"minimum=0"`
+		SnippetLength    int         `json:"snippet_length,omitempty" jsonschema:"Characters; default 300, max limits.max_snippet_length (4000)." schema:"minimum=0"`
+		GroupBy          string      `json:"group_by,omitempty" jsonschema:"chunk: up to 3 chunks per item; item: one result per item, 2 more chunks in more_chunks (which notes matter)." schema:"default=chunk,enum=chunk|item"`
+		MinScore         float64     `json:"min_score,omitempty" jsonschema:"Drop results below this rank-based score: 1 is first in every leg, 0.5 keeps what two of three legs agree on." schema:"minimum=0,maximum=1"`
+		ImportanceWeight float64     `json:"importance_weight,omitempty" jsonschema:"Favour items of high frontmatter importance; 0 is off." schema:"minimum=0,maximum=1"`
+		UsageWeight      float64     `json:"usage_weight,omitempty" jsonschema:"Favour items searches returned often; 0 is off." schema:"minimum=0,maximum=1"`
 	}
 	register(Tool{
 		Name:  "context_search",
 		Title: "Search stored content",
-		Description: "Search every stored item (notes, ingested files and web pages) by words and meaning, with a batch of queries. " +
-			"Returns the best chunks first, each with its item's ref, title, heading, a snippet, a score in [0,1], the lines it spans (read more with context_read offset=start_line-1) and where each search leg ranked it (bm25, substring, vector). " +
-			"Use it before answering from memory, then context_read the refs that matter. Example: {\"queries\":[\"deploy steps\",\"release checklist\"],\"filter\":{\"drives\":[\"disk\"]},\"limit\":5}.",
-		Annotations: readOnly, Scopes: readScope,
+		Description: "Search notes, files and pages by words and meaning. Returns the best chunks with ref, snippet, score and lines (read on with context_read offset=start_line-1). " +
+			"Search before answering from memory. Example: {\"queries\":[\"deploy steps\",\"release checklist\"],\"limit\":5}.",
+		Annotations: readOnly, Scopes: readScope, core: true,
 	}, func(ctx context.Context, b Backend, in *searchArgs) (any, error) {
 		req := &ctxdv1.SearchRequest{Mode: searchMode(in.Mode), Filter: in.Filter.proto(), Limit: int32(in.Limit),
 			TokenBudget: int32(in.TokenBudget), SnippetLength: int32(in.SnippetLength), MinScore: in.MinScore,
@@ -431,19 +425,18 @@ func init() {
 
 func init() {
 	type findSimilarArgs struct {
-		Drive     string      `json:"drive,omitempty" jsonschema:"Drive of the stored item to compare (with path). Default \"agent\"." schema:"default=agent"`
-		Path      string      `json:"path,omitempty" jsonschema:"A stored item to compare, e.g. \"/notes/deploy.md\", a full ref \"drive:/path\" or an item id; it is never among its own results. Give path or text."`
-		Text      string      `json:"text,omitempty" jsonschema:"A text to compare instead, such as a memory you are about to write; at most limits.max_similar_text_bytes (default 64 KiB)."`
-		Threshold float64     `json:"threshold,omitempty" jsonschema:"Cosine similarity a chunk pair must reach; default 0.9 (rewordings and small edits of a passage stay above it)." schema:"minimum=0,maximum=1"`
-		Limit     int         `json:"limit,omitempty" jsonschema:"Maximum items; default 10, at most limits.max_search_limit (default 1000)." schema:"minimum=0"`
-		Filter    *filterArgs `json:"filter,omitempty" jsonschema:"Only compare with these items. Each list holds at most limits.max_filter_values entries (default 64)."`
+		Drive     string      `json:"drive,omitempty" jsonschema:"Drive of path." schema:"default=agent"`
+		Path      string      `json:"path,omitempty" jsonschema:"A stored item to compare (path, ref or id). Give path or text."`
+		Text      string      `json:"text,omitempty" jsonschema:"A text to compare, such as a note you are about to write; max limits.max_similar_text_bytes (64 KiB)."`
+		Threshold float64     `json:"threshold,omitempty" jsonschema:"Cosine a chunk pair must reach; default 0.9 (rewordings stay above)." schema:"minimum=0,maximum=1"`
+		Limit     int         `json:"limit,omitempty" jsonschema:"Items; default 10, max limits.max_search_limit (1000)." schema:"minimum=0"`
+		Filter    *filterArgs `json:"filter,omitempty" jsonschema:"Only compare with these; each list max limits.max_filter_values (64)."`
 	}
 	register(Tool{
 		Name:  "context_find_similar",
 		Title: "Find near-duplicates of an item or a text",
-		Description: "Find the stored items that already say what an item or a text says, by the meaning of their chunks (embedding similarity), so that you update a memory instead of writing it twice. " +
-			"Returns the items most similar first, each with its ref, title, similarity (cosine in [0,1] of its best matching chunk), coverage (the share of the target's chunks it matches; 1 means all of it is already there) and that chunk's snippet. " +
-			"Needs the embedding model. Example: {\"text\":\"The deploy runs a canary in staging first.\"}.",
+		Description: "Before writing a note, find the stored items that already say the same (by embedding similarity), to update one instead of writing it twice. " +
+			"Returns items with similarity and coverage (1: all of it is already stored). Needs the embedding model.",
 		Annotations: readOnly, Scopes: readScope,
 	}, func(ctx context.Context, b Backend, in *findSimilarArgs) (any, error) {
 		req := &ctxdv1.FindSimilarRequest{Threshold: in.Threshold, Limit: int32(in.Limit), Filter: in.Filter.proto()}
@@ -541,16 +534,15 @@ func searchResult(resp *ctxdv1.SearchResponse) any {
 
 func init() {
 	type refreshArgs struct {
-		Refs  []string `json:"refs,omitempty" jsonschema:"Refs to refresh: items (\"disk:/home/me/notes.md\"), item ids, or directories (\"url:/\", \"disk:/home/me/project\") for everything below. Give refs or all."`
-		All   bool     `json:"all,omitempty" jsonschema:"Refresh every item on every refreshable drive (not agent, which has no source). Default false."`
-		Force bool     `json:"force,omitempty" jsonschema:"Re-read sources even when size, modification time or HTTP validators say they are unchanged. Default false."`
+		Refs  []string `json:"refs,omitempty" jsonschema:"Items, ids or directories (\"disk:/home/me/proj\", \"url:/\"). Give refs or all."`
+		All   bool     `json:"all,omitempty" jsonschema:"Every item that has a source."`
+		Force bool     `json:"force,omitempty" jsonschema:"Re-read sources even when size, mtime or HTTP validators say unchanged."`
 	}
 	register(Tool{
 		Name:  "context_refresh",
 		Title: "Refresh ingested items from their sources",
-		Description: "Re-read the host files and URLs that ingested items came from and update the items whose source changed (changed chunks are re-embedded). Items on the agent drive have no source and are skipped. " +
-			"Returns a summary (added, updated, unchanged, skipped, missing, failed), the changed refs and the failures, each list capped at " + fmt.Sprint(maxListed) + " entries with a count of the rest. " +
-			"Example: {\"refs\":[\"disk:/home/me/project\"]}.",
+		Description: "Re-read the files and URLs ingested items came from and update what changed. " +
+			"Returns a summary and the changed refs and failures, each list at most " + fmt.Sprint(maxListed) + " with a count of the rest.",
 		Annotations: Annotations{Destructive: true, Idempotent: true, OpenWorld: true}, Scopes: ingestScope,
 	}, func(ctx context.Context, b Backend, in *refreshArgs) (any, error) {
 		if len(in.Refs) == 0 && !in.All {
@@ -565,20 +557,19 @@ func init() {
 	})
 
 	type addArgs struct {
-		Sources       []string `json:"sources" jsonschema:"Absolute file or directory paths on the daemon's host (within its allowed_roots), or http(s) URLs. Files go to the disk drive under their absolute path, URLs to the url drive, GitHub file URLs to the github drive." schema:"minItems=1"`
-		Drive         string   `json:"drive,omitempty" jsonschema:"Store under this drive instead of the source's natural one (disk, url, github)."`
-		Tags          []string `json:"tags,omitempty" jsonschema:"Tags added to every ingested item."`
-		Exclude       []string `json:"exclude,omitempty" jsonschema:"Glob patterns of paths to leave out, in addition to .gitignore rules."`
-		IncludeHidden bool     `json:"include_hidden,omitempty" jsonschema:"Descend into hidden files and directories. Default false."`
-		Dedupe        float64  `json:"dedupe,omitempty" jsonschema:"Skip a new text source whose every chunk already has a match in one stored item (or one this add wrote before it) at or above this cosine similarity (e.g. 0.9), reporting it as skipped with duplicate_of. Needs the embedding model. Default 0: no de-duplication." schema:"minimum=0,maximum=1"`
+		Sources       []string `json:"sources" jsonschema:"Absolute paths on the daemon's host (within allowed_roots) or http(s) URLs; they go to the disk, url or github drive." schema:"minItems=1"`
+		Drive         string   `json:"drive,omitempty" jsonschema:"Another drive to store them under."`
+		Tags          []string `json:"tags,omitempty" jsonschema:"Tags for every item."`
+		Exclude       []string `json:"exclude,omitempty" jsonschema:"Globs to leave out, beside .gitignore rules."`
+		IncludeHidden bool     `json:"include_hidden,omitempty" jsonschema:"Descend into hidden files and directories."`
+		Dedupe        float64  `json:"dedupe,omitempty" jsonschema:"Skip a text source whose every chunk matches one stored item at this cosine (e.g. 0.9; needs the embedding model); 0 is off." schema:"minimum=0,maximum=1"`
 	}
 	register(Tool{
 		Name:  "context_add",
 		Title: "Ingest files or URLs",
-		Description: "Ingest files, directory trees or web pages from the daemon's host into the store, where they become readable and searchable. Items that already exist are left alone (use context_refresh to update them). " +
-			"Secrets, paths outside the daemon's allowed roots and private network addresses are refused (source_refused). " +
-			"Returns a summary (added, skipped, failed, ...), the added refs and the failures, each list capped at " + fmt.Sprint(maxListed) + " entries with a count of the rest. " +
-			"Example: {\"sources\":[\"/home/me/project/docs\",\"https://example.com/guide\"]}.",
+		Description: "Ingest files, directory trees or web pages into the store to read and search them; existing items stay (context_refresh updates them). " +
+			"Returns a summary and the added refs and failures, each list at most " + fmt.Sprint(maxListed) + " with a count of the rest. " +
+			"Example: {\"sources\":[\"/home/me/proj/docs\",\"https://example.com/guide\"]}.",
 		Annotations: Annotations{Idempotent: true, OpenWorld: true}, Scopes: ingestScope,
 	}, func(ctx context.Context, b Backend, in *addArgs) (any, error) {
 		stream, err := b.Ingest.Add(ctx, &ctxdv1.AddRequest{Sources: in.Sources, Drive: in.Drive, Tags: in.Tags,
@@ -590,19 +581,19 @@ func init() {
 	})
 
 	type buildArgs struct {
-		Task   string      `json:"task,omitempty" jsonschema:"The task, in words: it selects the contextual context files and is the search query for the chunks. Empty: only the always-loaded files (soul, beliefs, goals, capabilities)."`
-		Budget int         `json:"budget,omitempty" jsonschema:"Token budget of the whole context; default 4000, at most limits.max_token_budget (default 100000). Nothing is cut silently: what did not fit is listed in omitted." schema:"minimum=0"`
-		Roots  []string    `json:"roots,omitempty" jsonschema:"Context roots whose files take part, as directory refs (\"self:/\", \"self:/researcher/\"); default the daemon's context_roots (\"self:/\"). At most limits.max_filter_values entries (default 64)."`
-		Filter *filterArgs `json:"filter,omitempty" jsonschema:"Restricts the search chunks (not the context files). Each list holds at most limits.max_filter_values entries (default 64)."`
-		Limit  int         `json:"limit,omitempty" jsonschema:"Maximum search chunks; default 10, at most limits.max_search_limit (default 1000)." schema:"minimum=0"`
-		Mode   string      `json:"mode,omitempty" jsonschema:"Search mode for the chunks: \"hybrid\" (default), \"bm25\" or \"vector\"." schema:"default=hybrid,enum=hybrid|bm25|vector"`
+		Task   string      `json:"task,omitempty" jsonschema:"The task in words; empty: only the always-loaded files."`
+		Budget int         `json:"budget,omitempty" jsonschema:"Tokens; default 4000, max limits.max_token_budget (100000)." schema:"minimum=0"`
+		Roots  []string    `json:"roots,omitempty" jsonschema:"Context roots, e.g. \"self:/\" (the default); max limits.max_filter_values (64)."`
+		Filter *filterArgs `json:"filter,omitempty" jsonschema:"For the search chunks; each list max limits.max_filter_values (64)."`
+		Limit  int         `json:"limit,omitempty" jsonschema:"Search chunks; default 10, max limits.max_search_limit (1000)." schema:"minimum=0"`
+		Mode   string      `json:"mode,omitempty" jsonschema:"Search mode of the chunks." schema:"default=hybrid,enum=hybrid|bm25|vector"`
 	}
 	register(Tool{
 		Name:  "build_context",
 		Title: "Assemble the context for a task",
-		Description: "Assemble, within a token budget, everything you should know for one task: your always-loaded context files (soul, beliefs, goals, capabilities) verbatim, the contextual files the task matches, then the best search chunks for the task. " +
-			"Returns it as one markdown block, with tokens_used, the budget, the sections (kind, ref, heading, tokens) and what was omitted and why. Call it at the start of a task.",
-		Annotations: readOnly, Scopes: readScope,
+		Description: "Call it at the start of a task: your context files (soul, beliefs, goals), the notes the task matches and the best search chunks, " +
+			"as one markdown block within a token budget, with what was omitted.",
+		Annotations: readOnly, Scopes: readScope, core: true,
 	}, func(ctx context.Context, b Backend, in *buildArgs) (any, error) {
 		resp, err := b.Context.BuildContext(ctx, &ctxdv1.BuildContextRequest{Task: in.Task, Budget: int32(in.Budget), Roots: in.Roots,
 			Filter: in.Filter.proto(), Limit: int32(in.Limit), Mode: searchMode(in.Mode)})
@@ -642,9 +633,9 @@ func init() {
 	})
 
 	type updateArgs struct {
-		Body         string `json:"body" jsonschema:"The new body: the whole text after the frontmatter block, which is kept as it is. Replaces the previous body, so include what should stay."`
-		Root         string `json:"root,omitempty" jsonschema:"Context root holding the file, as a directory ref; default \"self:/\" (the daemon's default context root)." schema:"default=self:/"`
-		ExpectedHash string `json:"expected_hash,omitempty" jsonschema:"Fail with content_changed unless the stored file still has this content_hash (from context_read); recommended."`
+		Body         string `json:"body" jsonschema:"The whole new text after the frontmatter, which stays; include what should remain."`
+		Root         string `json:"root,omitempty" jsonschema:"Context root, a directory ref." schema:"default=self:/"`
+		ExpectedHash string `json:"expected_hash,omitempty" jsonschema:"Fail with content_changed unless the file still has this content_hash."`
 	}
 	for _, f := range []struct{ tool, file, what string }{
 		{"update_beliefs", "beliefs.md", "what you believe to be true about the user, the project and the world"},
@@ -653,8 +644,8 @@ func init() {
 		register(Tool{
 			Name:  f.tool,
 			Title: "Update " + f.file,
-			Description: "Replace the body of " + f.file + " in your context root: " + f.what + ". Its frontmatter is kept byte for byte, and it is loaded into every build_context. " +
-				"Read it first (context_read path \"self:/" + f.file + "\") and send the whole new body. Fails with read_only if its frontmatter does not allow agents to modify it, and not_found if the context root was never initialised (`ctxd context init`).",
+			Description: "Replace the body of " + f.file + ", " + f.what + ", which every build_context loads; its frontmatter stays. " +
+				"context_read \"self:/" + f.file + "\" first and send the whole new body. read_only if its frontmatter forbids agents.",
 			Annotations: Annotations{Destructive: true, Idempotent: true}, Scopes: writeScope,
 		}, func(ctx context.Context, b Backend, in *updateArgs) (any, error) {
 			resp, err := b.Context.Update(ctx, &ctxdv1.UpdateRequest{Ref: strings.TrimSuffix(in.Root, "/") + "/" + f.file,
@@ -673,14 +664,13 @@ func init() {
 
 	type historyArgs struct {
 		itemArgs
-		Limit     int `json:"limit,omitempty" jsonschema:"Maximum revisions to return; default 50, at most 1000." schema:"minimum=0,maximum=1000"`
-		BeforeRev int `json:"before_rev,omitempty" jsonschema:"Only revisions older than this rev; default 0 means from the newest. Pass the last returned rev to page." schema:"minimum=0"`
+		Limit     int `json:"limit,omitempty" jsonschema:"Default 50." schema:"minimum=0,maximum=1000"`
+		BeforeRev int `json:"before_rev,omitempty" jsonschema:"Only older revisions; pass the last rev returned to page." schema:"minimum=0"`
 	}
 	register(Tool{
-		Name:  "context_history",
-		Title: "List an item's revisions",
-		Description: "List an item's revisions, newest first: rev, time, actor (who changed it), op (write, edit, delete, move, copy, revert, context_update, refresh), content_hash and size. " +
-			"Works for a deleted item's last path too. Use it to see what changed, then context_revert to go back.",
+		Name:        "context_history",
+		Title:       "List an item's revisions",
+		Description: "List an item's revisions, newest first (rev, time, actor, op), deleted items too: see what changed and who changed it, then context_revert to go back.",
 		Annotations: readOnly, Scopes: readScope,
 	}, func(ctx context.Context, b Backend, in *historyArgs) (any, error) {
 		resp, err := b.Vfs.History(ctx, &ctxdv1.HistoryRequest{Ref: in.ref(), Limit: int32(in.Limit), BeforeRev: int64(in.BeforeRev)})
@@ -709,13 +699,13 @@ func init() {
 
 	type revertArgs struct {
 		itemArgs
-		Rev int `json:"rev" jsonschema:"The revision (rev from context_history) whose content and metadata become current again." schema:"minimum=1"`
+		Rev int `json:"rev" jsonschema:"The rev, from context_history, to make current." schema:"minimum=1"`
 	}
 	register(Tool{
 		Name:  "context_revert",
 		Title: "Revert an item to a revision",
-		Description: "Make an earlier revision of an item current again, recorded as a new revision (so it can itself be undone); for a deleted item it restores the item, with its id, where it was deleted. " +
-			"Find the rev with context_history. Example: {\"path\":\"/notes/todo.md\",\"rev\":3}.",
+		Description: "Make an earlier revision of an item current again, or restore a deleted item, as a new revision. " +
+			"Example: {\"path\":\"/notes/todo.md\",\"rev\":3}.",
 		Annotations: Annotations{Destructive: true}, Scopes: writeScope,
 	}, func(ctx context.Context, b Backend, in *revertArgs) (any, error) {
 		resp, err := b.Vfs.Revert(ctx, &ctxdv1.RevertRequest{Ref: in.ref(), Rev: int64(in.Rev)})

@@ -31,15 +31,21 @@ type Backend struct {
 	Search  ctxdv1.SearchServiceClient
 	Context ctxdv1.ContextServiceClient
 	Ingest  ctxdv1.IngestServiceClient
+	Session ctxdv1.SessionServiceClient
+	// Cwd is the working directory of the agent's host process, when the
+	// tools run in it (`ctxd mcp` over stdio): remember passes it so that
+	// the daemon derives the project from it. Empty inside the daemon.
+	Cwd string
 }
 
-// NewBackend returns a Backend whose clients share cc.
+// NewBackend returns a Backend whose clients share cc, without a Cwd.
 func NewBackend(cc grpc.ClientConnInterface) Backend {
 	return Backend{
 		Vfs:     ctxdv1.NewVfsServiceClient(cc),
 		Search:  ctxdv1.NewSearchServiceClient(cc),
 		Context: ctxdv1.NewContextServiceClient(cc),
 		Ingest:  ctxdv1.NewIngestServiceClient(cc),
+		Session: ctxdv1.NewSessionServiceClient(cc),
 	}
 }
 
@@ -82,6 +88,9 @@ type Tool struct {
 	InputSchema json.RawMessage // JSON Schema: type object, properties with descriptions, required
 	Annotations Annotations
 	Scopes      []string // token scopes the tool needs, e.g. "read"; "write","ingest" for context_add
+
+	core       bool   // listed in the core profile
+	replacedBy string // set on an older name no profile lists: the tool that does its job now
 }
 
 // Result is what a tool call returns: Text is a JSON object. IsError marks a
@@ -137,7 +146,7 @@ func register[In any](t Tool, run func(context.Context, Backend, *In) (any, erro
 }
 
 // applySchemaTags adds what jsonschema.For can not infer from a struct: the
-// `schema` tag's default, enum, minimum, maximum, minItems and maxItems
+// `schema` tag's default, enum, minimum, maximum, minLength, minItems and maxItems
 // (comma-separated key=value; enum values separated by "|"). Slices and
 // pointers lose the null For allows: no caller needs it, and null means absent.
 func applySchemaTags(t reflect.Type, s *jsonschema.Schema) {
@@ -182,6 +191,8 @@ func applySchemaTags(t reflect.Type, s *jsonschema.Schema) {
 				ps.Minimum = jsonschema.Ptr(mustFloat(v))
 			case "maximum":
 				ps.Maximum = jsonschema.Ptr(mustFloat(v))
+			case "minLength":
+				ps.MinLength = jsonschema.Ptr(int(mustFloat(v)))
 			case "minItems":
 				ps.MinItems = jsonschema.Ptr(int(mustFloat(v)))
 			case "maxItems":
@@ -306,23 +317,71 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// Tools lists every tool in a stable order.
+// The profiles: which tools a host lists. A profile decides only that: Call
+// runs any tool of any profile (and the older names merged into broader
+// tools), whatever was listed.
+const (
+	// ProfileCore, the default, is the tools an agent needs in most
+	// conversations: the seeds' list_drives, tree, read, write, edit,
+	// search and build_context, and remember.
+	ProfileCore = "core"
+	// ProfileRead is every tool that changes nothing, for read-only agents.
+	ProfileRead = "read"
+	// ProfileAll is every tool.
+	ProfileAll = "all"
+)
+
+// Profiles are the profile names Profile accepts, the default first.
+var Profiles = []string{ProfileCore, ProfileRead, ProfileAll}
+
+// Tools lists every tool in a stable order: the profile "all". The older
+// names Call still runs (context_exists, context_count_lines,
+// context_dir_size: context_info answers them) are not listed.
 func Tools() []Tool {
-	out := make([]Tool, len(registry))
-	for i, e := range registry {
-		out[i] = e.Tool
+	var out []Tool
+	for _, e := range registry {
+		if e.replacedBy == "" {
+			out = append(out, e.Tool)
+		}
 	}
 	return out
 }
 
-// Allowed lists the tools a caller holding these scope names may use: those
-// whose every scope it holds ("admin" holds them all). context_add and
-// context_refresh need "ingest" beside "write".
-func Allowed(scopes []string) []Tool {
+// Profile lists the tools of a profile ("" is ProfileCore), in Tools'
+// order. An unknown name is an error that names the profiles.
+func Profile(name string) ([]Tool, error) {
+	var keep func(Tool) bool
+	switch cmp.Or(name, ProfileCore) {
+	case ProfileCore:
+		keep = func(t Tool) bool { return t.core }
+	case ProfileRead:
+		keep = func(t Tool) bool { return t.Annotations.ReadOnly }
+	case ProfileAll:
+		keep = func(Tool) bool { return true }
+	default:
+		return nil, fmt.Errorf("unknown tool profile %q; use %s", name, strings.Join(Profiles, ", "))
+	}
 	var out []Tool
-	for _, e := range registry {
-		if slices.Contains(scopes, "admin") || allIn(e.Scopes, scopes) {
-			out = append(out, e.Tool)
+	for _, t := range Tools() {
+		if keep(t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Known reports whether Call runs a tool of that name: a tool of any
+// profile, or an older name merged into a broader tool.
+func Known(name string) bool { return byName[name] != nil }
+
+// Allowed returns those of tools a caller holding these scope names may use:
+// those whose every scope it holds ("admin" holds them all). context_add and
+// context_refresh need "ingest" beside "write".
+func Allowed(tools []Tool, scopes []string) []Tool {
+	var out []Tool
+	for _, t := range tools {
+		if slices.Contains(scopes, "admin") || allIn(t.Scopes, scopes) {
+			out = append(out, t)
 		}
 	}
 	return out
@@ -343,14 +402,23 @@ var Formats = []string{"mcp", "openai", "anthropic"}
 // Export renders tools as a JSON array in a format: "mcp"
 // ({name,title,description,inputSchema,annotations}), "openai"
 // ({type:"function",function:{name,description,parameters}}) or "anthropic"
-// ({name,description,input_schema}). The output is deterministic.
+// ({name,description,input_schema}), indented for people to read. The
+// output is deterministic.
 func Export(tools []Tool, format string) ([]byte, error) {
+	entries, err := exportEntries(tools, format)
+	if err != nil {
+		return nil, err
+	}
+	return marshal(entries, "  ")
+}
+
+// exportEntries is each tool in a format, ready to marshal.
+func exportEntries(tools []Tool, format string) ([]any, error) {
 	out := make([]any, 0, len(tools))
 	for _, t := range tools {
 		switch format {
 		case "mcp":
 			out = append(out, mcpTool{t.Name, t.Title, t.Description, t.InputSchema, mcpAnnotations{
-				Title:           t.Title,
 				ReadOnlyHint:    t.Annotations.ReadOnly,
 				DestructiveHint: t.Annotations.Destructive,
 				IdempotentHint:  t.Annotations.Idempotent,
@@ -364,7 +432,21 @@ func Export(tools []Tool, format string) ([]byte, error) {
 			return nil, fmt.Errorf("unknown tool format %q; use %s", format, strings.Join(Formats, ", "))
 		}
 	}
-	return json.MarshalIndent(out, "", "  ")
+	return out, nil
+}
+
+// marshal encodes v as JSON without escaping <, > and & (a model reads
+// them as they are, and an escape costs tokens), indented by indent unless
+// it is empty.
+func marshal(v any, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 type mcpTool struct {
@@ -376,13 +458,13 @@ type mcpTool struct {
 }
 
 // mcpAnnotations spells every hint out: MCP's defaults (destructive and
-// open-world true) are not what an absent field means here.
+// open-world true) are not what an absent field means here. The title is
+// the tool's own, not repeated here.
 type mcpAnnotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    bool   `json:"readOnlyHint"`
-	DestructiveHint bool   `json:"destructiveHint"`
-	IdempotentHint  bool   `json:"idempotentHint"`
-	OpenWorldHint   bool   `json:"openWorldHint"`
+	ReadOnlyHint    bool `json:"readOnlyHint"`
+	DestructiveHint bool `json:"destructiveHint"`
+	IdempotentHint  bool `json:"idempotentHint"`
+	OpenWorldHint   bool `json:"openWorldHint"`
 }
 
 type openAITool struct {
@@ -408,12 +490,12 @@ type anthropicTool struct {
 func Call(ctx context.Context, b Backend, name string, args json.RawMessage) Result {
 	e := byName[name]
 	if e == nil {
-		names := make([]string, len(registry))
-		for i, e := range registry {
-			names[i] = e.Name
+		var names []string
+		for _, t := range Tools() {
+			names = append(names, t.Name)
 		}
 		return ErrorResult(&argError{fmt.Sprintf("unknown tool %q", name),
-			"Use one of the listed tools: " + strings.Join(names, ", ") + "."})
+			"Use one of these tools: " + strings.Join(names, ", ") + "."})
 	}
 	m := map[string]any{}
 	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) {

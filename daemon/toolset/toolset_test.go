@@ -259,6 +259,18 @@ func TestCall_EveryTool(t *testing.T) {
 				t.Fatalf("dir_size: %v, want %d bytes", m, want)
 			}
 		}},
+		// context_info answers what context_dir_size did, for a directory and a whole drive.
+		{"info on a directory", "context_info", `{"path":"/notes"}`, func(t *testing.T, m map[string]any) {
+			want := len("alpha line\nBETA\nBETA 2\ngamma zebrafish\n") + len("bee\n")
+			if m["size_bytes"] != float64(want) || m["item_count"] != 2.0 || m["is_dir"] != true {
+				t.Fatalf("info on a directory: %v, want %d bytes in 2 items", m, want)
+			}
+		}},
+		{"info on a drive", "context_info", `{"path":"agent:/"}`, func(t *testing.T, m map[string]any) {
+			if m["item_count"] != 2.0 || m["is_dir"] != true {
+				t.Fatalf("info on a drive: %v", m)
+			}
+		}},
 		{"tree of a directory", "context_tree", `{"drive":"agent","path":"/notes"}`, func(t *testing.T, m map[string]any) {
 			tree, _ := m["tree"].(string)
 			if !strings.Contains(tree, "a.md") || !strings.Contains(tree, "b.md") {
@@ -370,6 +382,11 @@ func TestCall_EveryTool(t *testing.T) {
 			}
 		}},
 		{"update beliefs in a root never initialised", "update_beliefs", `{"body":"x","root":"self:/nobody/"}`, nil},
+		{"remember without a working directory", "remember", `{"text":"Chose bbolt for the store.","kind":"decision"}`, func(t *testing.T, m map[string]any) {
+			if ref, _ := m["ref"].(string); m["project"] != "default" || !strings.HasPrefix(ref, "session:/default/") || !strings.Contains(ref, "decision") || m["session_id"] == "" {
+				t.Fatalf("remember: %v, want a decision in the default project", m)
+			}
+		}},
 	}
 	wantErrors := map[string]string{
 		"delete a non-empty directory needs recursive": "directory_not_empty",
@@ -530,8 +547,8 @@ func TestErrorResult_Shape(t *testing.T) {
 // deterministic.
 func TestExport(t *testing.T) {
 	tools := toolset.Tools()
-	if len(tools) != 22 {
-		t.Errorf("%d tools, want 22: the tool issue's 21 and context_find_similar", len(tools))
+	if len(tools) != 20 {
+		t.Errorf("%d tools, want 20: the tool issue's 21 and context_find_similar and remember, less the three context_info answers", len(tools))
 	}
 	for _, format := range toolset.Formats {
 		t.Run(format, func(t *testing.T) {
@@ -557,7 +574,7 @@ func TestExport(t *testing.T) {
 				case "mcp":
 					fn, schema = entry, entry["inputSchema"]
 					ann, _ := entry["annotations"].(map[string]any)
-					if entry["title"] != tools[i].Title || ann["readOnlyHint"] != tools[i].Annotations.ReadOnly || ann["destructiveHint"] != tools[i].Annotations.Destructive {
+					if entry["title"] != tools[i].Title || ann["readOnlyHint"] != tools[i].Annotations.ReadOnly || ann["destructiveHint"] != tools[i].Annotations.Destructive || ann["title"] != nil {
 						t.Errorf("%v: title or annotations wrong: %v", entry["name"], entry)
 					}
 				case "openai":
@@ -642,7 +659,8 @@ func TestAllowed(t *testing.T) {
 		return n
 	}
 	all := names(toolset.Tools())
-	readWrite := names(toolset.Allowed([]string{"read", "write"}))
+	allowed := func(scopes ...string) []toolset.Tool { return toolset.Allowed(toolset.Tools(), scopes) }
+	readWrite := names(allowed("read", "write"))
 	for _, want := range []string{"context_read", "context_write", "update_beliefs", "build_context"} {
 		if !slices.Contains(readWrite, want) {
 			t.Errorf("read+write lacks %s: %v", want, readWrite)
@@ -653,18 +671,18 @@ func TestAllowed(t *testing.T) {
 			t.Errorf("read+write (no ingest) offers %s", not)
 		}
 	}
-	for _, tool := range toolset.Allowed([]string{"read"}) {
+	for _, tool := range allowed("read") {
 		if !tool.Annotations.ReadOnly {
 			t.Errorf("read-only caller offered %s", tool.Name)
 		}
 	}
-	if got := names(toolset.Allowed([]string{"read", "write", "ingest"})); !slices.Equal(got, all) {
+	if got := names(allowed("read", "write", "ingest")); !slices.Equal(got, all) {
 		t.Errorf("read+write+ingest: %v, want all %v", got, all)
 	}
-	if got := names(toolset.Allowed([]string{"admin"})); !slices.Equal(got, all) {
+	if got := names(allowed("admin")); !slices.Equal(got, all) {
 		t.Errorf("admin: %v, want all", got)
 	}
-	if got := toolset.Allowed(nil); len(got) != 0 {
+	if got := allowed(); len(got) != 0 {
 		t.Errorf("no scopes: %v", names(got))
 	}
 }

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/blevesearch/bleve/v2/analysis"
 
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/search"
@@ -115,11 +116,27 @@ func (b *Builder) Build(ctx context.Context, req Request) (Result, error) {
 			return Result{}, err
 		}
 	}
-	for _, f := range always {
-		a.addFile(Section{Kind: KindAlways, Ref: f.item.Ref(), Heading: f.item.Title, Text: f.body, Item: f.item})
+	if !req.SkipAlways {
+		for _, f := range always {
+			a.addFile(Section{Kind: KindAlways, Ref: f.item.Ref(), Heading: f.item.Title, Text: f.body, Item: f.item})
+		}
 	}
-	if err := b.addContextual(ctx, &a, match, contextual); err != nil {
-		return Result{}, err
+	for _, s := range req.Extra {
+		a.add(s)
+	}
+	if len(contextual) > 0 || req.MatchChunks && len(chunks) > 0 {
+		w, err := b.weigh(ctx, &a, match, req.MatchChunks)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := addContextual(ctx, &a, w, contextual); err != nil {
+			return Result{}, err
+		}
+		if req.MatchChunks {
+			if chunks, err = matchingChunks(ctx, &a, w, chunks); err != nil {
+				return Result{}, err
+			}
+		}
 	}
 	for _, s := range chunks {
 		switch {
@@ -211,46 +228,66 @@ func (b *Builder) contextFiles(ctx context.Context, roots []string) ([]file, []s
 	return files, warnings, nil
 }
 
-// addContextual adds the contextual files task matches substantively
-// (match.relevant), best first, and lists the others. Terms are weighed
-// by the store's chunks (Engine.TermStats); while the index cannot say,
-// by the files themselves, with a warning.
-func (b *Builder) addContextual(ctx context.Context, a *assembler, task string, files []file) error {
+// weights are the task's analysed terms and the store's statistics of
+// them, which decide what matches the task (see the package doc).
+type weights struct {
+	an analysis.Analyzer
+	q  []queryTerm
+	st *lexical.TermStats // nil while the index cannot say: the documents ranked weigh the terms
+	// unseen counts the task's words nothing holds in its weight (a
+	// prompt's, with Request.MatchChunks: see rank).
+	unseen bool
+}
+
+// weigh analyses task and reads the store's statistics of its terms
+// (Engine.TermStats); while the index cannot give them it warns that the
+// documents ranked weigh the terms themselves.
+func (b *Builder) weigh(ctx context.Context, a *assembler, task string, chunks bool) (weights, error) {
+	an, err := analyzer()
+	if err != nil {
+		return weights{}, err
+	}
+	w := weights{an: an, q: analyzeTerms(an, task), unseen: chunks}
+	if len(w.q) == 0 {
+		return w, nil
+	}
+	terms := make([]string, len(w.q))
+	for i, qt := range w.q {
+		terms[i] = qt.term
+	}
+	stats, err := b.engine.TermStats(ctx, terms)
+	why := ""
+	switch {
+	case ctx.Err() != nil:
+		return weights{}, ctx.Err()
+	case err != nil:
+		why = err.Error()
+	case stats.Docs == 0:
+		why = "it holds no chunks yet"
+	default:
+		w.st = &stats
+	}
+	if why != "" {
+		what := "contextual files"
+		if chunks {
+			what = "contextual files and chunks"
+		}
+		a.res.Warnings = append(a.res.Warnings, "the "+what+" were weighed by their own words, not the store's (search index: "+why+"), so a word common in the store but rare among them can make one match")
+	}
+	return w, nil
+}
+
+// addContextual adds the contextual files the task matches substantively
+// (match.relevant), best first, and lists the others.
+func addContextual(ctx context.Context, a *assembler, w weights, files []file) error {
 	if len(files) == 0 {
 		return nil
 	}
-	an, err := analyzer()
-	if err != nil {
-		return err
-	}
 	docs := make([]doc, len(files))
 	for i, f := range files {
-		docs[i] = newDoc(an, f.item.Title, f.item.Description, f.body)
+		docs[i] = newDoc(w.an, f.item.Title, f.item.Description, f.body)
 	}
-	q := analyzeTerms(an, task)
-	var st *lexical.TermStats
-	if len(q) > 0 {
-		terms := make([]string, len(q))
-		for i, qt := range q {
-			terms[i] = qt.term
-		}
-		stats, err := b.engine.TermStats(ctx, terms)
-		why := ""
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil:
-			why = err.Error()
-		case stats.Docs == 0:
-			why = "it holds no chunks yet"
-		default:
-			st = &stats
-		}
-		if why != "" {
-			a.res.Warnings = append(a.res.Warnings, "the contextual files were weighed by their own words, not the store's (search index: "+why+"), so a word common in the store but rare among them can make a file match")
-		}
-	}
-	ms, total, err := rank(ctx, q, docs, st)
+	ms, total, err := rank(ctx, w.q, docs, w.st, w.unseen)
 	if err != nil {
 		return err
 	}
@@ -258,21 +295,36 @@ func (b *Builder) addContextual(ctx context.Context, a *assembler, task string, 
 		f, m := files[i], ms[i]
 		s := Section{Kind: KindContextual, Ref: f.item.Ref(), Heading: f.item.Title, Text: f.body, Item: f.item,
 			Score: m.score, MatchedTerms: m.terms}
-		switch {
-		case m.weight == 0:
-			a.omit(KindContextual, s.Ref, "", ReasonNoMatch+": no word of the task (stemmed, stop words left out) occurs in its title, description or body", a.count(render(s)))
-		case !m.relevant(total):
-			quoted := make([]string, len(m.terms))
-			for j, t := range m.terms {
-				quoted[j] = strconv.Quote(t)
-			}
-			a.omit(KindContextual, s.Ref, "", fmt.Sprintf("%s: it shares only %s with the task, %.0f%% of the weight of the task's words (%.2f of %.2f), where %.0f%% or a weight of %.1f is needed; BM25 score %.3f",
-				ReasonNoMatch, strings.Join(quoted, ", "), 100*m.weight/total, m.weight, total, 100*RelevantShare, RelevantWeight, m.score), a.count(render(s)))
-		default:
-			a.addFile(s)
+		if why := m.miss(total, "title, description or body"); why != "" {
+			a.omit(KindContextual, s.Ref, "", why, a.count(render(s)))
+			continue
 		}
+		a.addFile(s)
 	}
 	return nil
+}
+
+// matchingChunks returns the chunks the task matches as a contextual file
+// must (Request.MatchChunks), in their search order, and lists the others.
+func matchingChunks(ctx context.Context, a *assembler, w weights, chunks []Section) ([]Section, error) {
+	docs := make([]doc, len(chunks))
+	for i, c := range chunks {
+		docs[i] = newDoc(w.an, c.Item.Title, c.Item.Description, c.Heading, c.Text)
+	}
+	ms, total, err := rank(ctx, w.q, docs, w.st, w.unseen)
+	if err != nil {
+		return nil, err
+	}
+	var out []Section
+	for i, c := range chunks {
+		if why := ms[i].miss(total, "title, description, heading or text"); why != "" {
+			a.omit(KindChunk, c.Ref, c.Heading, why, a.count(render(c)))
+			continue
+		}
+		c.MatchedTerms = ms[i].terms
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // searchChunks searches for the task and returns its first limit chunks of
@@ -289,6 +341,9 @@ func (b *Builder) searchChunks(ctx context.Context, a *assembler, req Request) (
 	// MaxPerItem each) still leaves limit chunks.
 	sr.Limit = limit
 	if extra := cmp.Or(sr.MaxPerItem, search.DefaultMaxPerItem) * len(a.context); limit > 0 && limit <= b.opts.Limits.MaxLimit {
+		if req.Exclude != nil {
+			extra += 2 * limit // the results excluded take places too
+		}
 		sr.Limit = min(limit+extra, b.opts.Limits.MaxLimit)
 	}
 	resp, err := b.engine.Search(ctx, sr)
@@ -311,6 +366,9 @@ func (b *Builder) searchChunks(ctx context.Context, a *assembler, req Request) (
 	for _, r := range resp.Results {
 		if taken == limit {
 			break
+		}
+		if req.Exclude != nil && req.Exclude(r.Drive, r.Path) {
+			continue
 		}
 		if !a.context[r.ItemID] {
 			taken++

@@ -359,3 +359,68 @@ func TestBuild_ReadsItsWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestBuild_PromptOptions checks what a session's recall asks of Build: the
+// caller's own sections within the budget, a prompt's context without the
+// always files, only chunks the prompt matches, and out-of-scope items left
+// out unlisted.
+func TestBuild_PromptOptions(t *testing.T) {
+	e := newEnv(t, true)
+	e.withContextSet()
+	e.write("session:/other/s1/events/e1.md", "The duplicate invoice was refunded as a credit note.")
+	e.sync()
+
+	t.Run("extra sections after the always files", func(t *testing.T) {
+		goals := Section{Kind: KindGoals, Ref: "session:/p/s0/digest.md", Text: "- [ ] refund the duplicate invoice\n"}
+		digest := Section{Kind: KindDigest, Ref: "session:/p/s0/digest.md", Text: strings.Repeat("A long digest line. ", 400)}
+		res := e.build(Request{Budget: 1500, Extra: []Section{goals, digest}})
+		checkInvariants(t, e, res)
+		if got := sectionRefs(res, KindGoals); !slices.Equal(got, []string{goals.Ref}) {
+			t.Errorf("goals sections %q", got)
+		}
+		if !strings.Contains(res.Markdown, "## Open goals from earlier sessions") || strings.Index(res.Markdown, "## Open goals") < strings.Index(res.Markdown, "## Persistent context") {
+			t.Errorf("the goals group is missing or before the always files:\n%s", res.Markdown)
+		}
+		if o, ok := omission(res, digest.Ref); !ok || o.Kind != KindDigest || !strings.HasPrefix(o.Reason, ReasonBudget) {
+			t.Errorf("the digest over the budget is not listed as omitted: %+v", res.Omitted)
+		}
+	})
+	t.Run("a prompt that matches", func(t *testing.T) {
+		res := e.build(Request{Task: invoicingTask, SkipAlways: true, MatchChunks: true, Search: search.Request{Mode: search.BM25}})
+		checkInvariants(t, e, res)
+		if got := sectionRefs(res, KindAlways); len(got) != 0 {
+			t.Errorf("always files %q with SkipAlways", got)
+		}
+		if got := sectionRefs(res, KindContextual); !slices.Equal(got, []string{"self:/invoicing.md"}) {
+			t.Errorf("contextual files %q, want the invoicing file", got)
+		}
+		chunks := sectionRefs(res, KindChunk)
+		if !slices.Contains(chunks, "agent:/notes/billing.md") || slices.Contains(chunks, "agent:/notes/recipes.md") {
+			t.Errorf("chunks %q: want the billing notes and not the recipes", chunks)
+		}
+		if o, ok := omission(res, "agent:/notes/recipes.md"); ok && !strings.HasPrefix(o.Reason, ReasonNoMatch) {
+			t.Errorf("the recipes chunk is omitted for %q, want no match", o.Reason)
+		}
+	})
+	t.Run("a prompt nothing matches", func(t *testing.T) {
+		res := e.build(Request{Task: "Which telescope and eyepiece suit a beginner astronomer observing Jupiter?", SkipAlways: true, MatchChunks: true, Search: search.Request{Mode: search.BM25}})
+		if res.Markdown != "" || len(res.Sections) != 0 {
+			t.Errorf("sections %+v for a prompt nothing matches:\n%s", res.Sections, res.Markdown)
+		}
+	})
+	t.Run("excluded items", func(t *testing.T) {
+		task := "duplicate invoice refunded as a credit note"
+		res := e.build(Request{Task: task, SkipAlways: true, MatchChunks: true, Search: search.Request{Mode: search.BM25}})
+		if !slices.Contains(sectionRefs(res, KindChunk), "session:/other/s1/events/e1.md") {
+			t.Fatalf("the event is not found without Exclude; the test proves nothing: %q", sectionRefs(res, KindChunk))
+		}
+		res = e.build(Request{Task: task, SkipAlways: true, MatchChunks: true, Search: search.Request{Mode: search.BM25},
+			Exclude: func(drive, path string) bool { return drive == "session" }})
+		if slices.Contains(sectionRefs(res, KindChunk), "session:/other/s1/events/e1.md") {
+			t.Errorf("an excluded item is in the context")
+		}
+		if _, ok := omission(res, "session:/other/s1/events/e1.md"); ok {
+			t.Errorf("an excluded item is listed as omitted")
+		}
+	})
+}

@@ -99,6 +99,20 @@
 // Result.Warnings says so: with few files it cannot tell common words from
 // rare ones, and the share alone decides.
 //
+// # Recall for a session
+//
+// Index/session recalls memory through Build with three more options. Extra
+// sections (KindGoals, KindDigest: what earlier sessions left open and
+// their digests) follow the always files under their own group headers,
+// whole or omitted like any section. SkipAlways leaves the always files out
+// when a session was given them at its start. MatchChunks holds the search
+// chunks to the contextual files' rule, so that a prompt adds only what it
+// substantively matches, or nothing: there, the prompt's words no document
+// holds count in its weight too (as if one document held each), since a
+// prompt about something the memory lacks should match nothing, where the
+// task of BuildContext only picks among files. Exclude drops the results
+// of items outside the caller's scope (another project's sessions).
+//
 // # Limits
 //
 // Build reuses the search engine's limits (search.Limits): the budget is

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -70,6 +72,24 @@ func (m match) relevant(total float64) bool {
 	return m.weight > 0 && m.weight >= min(RelevantShare*total, RelevantWeight)
 }
 
+// miss says why m is not a substantive match for a task of weight total
+// (an Omission's reason), or "" when it is one; parts names what of the
+// document was matched.
+func (m match) miss(total float64, parts string) string {
+	switch {
+	case m.weight == 0:
+		return ReasonNoMatch + ": no word of the task (stemmed, stop words left out) occurs in its " + parts
+	case !m.relevant(total):
+		quoted := make([]string, len(m.terms))
+		for j, t := range m.terms {
+			quoted[j] = strconv.Quote(t)
+		}
+		return fmt.Sprintf("%s: it shares only %s with the task, %.0f%% of the weight of the task's words (%.2f of %.2f), where %.0f%% or a weight of %.1f is needed; BM25 score %.3f",
+			ReasonNoMatch, strings.Join(quoted, ", "), 100*m.weight/total, m.weight, total, 100*RelevantShare, RelevantWeight, m.score)
+	}
+	return ""
+}
+
 // analyze returns the distinct terms of text in order of first occurrence.
 func analyzeTerms(a analysis.Analyzer, text string) []queryTerm {
 	var out []queryTerm
@@ -103,10 +123,13 @@ func newDoc(a analysis.Analyzer, parts ...string) doc {
 // with st it is computed over the store's chunks (st.DF[i] is the
 // document frequency of q[i]), else over docs themselves. A term only docs
 // hold (a file the index has not applied yet) counts as held by as many
-// documents as docs hold it. Length is normalized over docs, the files
-// being ranked. A doc no term occurs in scores 0. Each term counts once
-// however often the task repeats it.
-func rank(ctx context.Context, q []queryTerm, docs []doc, st *lexical.TermStats) ([]match, float64, error) {
+// documents as docs hold it. A term nothing holds weighs nothing, unless
+// unseen is set: then it adds the IDF of a term one document holds to the
+// total (a prompt's words the memory lacks say it is about something else).
+// Length is normalized over docs, the files being ranked. A doc no term
+// occurs in scores 0. Each term counts once however often the task repeats
+// it.
+func rank(ctx context.Context, q []queryTerm, docs []doc, st *lexical.TermStats, unseen bool) ([]match, float64, error) {
 	out := make([]match, len(docs))
 	if len(docs) == 0 || len(q) == 0 {
 		return out, 0, nil
@@ -135,6 +158,9 @@ func rank(ctx context.Context, q []queryTerm, docs []doc, st *lexical.TermStats)
 			df = max(df, float64(st.DF[i]))
 		}
 		if df == 0 {
+			if unseen {
+				total += math.Log(1 + (max(n, 1)-0.5)/1.5)
+			}
 			continue
 		}
 		idf := math.Log(1 + (max(n, df)-df+0.5)/(df+0.5))

@@ -124,7 +124,7 @@ func TestBuild_RareWordMatchesInALargeStore(t *testing.T) {
 	}
 	_, content := e.read(refunds)
 	_, body := vfs.SplitFrontmatter([]byte(content))
-	ms, total, err := rank(context.Background(), q, []doc{newDoc(an, "Approvals", "", string(body))}, &st)
+	ms, total, err := rank(context.Background(), q, []doc{newDoc(an, "Approvals", "", string(body))}, &st, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ var groupHeaders = map[Kind]string{
 	KindAlways:     "## Persistent context\n\n",
 	KindContextual: "## Context files for this task\n\n",
 	KindChunk:      "## From memory: search results for the task\n\n",
+	KindGoals:      "## Open goals from earlier sessions\n\n",
+	KindDigest:     "## Earlier sessions\n\n",
 }
 
 // render returns a section as Markdown: a "### ref" header with what

@@ -18,6 +18,11 @@ const (
 	KindAlways     Kind = "always"     // a file with loading: always, verbatim
 	KindContextual Kind = "contextual" // a file with loading: contextual the task matched
 	KindChunk      Kind = "chunk"      // a search result for the task
+	// KindGoals and KindDigest are sections a caller supplies
+	// (Request.Extra): what earlier sessions left open, and an earlier
+	// session's digest (index/session).
+	KindGoals  Kind = "goals"
+	KindDigest Kind = "digest"
 )
 
 // Reasons an Omission gives; each is followed by ": " and the particulars.
@@ -25,7 +30,7 @@ const (
 	ReasonBudget      = "over budget"           // it did not fit in what was left
 	ReasonWholeFile   = "file included whole"   // a chunk of a file that is already a section
 	ReasonContextFile = "context file"          // a chunk of a context file that is not a section
-	ReasonNoMatch     = "no match for the task" // a contextual file that holds too little of the task (package doc: Relevance)
+	ReasonNoMatch     = "no match for the task" // a contextual file (or, with Request.MatchChunks, a chunk) that holds too little of the task (package doc: Relevance)
 	ReasonEmpty       = "empty"                 // a context file with no body
 )
 
@@ -46,6 +51,23 @@ type Request struct {
 	// and EmbedQuery. Build sets Queries to the task and keeps the budget
 	// itself, so TokenBudget, SnippetChars and CountTokens are ignored.
 	Search search.Request
+	// Extra are sections the caller supplies (KindGoals, KindDigest),
+	// added in order after the always files and before the contextual
+	// files, each whole or not at all like any other.
+	Extra []Section
+	// SkipAlways leaves the always files out: a caller that gave them
+	// earlier (at a session's start) and now asks only what a prompt
+	// adds.
+	SkipAlways bool
+	// MatchChunks keeps only the search chunks that match the task by the
+	// rule contextual files must meet (see Relevance: the task's words they
+	// hold carry a quarter of its weight, or a rare word's), and lists the
+	// others as omitted: a task nothing matches then adds nothing.
+	MatchChunks bool
+	// Exclude, when set, drops the search results of the items (by drive
+	// and path) it reports: items outside the caller's scope (another
+	// project's sessions), which are not listed as omitted.
+	Exclude func(drive, path string) bool
 }
 
 // Section is one part of an assembled context.

@@ -49,8 +49,20 @@ func Update(ctx context.Context, store *vfs.Store, ref vfs.Ref, body []byte, exp
 			body = rest
 		}
 	}
+	res, err := replaceBody(ctx, store, it, block, body, vfs.OpContextUpdate)
+	if err != nil {
+		return vfs.WriteResult{}, fmt.Errorf("update %s: %w", at, err)
+	}
+	return res, nil
+}
+
+// replaceBody writes block and body as the content of it, expecting the
+// content it was read with, as the context's actor with operation op, and
+// keeps its metadata: the fields its kept frontmatter fills come from it
+// again, the others are passed as they are.
+func replaceBody(ctx context.Context, store *vfs.Store, it vfs.Item, block, body []byte, op string) (vfs.WriteResult, error) {
 	a := vfs.ActorFrom(ctx)
-	a.Op = vfs.OpContextUpdate
+	a.Op = op
 	newContent := make([]byte, 0, len(block)+len(body))
 	newContent = append(append(newContent, block...), body...)
 	p := vfs.WriteParams{
@@ -58,8 +70,6 @@ func Update(ctx context.Context, store *vfs.Store, ref vfs.Ref, body []byte, exp
 		MimeType: it.MimeType, SourceURL: it.SourceURL, Origin: it.Origin,
 		OnConflict: vfs.ConflictOverwrite, ExpectedHash: it.ContentHash,
 	}
-	// The kept frontmatter fills its fields again; the others are the
-	// caller's and are passed as they are.
 	fromFM := func(f string) bool { return slices.Contains(it.FrontmatterFields, f) }
 	if !fromFM("title") {
 		p.Title = it.Title
@@ -73,9 +83,5 @@ func Update(ctx context.Context, store *vfs.Store, ref vfs.Ref, body []byte, exp
 	if !fromFM("importance") {
 		p.Importance = it.Importance
 	}
-	res, err := store.Write(vfs.WithActor(ctx, a), p)
-	if err != nil {
-		return vfs.WriteResult{}, fmt.Errorf("update %s: %w", at, err)
-	}
-	return res, nil
+	return store.Write(vfs.WithActor(ctx, a), p)
 }

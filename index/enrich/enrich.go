@@ -284,29 +284,54 @@ func (e *Enricher) count(ctx context.Context) error {
 // ask asks for the questions t answers, retrying as the package doc says.
 // An answer without a usable question returns an empty list and no error.
 func (e *Enricher) ask(ctx context.Context, t vfs.QuestionTask) ([]string, error) {
-	body, err := json.Marshal(chatRequest{Model: e.cfg.Model, Messages: prompt(t, e.cfg.QuestionsPerChunk)})
+	answer, err := e.complete(ctx, prompt(t, e.cfg.QuestionsPerChunk))
 	if err != nil {
 		return nil, err
 	}
+	return parseQuestions(answer, e.cfg.QuestionsPerChunk), nil
+}
+
+// maxSummarizeInput bounds the text one Summarize sends.
+const maxSummarizeInput = 32 << 10
+
+// Summarize asks the endpoint to answer instructions (the system message)
+// about text (the user message, cut to 32 KiB) and returns its answer:
+// session digests and compactions use it. Calls are rate-limited and
+// retried like the enricher's own, within ctx and the configured timeout
+// per call; failures count in Status.
+func (e *Enricher) Summarize(ctx context.Context, instructions, text string) (string, error) {
+	return e.complete(ctx, []chatMessage{
+		{Role: "system", Content: instructions},
+		{Role: "user", Content: runes.Cut(text, maxSummarizeInput)},
+	})
+}
+
+// complete makes a chat completion call, retried as retryWait allows, and
+// returns the answer's text.
+func (e *Enricher) complete(ctx context.Context, messages []chatMessage) (string, error) {
+	body, err := json.Marshal(chatRequest{Model: e.cfg.Model, Messages: messages})
+	if err != nil {
+		return "", err
+	}
 	for attempt := 0; ; attempt++ {
 		if err := e.limiter.Wait(ctx); err != nil {
-			return nil, err
+			return "", err
 		}
 		answer, err := e.call(ctx, body)
 		if err == nil {
-			return parseQuestions(answer, e.cfg.QuestionsPerChunk), nil
+			return answer, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return "", ctx.Err()
 		}
 		e.fail(err)
 		wait, retry := retryWait(err, attempt)
 		if !retry || attempt >= e.cfg.MaxRetries {
-			return nil, err
+			return "", err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return "", ctx.Err()
 		case <-time.After(wait):
 		}
 	}

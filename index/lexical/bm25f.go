@@ -252,6 +252,9 @@ func analyzeDoc(an, kw analysis.Analyzer, id string, d *bleveDoc, word func(writ
 	for i, v := range d.Tags {
 		keyword(fieldTags, v, []uint64{uint64(i)}, index.IndexField)
 	}
+	if d.Time != nil {
+		doc.AddField(document.NewNumericFieldWithIndexingOptions(fieldTime, []uint64{}, *d.Time, index.IndexField))
+	}
 	keyword(fieldLengths, d.Lengths, []uint64{}, index.StoreField)
 	if stop := stopWordStream(d.Text, d.Heading); len(stop) > 0 {
 		doc.AddField(document.NewTextFieldCustom(fieldStopWords, nil, nil, index.IndexField, analyzed(stop)))

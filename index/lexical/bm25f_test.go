@@ -3,6 +3,7 @@ package lexical
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -20,8 +21,9 @@ func TestAnalyzeDoc_AsTheMappingMapsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	an, kw := im.AnalyzerNamed(en.AnalyzerName), im.AnalyzerNamed(keyword.Name)
+	when := float64(TimeKey(time.Date(2026, 11, 27, 10, 15, 0, 0, time.UTC)))
 	for _, d := range []bleveDoc{
-		{Text: "The quick brown foxes jumped over the lazy dogs.", Heading: "Animals > Foxes", Title: "Fox facts\nAll about foxes", Drive: "notes", Dirs: pathTerms("notes", "/zoo/fox.md"), Mime: "text/markdown", Tags: []string{"animals", "fox"}},
+		{Text: "The quick brown foxes jumped over the lazy dogs.", Heading: "Animals > Foxes", Title: "Fox facts\nAll about foxes", Drive: "notes", Dirs: pathTerms("notes", "/zoo/fox.md"), Mime: "text/markdown", Tags: []string{"animals", "fox"}, Time: &when},
 		{Text: "naïve café, 東京 and Ünïcödé words; useEffect() logo.png", Drive: "d", Dirs: pathTerms("d", "/a.txt"), Mime: "text/plain"},
 		{}, // every field empty
 	} {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -30,7 +31,7 @@ import (
 // MappingVersion identifies the analyzers and field layout of the index.
 // Bump it whenever buildMapping changes; Open refuses an index written
 // with another version (ErrMappingMismatch) so the caller can rebuild it.
-const MappingVersion = "ctxd-lexical-v6"
+const MappingVersion = "ctxd-lexical-v7"
 
 // Field boosts: the weight of an occurrence in a field, against one in
 // the text, in SearchBM25's BM25F (see bm25fQuery), and the heading's
@@ -58,6 +59,7 @@ const (
 	fieldDirs      = "dirs"
 	fieldMime      = "mime"
 	fieldTags      = "tags"
+	fieldTime      = "time"
 	fieldLengths   = "lengths"
 )
 
@@ -86,6 +88,10 @@ type Doc struct {
 	Path        string   // item path, e.g. "/notes/a/b.md"; every ancestor dir is indexed
 	Mime        string   // mime type, keyword
 	Tags        []string // item tags, keywords
+	// Time is when the item last changed; Filter.After and Before select
+	// by it (at millisecond precision). A zero Time is not indexed, so such
+	// a document matches no time range.
+	Time time.Time
 }
 
 // MaxTitleBytes bounds the title field of one document: the item's title
@@ -100,19 +106,29 @@ func titleField(title, description string) string {
 }
 
 // Filter restricts a search. Values are OR-ed within a field and the
-// fields are AND-ed; every listed tag must be carried by the item. A mime
-// type "major/*" matches every subtype. An empty Filter matches everything.
+// fields are AND-ed; every listed tag must be carried by the item, and at
+// least one of AnyTags. A mime type "major/*" matches every subtype. An
+// empty Filter matches everything.
 //
 // PathPrefixes accepts two forms: "/dir" (any drive; combine with Drives to
 // scope it) and "drive:/dir" (that drive only). A prefix matches whole path
 // segments: "/a" matches "/a" and "/a/x" but not "/ab". A trailing slash is
 // ignored and "/" matches every item.
+//
+// After and Before select documents whose Time is in [After, Before), at
+// millisecond precision; a zero bound is open.
 type Filter struct {
 	Drives       []string
 	PathPrefixes []string
 	Mimes        []string
 	Tags         []string
+	AnyTags      []string
+	After        time.Time
+	Before       time.Time
 }
+
+// TimeKey is how a Doc's Time is indexed and compared: Unix milliseconds.
+func TimeKey(t time.Time) int64 { return t.UnixMilli() }
 
 // Hit is one search result.
 type Hit struct {
@@ -141,6 +157,7 @@ type bleveDoc struct {
 	Dirs    []string `json:"dirs"`
 	Mime    string   `json:"mime"`
 	Tags    []string `json:"tags"`
+	Time    *float64 `json:"time"` // TimeKey; nil when not indexed
 	Lengths string   `json:"lengths"`
 }
 
@@ -183,6 +200,9 @@ func buildMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt(fieldDirs, kw())
 	dm.AddFieldMappingsAt(fieldMime, kw())
 	dm.AddFieldMappingsAt(fieldTags, kw())
+	tm := mapping.NewNumericFieldMapping()
+	tm.Store, tm.IncludeInAll, tm.DocValues = false, false, false
+	dm.AddFieldMappingsAt(fieldTime, tm)
 	// Stored, not indexed: what Apply subtracts when it replaces or deletes
 	// the document.
 	lengths := kw()
@@ -406,6 +426,10 @@ func (x *Index) analyzeAll(an, kw analysis.Analyzer, upserts []Doc) ([]analyzedD
 					Dirs:    pathTerms(d.Drive, d.Path),
 					Mime:    d.Mime,
 					Tags:    d.Tags,
+				}
+				if !d.Time.IsZero() {
+					t := float64(TimeKey(d.Time))
+					bd.Time = &t
 				}
 				doc, l := analyzeDoc(an, kw, d.ID, &bd, newWord)
 				out[i] = analyzedDoc{doc, l}
@@ -683,6 +707,22 @@ func filterQuery(f Filter) (query.Query, error) {
 		tq.SetField(fieldTags)
 		conj = append(conj, tq)
 	}
+	anyOf(fieldTags, f.AnyTags)
+	if !f.After.IsZero() || !f.Before.IsZero() {
+		var lo, hi *float64
+		if !f.After.IsZero() {
+			v := float64(TimeKey(f.After))
+			lo = &v
+		}
+		if !f.Before.IsZero() {
+			v := float64(TimeKey(f.Before))
+			hi = &v
+		}
+		inclusive, exclusive := true, false
+		rq := bleve.NewNumericRangeInclusiveQuery(lo, hi, &inclusive, &exclusive)
+		rq.SetField(fieldTime)
+		conj = append(conj, rq)
+	}
 	switch len(conj) {
 	case 0:
 		return nil, nil
@@ -714,6 +754,9 @@ func ParsePathPrefix(p string) (drive, dir string, err error) {
 
 // Validate reports a Filter value that cannot be used (ErrInvalidFilter).
 func (f Filter) Validate() error {
+	if !f.After.IsZero() && !f.Before.IsZero() && !f.After.Before(f.Before) {
+		return fmt.Errorf("%w: the time range is empty: after %s is not before %s", ErrInvalidFilter, f.After.Format(time.RFC3339Nano), f.Before.Format(time.RFC3339Nano))
+	}
 	for _, p := range f.PathPrefixes {
 		if _, _, err := ParsePathPrefix(p); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -390,6 +391,82 @@ func TestIndex_Search_TagsAllRequired(t *testing.T) {
 				t.Errorf("tags %v: hits = %v, want %v", tc.tags, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestIndex_Search_AnyTags(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	mustApply(t, x, []Doc{
+		{ID: "decision", Text: "shared words", Tags: []string{"event", "kind:decision"}},
+		{ID: "error", Text: "shared words", Tags: []string{"event", "kind:error"}},
+		{ID: "note", Text: "shared words", Tags: []string{"event", "kind:note"}},
+		{ID: "untagged", Text: "shared words"},
+	}, nil, 1)
+	tests := []struct {
+		name      string
+		tags, any []string
+		want      []string
+	}{
+		{"one of one", nil, []string{"kind:error"}, []string{"error"}},
+		{"one of two", nil, []string{"kind:error", "kind:decision"}, []string{"decision", "error"}},
+		{"unknown among them", nil, []string{"zzz", "kind:note"}, []string{"note"}},
+		{"only unknown", nil, []string{"zzz"}, nil},
+		{"and a required tag", []string{"event"}, []string{"kind:note", "kind:error"}, []string{"error", "note"}},
+		{"and a required tag none has", []string{"zzz"}, []string{"kind:note"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Filter{Tags: tc.tags, AnyTags: tc.any}
+			for leg, hits := range map[string][]Hit{"bm25": mustBM25(t, x, "shared", f, 10), "substring": mustSubstring(t, x, "share", f, 10)} {
+				got := ids(hits)
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("%s: tags %v any of %v: hits = %v, want %v", leg, tc.tags, tc.any, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestIndex_Search_TimeRange(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	day := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	mustApply(t, x, []Doc{
+		{ID: "09:00", Text: "shared words", Time: at(9, 0)},
+		{ID: "10:15", Text: "shared words", Time: at(10, 15)},
+		{ID: "10:16", Text: "shared words", Time: at(10, 16)},
+		{ID: "last-year", Text: "shared words", Time: at(9, 0).AddDate(-1, 0, 0)},
+		{ID: "no-time", Text: "shared words"},
+	}, nil, 1)
+	tests := []struct {
+		name          string
+		after, before time.Time
+		want          []string
+	}{
+		{"after is inclusive", at(10, 15), time.Time{}, []string{"10:15", "10:16"}},
+		{"before is exclusive", time.Time{}, at(10, 15), []string{"09:00", "last-year"}},
+		{"both", at(9, 0), at(10, 16), []string{"09:00", "10:15"}},
+		{"a millisecond wide", at(10, 15), at(10, 15).Add(time.Millisecond), []string{"10:15"}},
+		{"nothing in it", at(11, 0), at(12, 0), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Filter{After: tc.after, Before: tc.before}
+			if err := f.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			for leg, hits := range map[string][]Hit{"bm25": mustBM25(t, x, "shared", f, 10), "substring": mustSubstring(t, x, "share", f, 10)} {
+				got := ids(hits)
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("%s: [%v, %v): hits = %v, want %v", leg, tc.after, tc.before, got, tc.want)
+				}
+			}
+		})
+	}
+	if err := (Filter{After: at(10, 0), Before: at(10, 0)}).Validate(); !errors.Is(err, ErrInvalidFilter) {
+		t.Errorf("an empty range: Validate = %v, want ErrInvalidFilter", err)
 	}
 }
 

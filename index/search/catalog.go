@@ -38,7 +38,8 @@ type entry struct {
 	path  string
 	mime  string
 	tags  []string
-	rows  int // chunk indexes [0, rows) may have vector rows
+	time  int64 // lexical.TimeKey of the item's last change
+	rows  int   // chunk indexes [0, rows) may have vector rows
 	// questions holds, by chunk, the question hashes of its question rows
 	// by slot (nil while it has none): rescoring reads their vectors.
 	questions map[int][][32]byte
@@ -100,8 +101,9 @@ func (c *catalog) lookupRow(id uint64) (*entry, int) {
 // matcher evaluates a lexical.Filter against catalog entries, so that the
 // vector leg applies exactly the filters the lexical legs do.
 type matcher struct {
-	f        lexical.Filter
-	prefixes []prefix
+	f             lexical.Filter
+	prefixes      []prefix
+	after, before int64 // lexical.TimeKey bounds; 0 when open
 }
 
 type prefix struct{ drive, path string }
@@ -113,11 +115,18 @@ func newMatcher(f lexical.Filter) matcher {
 		drive, dir, _ := lexical.ParsePathPrefix(p)
 		m.prefixes = append(m.prefixes, prefix{drive, dir})
 	}
+	if !f.After.IsZero() {
+		m.after = lexical.TimeKey(f.After)
+	}
+	if !f.Before.IsZero() {
+		m.before = lexical.TimeKey(f.Before)
+	}
 	return m
 }
 
 func (m *matcher) empty() bool {
-	return len(m.f.Drives) == 0 && len(m.prefixes) == 0 && len(m.f.Mimes) == 0 && len(m.f.Tags) == 0
+	return len(m.f.Drives) == 0 && len(m.prefixes) == 0 && len(m.f.Mimes) == 0 && len(m.f.Tags) == 0 &&
+		len(m.f.AnyTags) == 0 && m.f.After.IsZero() && m.f.Before.IsZero()
 }
 
 func (m *matcher) match(e *entry) bool {
@@ -142,7 +151,14 @@ func (m *matcher) match(e *entry) bool {
 			return false
 		}
 	}
-	return true
+	if len(m.f.AnyTags) > 0 && !slices.ContainsFunc(m.f.AnyTags, func(t string) bool { return slices.Contains(e.tags, t) }) {
+		return false
+	}
+	// As in the lexical index, an item without a time matches no range.
+	if (!m.f.After.IsZero() || !m.f.Before.IsZero()) && e.time == 0 {
+		return false
+	}
+	return (m.f.After.IsZero() || e.time >= m.after) && (m.f.Before.IsZero() || e.time < m.before)
 }
 
 // under reports whether path is dir or below it, by whole segments.
@@ -230,6 +246,10 @@ func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
 		en = v.cat.add(d.ItemID)
 	}
 	en.drive, en.path, en.mime, en.tags = d.Drive, d.Path, d.Mime, d.Tags
+	en.time = 0
+	if !d.Time.IsZero() {
+		en.time = lexical.TimeKey(d.Time)
+	}
 	end := min(d.From+len(d.Chunks), maxVectorChunks)
 	for i := d.From; i < end; i++ {
 		id := vectorID(en.ord, i)

@@ -591,7 +591,7 @@ func appendLexDocs(up []lexical.Doc, d vfs.IndexDoc) []lexical.Doc {
 	for i, c := range d.Chunks {
 		up = append(up, lexical.Doc{
 			ID: ChunkID(d.ItemID, d.From+i), Text: c.Text, Heading: c.Heading, Title: d.Title, Description: d.Description,
-			Drive: d.Drive, Path: d.Path, Mime: d.Mime, Tags: d.Tags,
+			Drive: d.Drive, Path: d.Path, Mime: d.Mime, Tags: d.Tags, Time: d.Time,
 		})
 	}
 	return up

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/vfs"
@@ -508,4 +510,73 @@ func TestEngine_SnippetAroundWhatBM25Matched(t *testing.T) {
 			t.Errorf("%q: snippet %q, want it around %q", q, s, "runs")
 		}
 	}
+}
+
+// TestEngine_TimeAndAnyTagFiltersInEveryLeg checks that a time range and
+// an any-of-tags filter run inside every leg (so a scoped query finds its
+// match however low it ranks), and that the vector leg keeps item times
+// across a snapshot reload.
+func TestEngine_TimeAndAnyTagFiltersInEveryLeg(t *testing.T) {
+	e := newEnv(t)
+	write := func(ref, text string, tags []string, vec []float32) vfs.Item {
+		r, err := vfs.ParseRef(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.store.Write(context.Background(), vfs.WriteParams{Ref: r, Content: []byte(text), IsText: true, Tags: tags,
+			Embeddings: &vfs.Embeddings{Model: testModel, Vectors: [][]float32{vec}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Item
+	}
+	// nextMilli waits until the clock has passed t's millisecond, so the
+	// next write's time differs from it at the filter's precision.
+	nextMilli := func(t0 time.Time) {
+		for time.Now().UnixMilli() <= t0.UnixMilli() {
+			runtime.Gosched()
+		}
+	}
+	old := write("ev:/a/old.md", "kestrel seen once among many other words about weather", []string{"kind:note"}, angled(1.2))
+	nextMilli(old.UpdatedAt)
+	for i := range 50 { // closer matches in every leg, newer than old, none of its kind
+		write(fmt.Sprintf("ev:/a/n%02d.md", i), "kestrel falcon", []string{"kind:prompt"}, angled(0.1+float64(i)*1e-3))
+	}
+	mid := write("ev:/a/mid.md", "kestrel", []string{"kind:prompt"}, angled(0.05))
+	nextMilli(mid.UpdatedAt)
+	fresh := write("ev:/a/fresh.md", "kestrel noted long after the others, among weather words", []string{"kind:decision"}, angled(1.3))
+	e.sync()
+
+	afterOld := time.UnixMilli(old.UpdatedAt.UnixMilli() + 1) // the next write's millisecond, or later
+	q := Query{Text: "kestrel", Vector: angled(0)}
+	check := func(label string) {
+		t.Helper()
+		for _, mode := range []Mode{BM25, Vector, Hybrid} {
+			all := refs(e.search(Request{Mode: mode, Queries: []Query{q}, Limit: 5}))
+			if slices.Contains(all, "ev:/a/old.md") || slices.Contains(all, "ev:/a/fresh.md") {
+				t.Fatalf("%s %v: a target in the unscoped top 5 %v; the test proves nothing", label, mode, all)
+			}
+			for _, tc := range []struct {
+				name string
+				f    lexical.Filter
+				want []string
+			}{
+				{"up to old", lexical.Filter{Before: afterOld}, []string{"ev:/a/old.md"}},
+				{"from fresh", lexical.Filter{After: fresh.UpdatedAt}, []string{"ev:/a/fresh.md"}},
+				{"any of two kinds", lexical.Filter{AnyTags: []string{"kind:note", "kind:decision"}}, []string{"ev:/a/fresh.md", "ev:/a/old.md"}},
+				{"kinds and time", lexical.Filter{AnyTags: []string{"kind:note", "kind:decision"}, Before: mid.UpdatedAt}, []string{"ev:/a/old.md"}},
+			} {
+				got := refs(e.search(Request{Mode: mode, Queries: []Query{q}, Filter: tc.f, Limit: 5}))
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("%s %v %s: %v, want %v", label, mode, tc.name, got, tc.want)
+				}
+			}
+		}
+	}
+	check("live")
+	e.close() // saves the vector snapshot
+	e.open(true)
+	e.sync()
+	check("reloaded")
 }

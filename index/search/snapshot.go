@@ -22,7 +22,8 @@ import (
 // The vector snapshot saves the vector leg so that start-up reads one file
 // instead of joining every chunk with its vector in the store. Layout, little
 // endian: magic | dims u32 | seq u64 | model str | items u32 | per item:
-// id [16] | rows u32 | drive, path, mime str | tags u16 + str each |
+// id [16] | rows u32 | drive, path, mime str | tags u16 + str each | time u64
+// (lexical.TimeKey, as int64) |
 // question chunks u32 + per chunk: chunk u32 | n u16 | n question hashes [32] |
 // rows u64 | per row: item u32 | chunk u32 (a question row: 1<<31 | slot<<20 |
 // chunk) | qstride u32 | rows*qstride int8 | rows
@@ -32,7 +33,7 @@ import (
 // The matrices are written and read as whole arrays: at a million rows
 // anything per value would dominate start-up.
 
-const snapshotMagic = "CTXDVEC4"
+const snapshotMagic = "CTXDVEC5"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -81,6 +82,7 @@ func (e *Engine) writeSnapshot() error {
 		for _, t := range en.tags {
 			w.str(t)
 		}
+		w.u64(uint64(en.time))
 		w.u32(uint32(len(en.questions)))
 		for chunk, hashes := range en.questions {
 			w.u32(uint32(chunk))
@@ -185,6 +187,7 @@ func loadSnapshot(path, model string, dims int, store *vfs.Store) (snapshot, err
 		for range r.u16() {
 			en.tags = append(en.tags, r.str())
 		}
+		en.time = int64(r.u64())
 		for range min(r.u32(), maxVectorChunks) {
 			chunk, n := int(r.u32()), int(r.u16())
 			if r.err != nil || n == 0 || n > maxQuestionSlots {

@@ -48,10 +48,12 @@ async def _scenario(d: Daemon) -> None:
         init = await s.initialize()
         assert init.server_info.name == "ctxd"
 
+        # The core profile; update_beliefs, which it does not list, is called by name below.
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        assert {"context_read", "context_write", "context_search", "context_edit", "update_beliefs", "build_context"} <= set(tools)
+        assert set(tools) == {"context_list_drives", "context_tree", "context_read", "context_write", "context_edit",
+                              "context_search", "build_context", "remember"}
         assert tools["context_read"].annotations.read_only_hint is True
-        assert tools["context_delete"].annotations.destructive_hint is True
+        assert tools["context_write"].annotations.destructive_hint is True
         assert "path" in tools["context_read"].input_schema["properties"]
 
         out, err = await _call(s, "context_write", {"path": "/mcp-py/plan.md", "content": PLAN})
@@ -102,7 +104,7 @@ async def _scenario(d: Daemon) -> None:
 
 
 def test_mcp_stdio(mcp_daemon: Daemon) -> None:
-    """List tools; write, read, search, edit; a not-found with the nearby
-    item in its hint; update_beliefs allowed and soul.md refused as
+    """List the core tools; write, read, search, edit; a not-found with the
+    nearby item in its hint; update_beliefs allowed and soul.md refused as
     read_only; resources and the build_context prompt."""
     anyio.run(_scenario, mcp_daemon)

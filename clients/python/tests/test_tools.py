@@ -24,8 +24,12 @@ def _names(tools: List[Dict[str, Any]], fmt: str) -> List[str]:
     return [t["function"]["name"] if fmt == "openai" else t["name"] for t in tools]
 
 
-def _cli_tools(fmt: str, *scopes: str) -> List[Dict[str, Any]]:
-    args = [str(ctxd_bin()), "tools", "--format", fmt]
+CORE = {"context_list_drives", "context_tree", "context_read", "context_write", "context_edit",
+        "context_search", "build_context", "remember"}
+
+
+def _cli_tools(fmt: str, *scopes: str, profile: str = "core") -> List[Dict[str, Any]]:
+    args = [str(ctxd_bin()), "tools", "--format", fmt, "--tools", profile]
     if scopes:
         args += ["--scopes", ",".join(scopes)]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
@@ -33,13 +37,18 @@ def _cli_tools(fmt: str, *scopes: str) -> List[Dict[str, Any]]:
 
 
 def test_tools_are_the_cli_tools(client: ctxd.Client) -> None:
-    # One definition: the daemon lists exactly what `ctxd tools` prints.
-    everything = _names(_cli_tools("mcp"), "mcp")
-    assert {"context_read", "context_write", "context_search", "context_add", "build_context"} <= set(everything)
+    # One definition: the daemon lists exactly what `ctxd tools` prints, per profile.
+    core = _names(_cli_tools("mcp"), "mcp")
+    assert set(core) == CORE
+    everything = _names(_cli_tools("mcp", profile="all"), "mcp")
+    assert {"context_add", "context_delete", "context_history"} <= set(everything) and set(core) < set(everything)
     for fmt in ("mcp", "openai", "anthropic"):
         tools = client.tools(fmt)
         assert tools == _cli_tools(fmt), fmt
-        assert _names(tools, fmt) == everything
+        assert _names(tools, fmt) == core
+        for profile in ("core", "read", "all"):
+            assert client.tools(fmt, profile) == _cli_tools(fmt, profile=profile), (fmt, profile)
+        assert _names(client.tools(fmt, profile="all"), fmt) == everything
     openai = client.tools("openai")[0]
     assert openai["type"] == "function" and openai["function"]["parameters"]["type"] == "object"
     anthropic = client.tools("anthropic")[0]
@@ -50,6 +59,9 @@ def test_tools_are_the_cli_tools(client: ctxd.Client) -> None:
     with pytest.raises(ctxd.InvalidArgumentError) as ei:
         client.tools("yaml")
     assert "openai" in ei.value.hint and "anthropic" in ei.value.hint
+    with pytest.raises(ctxd.InvalidArgumentError) as ei:
+        client.tools("mcp", "most")
+    assert "core, read, all" in ei.value.hint
 
 
 def test_call_tool(client: ctxd.Client) -> None:
@@ -80,12 +92,12 @@ def test_call_tool(client: ctxd.Client) -> None:
 def test_tools_follow_the_token(agent_daemon: Daemon) -> None:
     with agent_daemon.client() as owner:
         owner.init_context()
-        assert "context_add" in _names(owner.tools("openai"), "openai")
+        assert "context_add" in _names(owner.tools("openai", "all"), "openai")
     # The harness token holds read and write but not ingest.
     with ctxd.Client(target=agent_daemon.tcp, token=AGENT_TOKEN, timeout=10) as agent:
-        names = _names(agent.tools("openai"), "openai")
+        names = _names(agent.tools("openai", "all"), "openai")
         assert "context_add" not in names and "context_write" in names
-        assert names == _names(_cli_tools("openai", "read", "write"), "openai")
+        assert names == _names(_cli_tools("openai", "read", "write", profile="all"), "openai")
         # Tools run with the token: an agent's, which may not change soul.md.
         ro = agent.call_tool("context_write", {"path": "self:/soul.md", "content": "obey\n", "on_conflict": "overwrite"})
         assert ro.is_error and ro.json()["error_type"] == "read_only", ro
@@ -98,6 +110,9 @@ def test_async_tools(daemon: Daemon) -> None:
     async def body() -> None:
         async with ctxd.AsyncClient(socket=daemon.socket, timeout=10) as c:
             assert _names(await c.tools("anthropic"), "anthropic") == _names(_cli_tools("anthropic"), "anthropic")
+            read = await c.tools("anthropic", profile="read")
+            assert _names(read, "anthropic") == _names(_cli_tools("anthropic", profile="read"), "anthropic")
+            # A name no profile lists any more still runs: context_info answers it now.
             res = await c.call_tool("context_exists", {"path": "/py-tools/async-nope.md"})
             assert not res.is_error and res.json()["exists"] is False
 

@@ -19,10 +19,12 @@ import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-no
 import type { DescService, MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 
-import { AdminService } from "./gen/ctxd/v1/admin_pb.js";
+import { AdminService, type PruneResponse } from "./gen/ctxd/v1/admin_pb.js";
 import {
   type BuildContextRequestSchema,
   type BuildContextResponse,
+  type CompactRequestSchema,
+  type CompactResponse,
   ContextService,
   type InitResponse,
   type UpdateResponse,
@@ -33,6 +35,7 @@ import {
   type FindSimilarResponse,
   SearchService,
 } from "./gen/ctxd/v1/search_pb.js";
+import { SessionService } from "./gen/ctxd/v1/session_pb.js";
 import { ToolService } from "./gen/ctxd/v1/tools_pb.js";
 import {
   type LogResponse,
@@ -44,6 +47,7 @@ import {
   type WriteResponse,
 } from "./gen/ctxd/v1/vfs_pb.js";
 import { toCtxdError } from "./errors.js";
+import { type SessionMethods, sessionMethods } from "./sessions.js";
 
 export { CtxdError, codeName, toCtxdError } from "./errors.js";
 export { Code, ConnectError } from "@connectrpc/connect";
@@ -52,9 +56,25 @@ export * from "./gen/ctxd/v1/context_pb.js";
 export * from "./gen/ctxd/v1/errors_pb.js";
 export * from "./gen/ctxd/v1/ingest_pb.js";
 export * from "./gen/ctxd/v1/search_pb.js";
+export * from "./gen/ctxd/v1/session_pb.js";
 export * from "./gen/ctxd/v1/tools_pb.js";
 export * from "./gen/ctxd/v1/types_pb.js";
 export * from "./gen/ctxd/v1/vfs_pb.js";
+export {
+  type AppendEventsOptions,
+  type DigestOptions,
+  type EventInput,
+  type EventKindLike,
+  type EventKindName,
+  type GetSessionOptions,
+  type ListSessionsOptions,
+  type RecallOptions,
+  type RememberOptions,
+  type SearchEventsOptions,
+  type SessionMethods,
+  type StartSessionOptions,
+  eventKind,
+} from "./sessions.js";
 
 /** Options of createClient. */
 export interface ClientOptions {
@@ -85,18 +105,23 @@ export interface ClientOptions {
   interceptors?: Interceptor[];
 }
 
-/** The services of a ctxd daemon, each a typed Connect client. */
-export interface CtxdClient {
+/**
+ * The services of a ctxd daemon, each a typed Connect client, and helpers
+ * over them (the session helpers are SessionMethods').
+ */
+export interface CtxdClient extends SessionMethods {
   /** The agent's filesystem: write, read, tree, list, edit, delete, ... */
   vfs: Client<typeof VfsService>;
   /** Hybrid search over stored items. */
   search: Client<typeof SearchService>;
   /** Ingest of files, trees and URLs (server-streaming). */
   ingest: Client<typeof IngestService>;
-  /** Daemon status. */
+  /** Daemon status, reindex, doctor, prune. */
   admin: Client<typeof AdminService>;
-  /** Persistent agent context: init, update, buildContext. */
+  /** Persistent agent context: init, update, buildContext, compact. */
   context: Client<typeof ContextService>;
+  /** Sessions and their events (see the session helpers: startSession, appendEvents, ...). */
+  sessions: Client<typeof SessionService>;
   /** The agent tools, for tool loops: listTools, callTool (see tools() and callTool()). */
   toolService: Client<typeof ToolService>;
   /** The underlying gRPC transport, for createClient() of other services. */
@@ -152,17 +177,35 @@ export interface CtxdClient {
   deleted(ref?: string, options?: { limit?: number }): Promise<Revision[]>;
   /** Revisions across the store, newest first: who changed what, and when. */
   log(options?: LogOptions): Promise<LogResponse>;
+  /**
+   * Deletes (lists, with dryRun) the items no search returned and nobody
+   * changed for unretrievedMs milliseconds (at least a day), oldest activity
+   * first: never context files, items with importance set, sessions'
+   * records and digests, or directories. Each delete stays in history:
+   * revert(i.ref, i.deleteRev - 1n) restores one. Needs the admin scope.
+   */
+  prune(unretrievedMs: number, options?: PruneOptions): Promise<PruneResponse>;
+  /**
+   * Rewrites an oversized memory file (over minTokens model tokens, default
+   * 8000; a smaller one is left alone, `compacted` false) shorter, keeping
+   * its frontmatter: repeated entries dropped, headings and the newest
+   * entries of each section kept (or the daemon's enricher writes it).
+   * revert(ref, r.previousRev) undoes it; dryRun writes nothing.
+   */
+  compact(ref: string, options?: CompactOptions): Promise<CompactResponse>;
 
   /**
-   * The agent tools this client's token may use (context_read, context_write,
-   * context_search, ...), ready to pass to a provider's API: "openai" (Chat
-   * Completions `tools`), "anthropic" (Messages API `tools`) or "mcp" (the
-   * default). They are the tools of `ctxd mcp` and `ctxd tools`: one
-   * definition, in the daemon.
+   * The agent tools of a profile this client's token may use (context_read,
+   * context_write, context_search, ...), ready to pass to a provider's API:
+   * "openai" (Chat Completions `tools`), "anthropic" (Messages API `tools`)
+   * or "mcp" (the default). The profile is "core" (the default: the seeds'
+   * seven tools and remember, within 4,000 tokens), "read" (every tool that
+   * changes nothing) or "all"; callTool runs a tool of any profile. They are
+   * the tools of `ctxd mcp` and `ctxd tools`: one definition, in the daemon.
    */
-  tools(format: "openai"): Promise<OpenAITool[]>;
-  tools(format: "anthropic"): Promise<AnthropicTool[]>;
-  tools(format?: "mcp"): Promise<McpTool[]>;
+  tools(format: "openai", profile?: ToolProfile): Promise<OpenAITool[]>;
+  tools(format: "anthropic", profile?: ToolProfile): Promise<AnthropicTool[]>;
+  tools(format?: "mcp", profile?: ToolProfile): Promise<McpTool[]>;
   /**
    * Runs the tool a model called with its arguments: an object, or the JSON
    * text the model wrote (OpenAI's `function.arguments`). A failing tool is a
@@ -173,6 +216,9 @@ export interface CtxdClient {
    */
   callTool(name: string, args?: Record<string, unknown> | string): Promise<ToolResult>;
 }
+
+/** Which tools tools() lists: see tools(). */
+export type ToolProfile = "core" | "read" | "all";
 
 /** A JSON Schema, as the tools' input schemas are. */
 export type JsonSchema = { type: "object"; properties?: Record<string, unknown>; required?: string[] } & Record<
@@ -226,6 +272,19 @@ export type FindSimilarOptions = Omit<MessageInitShape<typeof FindSimilarRequest
 
 /** Options of buildContext: the BuildContextRequest fields besides the task. */
 export type BuildContextOptions = Omit<MessageInitShape<typeof BuildContextRequestSchema>, "task" | "$typeName">;
+
+/** Options of prune. */
+export interface PruneOptions {
+  /** List without deleting. */
+  dryRun?: boolean;
+  /** Only items under these directory refs ("agent:/scratch"); unset: the whole store. */
+  paths?: string[];
+  /** Items at most (default 1000); `more` says when more qualified. */
+  limit?: number;
+}
+
+/** Options of compact: the CompactRequest fields besides the ref. */
+export type CompactOptions = Omit<MessageInitShape<typeof CompactRequestSchema>, "ref" | "$typeName">;
 
 /** Options of log. */
 export interface LogOptions {
@@ -343,12 +402,15 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
   const context = withCtxdErrors(createConnectClient(ContextService, transport));
   const toolService = withCtxdErrors(createConnectClient(ToolService, transport));
   const search = withCtxdErrors(createConnectClient(SearchService, transport));
+  const admin = withCtxdErrors(createConnectClient(AdminService, transport));
+  const sessions = withCtxdErrors(createConnectClient(SessionService, transport));
   return {
     vfs,
     search,
     ingest: withCtxdErrors(createConnectClient(IngestService, transport)),
-    admin: withCtxdErrors(createConnectClient(AdminService, transport)),
+    admin,
     context,
+    sessions,
     toolService,
     transport,
     close: () => sessionManager.abort(),
@@ -373,7 +435,21 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
         limit: options.limit,
         pageToken: options.pageToken,
       }),
-    tools: (async (format = "mcp") => JSON.parse((await toolService.listTools({ format })).toolsJson)) as CtxdClient["tools"],
+    prune: async (unretrievedMs, options = {}) => {
+      if (!Number.isFinite(unretrievedMs) || unretrievedMs < 0) {
+        throw new TypeError(`unretrievedMs must be a duration in milliseconds, not ${unretrievedMs}`);
+      }
+      return admin.prune({
+        unretrievedSeconds: BigInt(Math.floor(unretrievedMs / 1000)),
+        dryRun: options.dryRun,
+        pathPrefixes: options.paths,
+        limit: options.limit,
+      });
+    },
+    compact: (ref, options = {}) => context.compact({ ...options, ref }),
+    ...sessionMethods(sessions),
+    tools: (async (format = "mcp", profile: ToolProfile = "core") =>
+      JSON.parse((await toolService.listTools({ format, profile })).toolsJson)) as CtxdClient["tools"],
     callTool: async (name, args = "") => {
       const { content, isError } = await toolService.callTool({
         name,

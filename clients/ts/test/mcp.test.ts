@@ -80,13 +80,29 @@ describe("MCP over streamable HTTP", () => {
   it("lists the tools the token may use, with schemas and annotations", async () => {
     assert.equal(client.getServerVersion()?.name, "ctxd");
     const tools = new Map((await client.listTools()).tools.map((t) => [t.name, t]));
-    for (const name of ["context_read", "context_write", "context_search", "context_edit", "update_beliefs", "build_context"]) {
-      assert.ok(tools.has(name), `missing ${name}`);
-    }
-    // context_add reads host files and URLs: the ingest scope, which this token lacks.
-    assert.ok(!tools.has("context_add"));
+    // The core profile, by default.
+    assert.deepEqual(
+      [...tools.keys()].sort(),
+      ["build_context", "context_edit", "context_list_drives", "context_read", "context_search", "context_tree", "context_write", "remember"],
+    );
     assert.equal(tools.get("context_read")?.annotations?.readOnlyHint, true);
     assert.ok("path" in (tools.get("context_read")?.inputSchema.properties ?? {}));
+
+    // ?tools=all lists every tool the token may use.
+    const all = new Client({ name: "ctxd-ts-test-all", version: "0" });
+    await all.connect(
+      new StreamableHTTPClientTransport(new URL("?tools=all", endpoint), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }),
+    );
+    try {
+      const names = (await all.listTools()).tools.map((t) => t.name);
+      for (const name of ["update_beliefs", "context_history", "context_delete", "remember"]) {
+        assert.ok(names.includes(name), `missing ${name}`);
+      }
+      // context_add reads host files and URLs: the ingest scope, which this token lacks.
+      assert.ok(!names.includes("context_add"));
+    } finally {
+      await all.close();
+    }
   });
 
   it("writes, reads, searches and edits; a not-found names the nearby item", async () => {

@@ -15,8 +15,8 @@ import { type Daemon, ctxdBin, rejection, startDaemon, startWithAgent } from "./
 const AGENT_TOKEN = "tools-test-token-not-a-secret";
 
 /** What `ctxd tools` prints: the one definition the daemon serves too. */
-function cliTools(format: string, scopes = ""): unknown[] {
-  const args = ["tools", "--format", format, ...(scopes ? ["--scopes", scopes] : [])];
+function cliTools(format: string, scopes = "", profile = "core"): unknown[] {
+  const args = ["tools", "--format", format, "--tools", profile, ...(scopes ? ["--scopes", scopes] : [])];
   return JSON.parse(execFileSync(ctxdBin, args, { encoding: "utf8" })) as unknown[];
 }
 
@@ -53,7 +53,10 @@ describe("tools for tool loops", () => {
     const mcp = await owner.tools();
     assert.deepEqual(mcp, cliTools("mcp"));
     assert.equal(typeof mcp[0].annotations.readOnlyHint, "boolean");
-    assert.ok(names(mcp).includes("context_add"));
+    assert.deepEqual(
+      names(mcp).sort(),
+      ["build_context", "context_edit", "context_list_drives", "context_read", "context_search", "context_tree", "context_write", "remember"],
+    );
     assert.deepEqual(names(openai), names(mcp));
     assert.deepEqual(names(anthropic), names(mcp));
 
@@ -62,11 +65,24 @@ describe("tools for tool loops", () => {
     assert.ok(e.hint.includes("openai") && e.hint.includes("anthropic"), e.hint);
   });
 
+  it("lists the tools of a profile", async () => {
+    for (const profile of ["core", "read", "all"] as const) {
+      assert.deepEqual(await owner.tools("anthropic", profile), cliTools("anthropic", "", profile), profile);
+    }
+    const all = names(await owner.tools("mcp", "all"));
+    assert.ok(all.includes("context_add") && all.includes("context_history"));
+    const read = names(await owner.tools("openai", "read"));
+    assert.ok(read.includes("context_history") && !read.includes("context_write"));
+    const e = await rejection(owner.tools("mcp", "most" as "all"));
+    assert.equal(e.type, "INVALID_ARGUMENT");
+    assert.ok(e.hint.includes("core, read, all"), e.hint);
+  });
+
   it("lists only what the token may use", async () => {
-    const listed = names(await agent.tools("openai"));
+    const listed = names(await agent.tools("openai", "all"));
     assert.ok(!listed.includes("context_add"), "context_add needs the ingest scope");
     assert.ok(listed.includes("context_write"));
-    assert.deepEqual(listed, names(cliTools("openai", "read,write")));
+    assert.deepEqual(listed, names(cliTools("openai", "read,write", "all")));
   });
 
   it("calls tools; failures are results in the seed's shape", async () => {

@@ -231,8 +231,13 @@ type SessionEvent struct {
 	// "…[cut N bytes]".
 	Text string `protobuf:"bytes,4,opt,name=text" json:"text,omitempty"`
 	// Refs or file paths the event is about (at most 32, each at most 1 KiB).
+	// A FILE_CHANGE's refs are the files changed.
 	Refs []string `protobuf:"bytes,5,rep,name=refs" json:"refs,omitempty"`
-	// The tool's name, for tool uses and errors a tool met.
+	// The tool's name (at most 128 bytes), for tool uses and errors a tool
+	// met. The digest reads two conventions: the first line of a shell
+	// tool's (Bash, shell) TOOL_USE text is the command run; task-list lines
+	// ("- [ ] ...", "- [x] ...") in a TOOL_USE text are the agent's task list,
+	// whose unchecked lines in the latest such event are the open goals.
 	Tool string `protobuf:"bytes,6,opt,name=tool" json:"tool,omitempty"`
 	// Set when text was cut.
 	Truncated     bool `protobuf:"varint,7,opt,name=truncated" json:"truncated,omitempty"`
@@ -586,9 +591,14 @@ type EndSessionRequest struct {
 	// The session id; required.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId" json:"session_id,omitempty"`
 	// The project; empty finds the session by id in any project.
-	Project       string `protobuf:"bytes,2,opt,name=project" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Project string `protobuf:"bytes,2,opt,name=project" json:"project,omitempty"`
+	// With an enricher configured, wait for its digest (bounded by the call's
+	// deadline and the enricher's timeout). False: the extractive digest is
+	// written now and the enricher's replaces it in the background, so a
+	// host's hook never waits for a model.
+	WaitForEnricher bool `protobuf:"varint,3,opt,name=wait_for_enricher,json=waitForEnricher" json:"wait_for_enricher,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *EndSessionRequest) Reset() {
@@ -633,6 +643,13 @@ func (x *EndSessionRequest) GetProject() string {
 		return x.Project
 	}
 	return ""
+}
+
+func (x *EndSessionRequest) GetWaitForEnricher() bool {
+	if x != nil {
+		return x.WaitForEnricher
+	}
+	return false
 }
 
 // EndSessionResponse is the ended session and its digest.
@@ -696,9 +713,11 @@ type DigestSessionRequest struct {
 	// The session id; required.
 	SessionId string `protobuf:"bytes,1,opt,name=session_id,json=sessionId" json:"session_id,omitempty"`
 	// The project; empty finds the session by id in any project.
-	Project       string `protobuf:"bytes,2,opt,name=project" json:"project,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Project string `protobuf:"bytes,2,opt,name=project" json:"project,omitempty"`
+	// As in EndSessionRequest.
+	WaitForEnricher bool `protobuf:"varint,3,opt,name=wait_for_enricher,json=waitForEnricher" json:"wait_for_enricher,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *DigestSessionRequest) Reset() {
@@ -743,6 +762,13 @@ func (x *DigestSessionRequest) GetProject() string {
 		return x.Project
 	}
 	return ""
+}
+
+func (x *DigestSessionRequest) GetWaitForEnricher() bool {
+	if x != nil {
+		return x.WaitForEnricher
+	}
+	return false
 }
 
 // DigestSessionResponse is the digest written.
@@ -807,8 +833,11 @@ type SessionDigest struct {
 	// Why the enricher's digest was not used, when one is configured and it
 	// failed; the extractive digest is written instead.
 	EnricherError string `protobuf:"bytes,5,opt,name=enricher_error,json=enricherError" json:"enricher_error,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// True when the enricher's digest will replace this one in the
+	// background (wait_for_enricher false, an enricher configured).
+	EnricherPending bool `protobuf:"varint,6,opt,name=enricher_pending,json=enricherPending" json:"enricher_pending,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SessionDigest) Reset() {
@@ -874,6 +903,13 @@ func (x *SessionDigest) GetEnricherError() string {
 		return x.EnricherError
 	}
 	return ""
+}
+
+func (x *SessionDigest) GetEnricherPending() bool {
+	if x != nil {
+		return x.EnricherPending
+	}
+	return false
 }
 
 // GetSessionRequest names a session and a page of its events.
@@ -1667,27 +1703,30 @@ const file_ctxd_v1_session_proto_rawDesc = "" +
 	"\x06events\x18\x04 \x03(\v2\x15.ctxd.v1.SessionEventR\x06events\"q\n" +
 	"\x14AppendEventsResponse\x12*\n" +
 	"\asession\x18\x01 \x01(\v2\x10.ctxd.v1.SessionR\asession\x12-\n" +
-	"\x06events\x18\x02 \x03(\v2\x15.ctxd.v1.SessionEventR\x06events\"L\n" +
+	"\x06events\x18\x02 \x03(\v2\x15.ctxd.v1.SessionEventR\x06events\"x\n" +
 	"\x11EndSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
-	"\aproject\x18\x02 \x01(\tR\aproject\"p\n" +
+	"\aproject\x18\x02 \x01(\tR\aproject\x12*\n" +
+	"\x11wait_for_enricher\x18\x03 \x01(\bR\x0fwaitForEnricher\"p\n" +
 	"\x12EndSessionResponse\x12*\n" +
 	"\asession\x18\x01 \x01(\v2\x10.ctxd.v1.SessionR\asession\x12.\n" +
-	"\x06digest\x18\x02 \x01(\v2\x16.ctxd.v1.SessionDigestR\x06digest\"O\n" +
+	"\x06digest\x18\x02 \x01(\v2\x16.ctxd.v1.SessionDigestR\x06digest\"{\n" +
 	"\x14DigestSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
-	"\aproject\x18\x02 \x01(\tR\aproject\"G\n" +
+	"\aproject\x18\x02 \x01(\tR\aproject\x12*\n" +
+	"\x11wait_for_enricher\x18\x03 \x01(\bR\x0fwaitForEnricher\"G\n" +
 	"\x15DigestSessionResponse\x12.\n" +
-	"\x06digest\x18\x01 \x01(\v2\x16.ctxd.v1.SessionDigestR\x06digest\"\x9d\x01\n" +
+	"\x06digest\x18\x01 \x01(\v2\x16.ctxd.v1.SessionDigestR\x06digest\"\xc8\x01\n" +
 	"\rSessionDigest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x1a\n" +
 	"\bmarkdown\x18\x02 \x01(\tR\bmarkdown\x12\x16\n" +
 	"\x06method\x18\x03 \x01(\tR\x06method\x12\x1f\n" +
 	"\vevent_count\x18\x04 \x01(\x03R\n" +
 	"eventCount\x12%\n" +
-	"\x0eenricher_error\x18\x05 \x01(\tR\renricherError\"\x81\x01\n" +
+	"\x0eenricher_error\x18\x05 \x01(\tR\renricherError\x12)\n" +
+	"\x10enricher_pending\x18\x06 \x01(\bR\x0fenricherPending\"\x81\x01\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +

@@ -31,7 +31,14 @@ type ListToolsRequest struct {
 	// parameters}}], the Chat Completions `tools` parameter;
 	// "anthropic": [{name, description, input_schema}], the Messages API
 	// `tools` parameter. Any other value is INVALID_ARGUMENT.
-	Format        string `protobuf:"bytes,1,opt,name=format" json:"format,omitempty"`
+	Format string `protobuf:"bytes,1,opt,name=format" json:"format,omitempty"`
+	// Which tools: "core" (the default when empty: context_list_drives,
+	// context_tree, context_read, context_write, context_edit,
+	// context_search, build_context and remember, within 4,000 tokens in
+	// every format), "read" (every tool that changes nothing) or "all" (every
+	// tool). CallTool runs a tool of any profile. Any other value is
+	// INVALID_ARGUMENT.
+	Profile       string `protobuf:"bytes,2,opt,name=profile" json:"profile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -69,6 +76,13 @@ func (*ListToolsRequest) Descriptor() ([]byte, []int) {
 func (x *ListToolsRequest) GetFormat() string {
 	if x != nil {
 		return x.Format
+	}
+	return ""
+}
+
+func (x *ListToolsRequest) GetProfile() string {
+	if x != nil {
+		return x.Profile
 	}
 	return ""
 }
@@ -287,9 +301,10 @@ var File_ctxd_v1_tools_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_tools_proto_rawDesc = "" +
 	"\n" +
-	"\x13ctxd/v1/tools.proto\x12\actxd.v1\x1a\x1cgoogle/protobuf/struct.proto\"*\n" +
+	"\x13ctxd/v1/tools.proto\x12\actxd.v1\x1a\x1cgoogle/protobuf/struct.proto\"D\n" +
 	"\x10ListToolsRequest\x12\x16\n" +
-	"\x06format\x18\x01 \x01(\tR\x06format\"2\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\x12\x18\n" +
+	"\aprofile\x18\x02 \x01(\tR\aprofile\"2\n" +
 	"\x11ListToolsResponse\x12\x1d\n" +
 	"\n" +
 	"tools_json\x18\x01 \x01(\tR\ttoolsJson\"\x8f\x01\n" +

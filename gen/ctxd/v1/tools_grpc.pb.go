@@ -40,10 +40,13 @@ const (
 // caller's token may, and may not change what frontmatter protects from
 // agents (soul.md is READ_ONLY).
 type ToolServiceClient interface {
-	// ListTools lists the tools the caller's token may use (context_add only
-	// with the ingest scope) as JSON in one provider's format.
+	// ListTools lists the tools of a profile that the caller's token may use
+	// (context_add only with the ingest scope) as JSON in one provider's
+	// format.
 	ListTools(ctx context.Context, in *ListToolsRequest, opts ...grpc.CallOption) (*ListToolsResponse, error)
-	// CallTool runs one tool. A failing tool is a result with is_error, not
+	// CallTool runs one tool, of any profile: the older names merged into
+	// broader tools (context_exists, context_count_lines and context_dir_size,
+	// which context_info answers) too. A failing tool is a result with is_error, not
 	// an error status, so that a tool loop hands it to the model: the unknown
 	// tool, arguments that do not match its schema, and every error of the
 	// RPCs it makes. Error statuses are for the request itself (a name over
@@ -96,10 +99,13 @@ func (c *toolServiceClient) CallTool(ctx context.Context, in *CallToolRequest, o
 // caller's token may, and may not change what frontmatter protects from
 // agents (soul.md is READ_ONLY).
 type ToolServiceServer interface {
-	// ListTools lists the tools the caller's token may use (context_add only
-	// with the ingest scope) as JSON in one provider's format.
+	// ListTools lists the tools of a profile that the caller's token may use
+	// (context_add only with the ingest scope) as JSON in one provider's
+	// format.
 	ListTools(context.Context, *ListToolsRequest) (*ListToolsResponse, error)
-	// CallTool runs one tool. A failing tool is a result with is_error, not
+	// CallTool runs one tool, of any profile: the older names merged into
+	// broader tools (context_exists, context_count_lines and context_dir_size,
+	// which context_info answers) too. A failing tool is a result with is_error, not
 	// an error status, so that a tool loop hands it to the model: the unknown
 	// tool, arguments that do not match its schema, and every error of the
 	// RPCs it makes. Error statuses are for the request itself (a name over

@@ -13,6 +13,9 @@
 ``ctxd.AsyncClient`` has the same methods for asyncio (``await c.read(...)``,
 ``async for event in c.add(...)``). ``tools(format)`` and ``call_tool(name,
 arguments)`` give an OpenAI or Anthropic tool loop ctxd's agent tools.
+``start_session``, ``append_events``, ``remember``, ``end_session``,
+``search_events`` and ``recall`` keep and recall what an agent did, session by
+session.
 
 The generated messages and stubs are in ``ctxd.v1`` (``ctxd.v1.vfs_pb2`` ...).
 """

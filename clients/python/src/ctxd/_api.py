@@ -42,6 +42,7 @@ from typing import (
 )
 
 import grpc
+from google.protobuf import timestamp_pb2
 from google.protobuf.message import Message
 
 from ctxd.errors import CancelledError, CtxdError, DeadlineExceededError, from_rpc_error
@@ -55,6 +56,7 @@ from ctxd.v1 import (
     ingest_pb2_grpc,
     search_pb2,
     search_pb2_grpc,
+    session_pb2_grpc,
     tools_pb2,
     tools_pb2_grpc,
     types_pb2,
@@ -72,6 +74,7 @@ __all__ = [
     "OnConflictLike",
     "SearchModeLike",
     "GroupByLike",
+    "TimeLike",
     "ToolResult",
     "default_socket_path",
 ]
@@ -91,6 +94,8 @@ OnConflictLike = Union[str, int, None]
 SearchModeLike = Union[str, int, None]
 # "chunk", "item" (any case), a search_pb2.SearchGroupBy value, or None.
 GroupByLike = Union[str, int, None]
+# A timezone-aware datetime, a timedelta back from now, or None (unset).
+TimeLike = Union[datetime.datetime, datetime.timedelta, None]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -158,6 +163,19 @@ def _group_by(value: GroupByLike) -> search_pb2.SearchGroupBy:
     if isinstance(value, str):
         return cast(search_pb2.SearchGroupBy, search_pb2.SearchGroupBy.Value("SEARCH_GROUP_BY_" + value.upper()))
     return cast(search_pb2.SearchGroupBy, int(value))
+
+
+def _timestamp(value: TimeLike, name: str) -> Optional[timestamp_pb2.Timestamp]:
+    """The Timestamp of a time argument called name; None when unset."""
+    if value is None:
+        return None
+    if isinstance(value, datetime.timedelta):
+        value = datetime.datetime.now(datetime.timezone.utc) - value
+    if value.tzinfo is None:
+        raise ValueError(f"{name} must be timezone-aware (e.g. datetime.now(timezone.utc))")
+    ts = timestamp_pb2.Timestamp()
+    ts.FromDatetime(value)
+    return ts
 
 
 def _search_filter(
@@ -381,6 +399,7 @@ class _Api:
     admin: admin_pb2_grpc.AdminServiceStub
     context: context_pb2_grpc.ContextServiceStub
     tools_stub: tools_pb2_grpc.ToolServiceStub
+    sessions: session_pb2_grpc.SessionServiceStub
     timeout: Optional[float]
 
     def _set_stubs(self, channel: Any) -> None:
@@ -390,6 +409,7 @@ class _Api:
         self.admin = admin_pb2_grpc.AdminServiceStub(channel)
         self.context = context_pb2_grpc.ContextServiceStub(channel)
         self.tools_stub = tools_pb2_grpc.ToolServiceStub(channel)
+        self.sessions = session_pb2_grpc.SessionServiceStub(channel)
 
     def _stub_method(self, call: _Call[Any]) -> Callable[..., Any]:
         """The stub method that makes call."""
@@ -634,20 +654,14 @@ class _Api:
         self,
         *,
         actor: str = "",
-        since: Union[datetime.datetime, datetime.timedelta, None] = None,
+        since: TimeLike = None,
         limit: int = 0,
         page_token: str = "",
     ) -> _Call[vfs_pb2.LogResponse]:
         """Revisions across the store, newest first: ``actor`` (a token name
         or "owner") filters, ``since`` is a time or a timedelta back from now.
         Pass ``next_page_token`` back as ``page_token`` for the next page."""
-        req = vfs_pb2.LogRequest(actor=actor, limit=limit, page_token=page_token)
-        if isinstance(since, datetime.timedelta):
-            since = datetime.datetime.now(datetime.timezone.utc) - since
-        if since is not None:
-            if since.tzinfo is None:
-                raise ValueError("since must be timezone-aware (e.g. datetime.now(timezone.utc))")
-            req.since.FromDatetime(since)
+        req = vfs_pb2.LogRequest(actor=actor, since=_timestamp(since, "since"), limit=limit, page_token=page_token)
         return _Call("vfs", "Log", req)
 
     # ---- ContextService ----
@@ -701,6 +715,32 @@ class _Api:
             ),
         )
 
+    @_unary_method
+    def compact(
+        self,
+        ref: str,
+        *,
+        min_tokens: Optional[int] = None,
+        target_tokens: Optional[int] = None,
+        dry_run: bool = False,
+        expected_content_hash: Optional[str] = None,
+    ) -> _Call[context_pb2.CompactResponse]:
+        """Rewrites an oversized memory file shorter: a text item of more than
+        ``min_tokens`` model tokens (None: 8000; a smaller one is left alone,
+        ``.compacted`` false), aiming at ``target_tokens`` (None: half of
+        ``min_tokens``). Repeated entries are dropped, headings kept and the
+        newest entries of each section kept (or the daemon's enricher writes
+        it); the frontmatter is kept. ``revert(ref, r.previous_rev)`` undoes
+        it. ``dry_run`` returns the ``.body`` without writing."""
+        req = context_pb2.CompactRequest(
+            ref=ref,
+            min_tokens=min_tokens,
+            target_tokens=target_tokens,
+            dry_run=dry_run,
+            expected_content_hash=expected_content_hash,
+        )
+        return _Call("context", "Compact", req)
+
     # ---- AdminService ----
 
     @_unary_method
@@ -711,6 +751,33 @@ class _Api:
         which reads the whole store file once.
         """
         return _Call("admin", "Status", admin_pb2.StatusRequest(disk=disk))
+
+    @_unary_method
+    def prune(
+        self,
+        unretrieved: datetime.timedelta,
+        *,
+        dry_run: bool = False,
+        paths: Optional[Iterable[str]] = None,
+        limit: Optional[int] = None,
+    ) -> _Call[admin_pb2.PruneResponse]:
+        """Deletes (lists, with ``dry_run``) the items no search returned and
+        nobody changed for ``unretrieved`` (a timedelta of at least a day),
+        oldest activity first: never context files, items with importance
+        set, sessions' records and digests, or directories. ``paths`` are
+        directory refs to look under (None: the whole store); ``limit``
+        (None: 1000) bounds the items, ``.more`` says more qualified. Each
+        delete stays in history: ``revert(i.ref, i.delete_rev - 1)``
+        restores one. Needs the admin scope."""
+        if not isinstance(unretrieved, datetime.timedelta):
+            raise TypeError(f"unretrieved must be a datetime.timedelta, not {type(unretrieved).__name__}")
+        req = admin_pb2.PruneRequest(
+            unretrieved_seconds=int(unretrieved.total_seconds()),
+            dry_run=dry_run,
+            path_prefixes=list(paths or ()),
+            limit=limit,
+        )
+        return _Call("admin", "Prune", req)
 
     # ---- SearchService ----
 
@@ -814,14 +881,20 @@ class _Api:
     # ---- ToolService ----
 
     @_unary_method
-    def tools(self, format: str = "mcp") -> _Call[List[Dict[str, Any]]]:
-        """The agent tools this client's token may use, as JSON-ready dicts
-        in a provider's format: ``"openai"`` (Chat Completions ``tools``),
-        ``"anthropic"`` (Messages API ``tools``) or ``"mcp"`` (the default).
-        They are the tools of ``ctxd mcp`` and ``ctxd tools``: one definition,
-        in the daemon."""
+    def tools(self, format: str = "mcp", profile: str = "core") -> _Call[List[Dict[str, Any]]]:
+        """The agent tools of a profile this client's token may use, as
+        JSON-ready dicts in a provider's format: ``"openai"`` (Chat
+        Completions ``tools``), ``"anthropic"`` (Messages API ``tools``) or
+        ``"mcp"`` (the default). ``profile`` is ``"core"`` (the default: the
+        seeds' seven tools and ``remember``, within 4,000 tokens), ``"read"``
+        (every tool that changes nothing) or ``"all"``; :meth:`call_tool`
+        runs a tool of any profile. They are the tools of ``ctxd mcp`` and
+        ``ctxd tools``: one definition, in the daemon."""
         return _Call(
-            "tools_stub", "ListTools", tools_pb2.ListToolsRequest(format=format), lambda r: json.loads(r.tools_json)
+            "tools_stub",
+            "ListTools",
+            tools_pb2.ListToolsRequest(format=format, profile=profile),
+            lambda r: json.loads(r.tools_json),
         )
 
     @_unary_method

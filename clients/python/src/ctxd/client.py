@@ -21,6 +21,7 @@ from ctxd._api import (
     _target,
     default_socket_path,
 )
+from ctxd._sessions import _SessionsApi
 from ctxd.v1 import vfs_pb2
 
 __all__ = ["Client", "default_socket_path", "PatchLike", "OnConflictLike", "WriteItemLike"]
@@ -47,7 +48,7 @@ class _MetadataInterceptor(
         return continuation(self._details(client_call_details), request)
 
 
-class Client(_Api):
+class Client(_Api, _SessionsApi):
     """A connection to a ctxd daemon.
 
     With no arguments it connects to the unix socket at
@@ -62,10 +63,12 @@ class Client(_Api):
 
     Methods return the generated response messages (``ctxd.v1.*_pb2``), or a
     plain value where that is all the response holds (``exists`` -> bool,
-    ``wc`` -> int, ``list_drives`` and ``write_batch`` -> list, ``tools`` -> list of dicts,
+    ``wc`` -> int, ``list_drives``, ``write_batch`` and ``list_sessions`` -> list,
+    ``digest_session`` -> the digest, ``tools`` -> list of dicts,
     ``call_tool`` -> :class:`ctxd.ToolResult`). Failures raise
     :class:`ctxd.CtxdError` subclasses. The raw stubs are ``vfs``,
-    ``search_stub``, ``ingest``, ``admin``, ``context`` and ``tools_stub``.
+    ``search_stub``, ``ingest``, ``admin``, ``context``, ``tools_stub`` and
+    ``sessions``.
     :class:`ctxd.AsyncClient` has the same methods for asyncio.
 
     Use it as a context manager, or call :meth:`close`.

@@ -27,7 +27,7 @@ from ctxd.v1 import search_pb2 as ctxd_dot_v1_dot_search__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x63txd/v1/session.proto\x12\x07\x63txd.v1\x1a\x15\x63txd/v1/context.proto\x1a\x14\x63txd/v1/search.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x01\n\x07Session\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12.\n\nstarted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nded_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03\x63wd\x18\x06 \x01(\t\x12\x13\n\x0b\x65vent_count\x18\x07 \x01(\x03\x12\x12\n\ndigest_ref\x18\x08 \x01(\t\x12\x0b\n\x03ref\x18\t \x01(\t\"\xab\x01\n\x0cSessionEvent\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x04kind\x18\x03 \x01(\x0e\x32\x19.ctxd.v1.SessionEventKind\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x0c\n\x04refs\x18\x05 \x03(\t\x12\x0c\n\x04tool\x18\x06 \x01(\t\x12\x11\n\ttruncated\x18\x07 \x01(\x08\"N\n\x13StartSessionRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12\x0b\n\x03\x63wd\x18\x04 \x01(\t\"J\n\x14StartSessionResponse\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"n\n\x13\x41ppendEventsRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x0b\n\x03\x63wd\x18\x03 \x01(\t\x12%\n\x06\x65vents\x18\x04 \x03(\x0b\x32\x15.ctxd.v1.SessionEvent\"`\n\x14\x41ppendEventsResponse\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12%\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x15.ctxd.v1.SessionEvent\"8\n\x11\x45ndSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\"_\n\x12\x45ndSessionResponse\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12&\n\x06\x64igest\x18\x02 \x01(\x0b\x32\x16.ctxd.v1.SessionDigest\";\n\x14\x44igestSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\"?\n\x15\x44igestSessionResponse\x12&\n\x06\x64igest\x18\x01 \x01(\x0b\x32\x16.ctxd.v1.SessionDigest\"k\n\rSessionDigest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x10\n\x08markdown\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\x13\n\x0b\x65vent_count\x18\x04 \x01(\x03\x12\x16\n\x0e\x65nricher_error\x18\x05 \x01(\t\"[\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"\x87\x01\n\x12GetSessionResponse\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12%\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x15.ctxd.v1.SessionEvent\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\x12\x0e\n\x06\x64igest\x18\x04 \x01(\t\"`\n\x13ListSessionsRequest\x12\x0f\n\x07project\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12)\n\x05since\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\":\n\x14ListSessionsResponse\x12\"\n\x08sessions\x18\x01 \x03(\x0b\x32\x10.ctxd.v1.Session\"\xfd\x01\n\x13SearchEventsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x13\n\x0bsession_ids\x18\x03 \x03(\t\x12(\n\x05kinds\x18\x04 \x03(\x0e\x32\x19.ctxd.v1.SessionEventKind\x12)\n\x05\x61\x66ter\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x06\x62\x65\x66ore\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05limit\x18\x07 \x01(\x05\x12!\n\x04mode\x18\x08 \x01(\x0e\x32\x13.ctxd.v1.SearchMode\"Y\n\nSessionHit\x12%\n\x06result\x18\x01 \x01(\x0b\x32\x15.ctxd.v1.SearchResult\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x15.ctxd.v1.SessionEvent\"e\n\x0eSessionResults\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12!\n\x04hits\x18\x02 \x03(\x0b\x32\x13.ctxd.v1.SessionHit\x12\r\n\x05score\x18\x03 \x01(\x01\"~\n\x14SearchEventsResponse\x12)\n\x08sessions\x18\x01 \x03(\x0b\x32\x17.ctxd.v1.SessionResults\x12&\n\tmode_used\x18\x02 \x01(\x0e\x32\x13.ctxd.v1.SearchMode\x12\x13\n\x0bmode_reason\x18\x03 \x01(\t\"\x81\x01\n\rRecallRequest\x12\x0f\n\x07project\x18\x01 \x01(\t\x12\x0b\n\x03\x63wd\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x0e\n\x06prompt\x18\x04 \x01(\t\x12\x0e\n\x06\x62udget\x18\x05 \x01(\x05\x12\x0f\n\x07\x64igests\x18\x06 \x01(\x05\x12\r\n\x05roots\x18\x07 \x03(\t\"\xb0\x01\n\x0eRecallResponse\x12\x10\n\x08markdown\x18\x01 \x01(\t\x12)\n\x08sections\x18\x02 \x03(\x0b\x32\x17.ctxd.v1.ContextSection\x12)\n\x07omitted\x18\x03 \x03(\x0b\x32\x18.ctxd.v1.ContextOmission\x12\x13\n\x0btokens_used\x18\x04 \x01(\x05\x12\x0f\n\x07project\x18\x05 \x01(\t\x12\x10\n\x08warnings\x18\x06 \x03(\t*\x96\x02\n\x10SessionEventKind\x12\"\n\x1eSESSION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1d\n\x19SESSION_EVENT_KIND_PROMPT\x10\x01\x12\x1f\n\x1bSESSION_EVENT_KIND_TOOL_USE\x10\x02\x12\x1f\n\x1bSESSION_EVENT_KIND_DECISION\x10\x03\x12\x1c\n\x18SESSION_EVENT_KIND_ERROR\x10\x04\x12\x1b\n\x17SESSION_EVENT_KIND_NOTE\x10\x05\x12\"\n\x1eSESSION_EVENT_KIND_FILE_CHANGE\x10\x06\x12\x1e\n\x1aSESSION_EVENT_KIND_SUMMARY\x10\x07\x32\xdd\x04\n\x0eSessionService\x12K\n\x0cStartSession\x12\x1c.ctxd.v1.StartSessionRequest\x1a\x1d.ctxd.v1.StartSessionResponse\x12K\n\x0c\x41ppendEvents\x12\x1c.ctxd.v1.AppendEventsRequest\x1a\x1d.ctxd.v1.AppendEventsResponse\x12\x45\n\nEndSession\x12\x1a.ctxd.v1.EndSessionRequest\x1a\x1b.ctxd.v1.EndSessionResponse\x12N\n\rDigestSession\x12\x1d.ctxd.v1.DigestSessionRequest\x1a\x1e.ctxd.v1.DigestSessionResponse\x12\x45\n\nGetSession\x12\x1a.ctxd.v1.GetSessionRequest\x1a\x1b.ctxd.v1.GetSessionResponse\x12K\n\x0cListSessions\x12\x1c.ctxd.v1.ListSessionsRequest\x1a\x1d.ctxd.v1.ListSessionsResponse\x12K\n\x0cSearchEvents\x12\x1c.ctxd.v1.SearchEventsRequest\x1a\x1d.ctxd.v1.SearchEventsResponse\x12\x39\n\x06Recall\x12\x16.ctxd.v1.RecallRequest\x1a\x17.ctxd.v1.RecallResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x63txd/v1/session.proto\x12\x07\x63txd.v1\x1a\x15\x63txd/v1/context.proto\x1a\x14\x63txd/v1/search.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x01\n\x07Session\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12.\n\nstarted_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nded_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03\x63wd\x18\x06 \x01(\t\x12\x13\n\x0b\x65vent_count\x18\x07 \x01(\x03\x12\x12\n\ndigest_ref\x18\x08 \x01(\t\x12\x0b\n\x03ref\x18\t \x01(\t\"\xab\x01\n\x0cSessionEvent\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x04kind\x18\x03 \x01(\x0e\x32\x19.ctxd.v1.SessionEventKind\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x0c\n\x04refs\x18\x05 \x03(\t\x12\x0c\n\x04tool\x18\x06 \x01(\t\x12\x11\n\ttruncated\x18\x07 \x01(\x08\"N\n\x13StartSessionRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12\x0b\n\x03\x63wd\x18\x04 \x01(\t\"J\n\x14StartSessionResponse\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"n\n\x13\x41ppendEventsRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x0b\n\x03\x63wd\x18\x03 \x01(\t\x12%\n\x06\x65vents\x18\x04 \x03(\x0b\x32\x15.ctxd.v1.SessionEvent\"`\n\x14\x41ppendEventsResponse\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12%\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x15.ctxd.v1.SessionEvent\"S\n\x11\x45ndSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x19\n\x11wait_for_enricher\x18\x03 \x01(\x08\"_\n\x12\x45ndSessionResponse\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12&\n\x06\x64igest\x18\x02 \x01(\x0b\x32\x16.ctxd.v1.SessionDigest\"V\n\x14\x44igestSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x19\n\x11wait_for_enricher\x18\x03 \x01(\x08\"?\n\x15\x44igestSessionResponse\x12&\n\x06\x64igest\x18\x01 \x01(\x0b\x32\x16.ctxd.v1.SessionDigest\"\x85\x01\n\rSessionDigest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x10\n\x08markdown\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\x13\n\x0b\x65vent_count\x18\x04 \x01(\x03\x12\x16\n\x0e\x65nricher_error\x18\x05 \x01(\t\x12\x18\n\x10\x65nricher_pending\x18\x06 \x01(\x08\"[\n\x11GetSessionRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"\x87\x01\n\x12GetSessionResponse\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12%\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x15.ctxd.v1.SessionEvent\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\x12\x0e\n\x06\x64igest\x18\x04 \x01(\t\"`\n\x13ListSessionsRequest\x12\x0f\n\x07project\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12)\n\x05since\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\":\n\x14ListSessionsResponse\x12\"\n\x08sessions\x18\x01 \x03(\x0b\x32\x10.ctxd.v1.Session\"\xfd\x01\n\x13SearchEventsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0f\n\x07project\x18\x02 \x01(\t\x12\x13\n\x0bsession_ids\x18\x03 \x03(\t\x12(\n\x05kinds\x18\x04 \x03(\x0e\x32\x19.ctxd.v1.SessionEventKind\x12)\n\x05\x61\x66ter\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x06\x62\x65\x66ore\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05limit\x18\x07 \x01(\x05\x12!\n\x04mode\x18\x08 \x01(\x0e\x32\x13.ctxd.v1.SearchMode\"Y\n\nSessionHit\x12%\n\x06result\x18\x01 \x01(\x0b\x32\x15.ctxd.v1.SearchResult\x12$\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x15.ctxd.v1.SessionEvent\"e\n\x0eSessionResults\x12!\n\x07session\x18\x01 \x01(\x0b\x32\x10.ctxd.v1.Session\x12!\n\x04hits\x18\x02 \x03(\x0b\x32\x13.ctxd.v1.SessionHit\x12\r\n\x05score\x18\x03 \x01(\x01\"~\n\x14SearchEventsResponse\x12)\n\x08sessions\x18\x01 \x03(\x0b\x32\x17.ctxd.v1.SessionResults\x12&\n\tmode_used\x18\x02 \x01(\x0e\x32\x13.ctxd.v1.SearchMode\x12\x13\n\x0bmode_reason\x18\x03 \x01(\t\"\x81\x01\n\rRecallRequest\x12\x0f\n\x07project\x18\x01 \x01(\t\x12\x0b\n\x03\x63wd\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x0e\n\x06prompt\x18\x04 \x01(\t\x12\x0e\n\x06\x62udget\x18\x05 \x01(\x05\x12\x0f\n\x07\x64igests\x18\x06 \x01(\x05\x12\r\n\x05roots\x18\x07 \x03(\t\"\xb0\x01\n\x0eRecallResponse\x12\x10\n\x08markdown\x18\x01 \x01(\t\x12)\n\x08sections\x18\x02 \x03(\x0b\x32\x17.ctxd.v1.ContextSection\x12)\n\x07omitted\x18\x03 \x03(\x0b\x32\x18.ctxd.v1.ContextOmission\x12\x13\n\x0btokens_used\x18\x04 \x01(\x05\x12\x0f\n\x07project\x18\x05 \x01(\t\x12\x10\n\x08warnings\x18\x06 \x03(\t*\x96\x02\n\x10SessionEventKind\x12\"\n\x1eSESSION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1d\n\x19SESSION_EVENT_KIND_PROMPT\x10\x01\x12\x1f\n\x1bSESSION_EVENT_KIND_TOOL_USE\x10\x02\x12\x1f\n\x1bSESSION_EVENT_KIND_DECISION\x10\x03\x12\x1c\n\x18SESSION_EVENT_KIND_ERROR\x10\x04\x12\x1b\n\x17SESSION_EVENT_KIND_NOTE\x10\x05\x12\"\n\x1eSESSION_EVENT_KIND_FILE_CHANGE\x10\x06\x12\x1e\n\x1aSESSION_EVENT_KIND_SUMMARY\x10\x07\x32\xdd\x04\n\x0eSessionService\x12K\n\x0cStartSession\x12\x1c.ctxd.v1.StartSessionRequest\x1a\x1d.ctxd.v1.StartSessionResponse\x12K\n\x0c\x41ppendEvents\x12\x1c.ctxd.v1.AppendEventsRequest\x1a\x1d.ctxd.v1.AppendEventsResponse\x12\x45\n\nEndSession\x12\x1a.ctxd.v1.EndSessionRequest\x1a\x1b.ctxd.v1.EndSessionResponse\x12N\n\rDigestSession\x12\x1d.ctxd.v1.DigestSessionRequest\x1a\x1e.ctxd.v1.DigestSessionResponse\x12\x45\n\nGetSession\x12\x1a.ctxd.v1.GetSessionRequest\x1a\x1b.ctxd.v1.GetSessionResponse\x12K\n\x0cListSessions\x12\x1c.ctxd.v1.ListSessionsRequest\x1a\x1d.ctxd.v1.ListSessionsResponse\x12K\n\x0cSearchEvents\x12\x1c.ctxd.v1.SearchEventsRequest\x1a\x1d.ctxd.v1.SearchEventsResponse\x12\x39\n\x06Recall\x12\x16.ctxd.v1.RecallRequest\x1a\x17.ctxd.v1.RecallResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,8 +35,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ctxd.v1.session_pb2', _glob
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\222\003\004\010\002 \003'
-  _globals['_SESSIONEVENTKIND']._serialized_start=2538
-  _globals['_SESSIONEVENTKIND']._serialized_end=2816
+  _globals['_SESSIONEVENTKIND']._serialized_start=2619
+  _globals['_SESSIONEVENTKIND']._serialized_end=2897
   _globals['_SESSION']._serialized_start=113
   _globals['_SESSION']._serialized_end=327
   _globals['_SESSIONEVENT']._serialized_start=330
@@ -50,35 +50,35 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_APPENDEVENTSRESPONSE']._serialized_start=771
   _globals['_APPENDEVENTSRESPONSE']._serialized_end=867
   _globals['_ENDSESSIONREQUEST']._serialized_start=869
-  _globals['_ENDSESSIONREQUEST']._serialized_end=925
-  _globals['_ENDSESSIONRESPONSE']._serialized_start=927
-  _globals['_ENDSESSIONRESPONSE']._serialized_end=1022
-  _globals['_DIGESTSESSIONREQUEST']._serialized_start=1024
-  _globals['_DIGESTSESSIONREQUEST']._serialized_end=1083
-  _globals['_DIGESTSESSIONRESPONSE']._serialized_start=1085
-  _globals['_DIGESTSESSIONRESPONSE']._serialized_end=1148
-  _globals['_SESSIONDIGEST']._serialized_start=1150
-  _globals['_SESSIONDIGEST']._serialized_end=1257
-  _globals['_GETSESSIONREQUEST']._serialized_start=1259
-  _globals['_GETSESSIONREQUEST']._serialized_end=1350
-  _globals['_GETSESSIONRESPONSE']._serialized_start=1353
-  _globals['_GETSESSIONRESPONSE']._serialized_end=1488
-  _globals['_LISTSESSIONSREQUEST']._serialized_start=1490
-  _globals['_LISTSESSIONSREQUEST']._serialized_end=1586
-  _globals['_LISTSESSIONSRESPONSE']._serialized_start=1588
-  _globals['_LISTSESSIONSRESPONSE']._serialized_end=1646
-  _globals['_SEARCHEVENTSREQUEST']._serialized_start=1649
-  _globals['_SEARCHEVENTSREQUEST']._serialized_end=1902
-  _globals['_SESSIONHIT']._serialized_start=1904
-  _globals['_SESSIONHIT']._serialized_end=1993
-  _globals['_SESSIONRESULTS']._serialized_start=1995
-  _globals['_SESSIONRESULTS']._serialized_end=2096
-  _globals['_SEARCHEVENTSRESPONSE']._serialized_start=2098
-  _globals['_SEARCHEVENTSRESPONSE']._serialized_end=2224
-  _globals['_RECALLREQUEST']._serialized_start=2227
-  _globals['_RECALLREQUEST']._serialized_end=2356
-  _globals['_RECALLRESPONSE']._serialized_start=2359
-  _globals['_RECALLRESPONSE']._serialized_end=2535
-  _globals['_SESSIONSERVICE']._serialized_start=2819
-  _globals['_SESSIONSERVICE']._serialized_end=3424
+  _globals['_ENDSESSIONREQUEST']._serialized_end=952
+  _globals['_ENDSESSIONRESPONSE']._serialized_start=954
+  _globals['_ENDSESSIONRESPONSE']._serialized_end=1049
+  _globals['_DIGESTSESSIONREQUEST']._serialized_start=1051
+  _globals['_DIGESTSESSIONREQUEST']._serialized_end=1137
+  _globals['_DIGESTSESSIONRESPONSE']._serialized_start=1139
+  _globals['_DIGESTSESSIONRESPONSE']._serialized_end=1202
+  _globals['_SESSIONDIGEST']._serialized_start=1205
+  _globals['_SESSIONDIGEST']._serialized_end=1338
+  _globals['_GETSESSIONREQUEST']._serialized_start=1340
+  _globals['_GETSESSIONREQUEST']._serialized_end=1431
+  _globals['_GETSESSIONRESPONSE']._serialized_start=1434
+  _globals['_GETSESSIONRESPONSE']._serialized_end=1569
+  _globals['_LISTSESSIONSREQUEST']._serialized_start=1571
+  _globals['_LISTSESSIONSREQUEST']._serialized_end=1667
+  _globals['_LISTSESSIONSRESPONSE']._serialized_start=1669
+  _globals['_LISTSESSIONSRESPONSE']._serialized_end=1727
+  _globals['_SEARCHEVENTSREQUEST']._serialized_start=1730
+  _globals['_SEARCHEVENTSREQUEST']._serialized_end=1983
+  _globals['_SESSIONHIT']._serialized_start=1985
+  _globals['_SESSIONHIT']._serialized_end=2074
+  _globals['_SESSIONRESULTS']._serialized_start=2076
+  _globals['_SESSIONRESULTS']._serialized_end=2177
+  _globals['_SEARCHEVENTSRESPONSE']._serialized_start=2179
+  _globals['_SEARCHEVENTSRESPONSE']._serialized_end=2305
+  _globals['_RECALLREQUEST']._serialized_start=2308
+  _globals['_RECALLREQUEST']._serialized_end=2437
+  _globals['_RECALLRESPONSE']._serialized_start=2440
+  _globals['_RECALLRESPONSE']._serialized_end=2616
+  _globals['_SESSIONSERVICE']._serialized_start=2900
+  _globals['_SESSIONSERVICE']._serialized_end=3505
 # @@protoc_insertion_point(module_scope)

@@ -112,12 +112,14 @@ class AppendEventsResponse(_message.Message):
     def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., events: _Optional[_Iterable[_Union[SessionEvent, _Mapping]]] = ...) -> None: ...
 
 class EndSessionRequest(_message.Message):
-    __slots__ = ("session_id", "project")
+    __slots__ = ("session_id", "project", "wait_for_enricher")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_ENRICHER_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     project: str
-    def __init__(self, session_id: _Optional[str] = ..., project: _Optional[str] = ...) -> None: ...
+    wait_for_enricher: bool
+    def __init__(self, session_id: _Optional[str] = ..., project: _Optional[str] = ..., wait_for_enricher: _Optional[bool] = ...) -> None: ...
 
 class EndSessionResponse(_message.Message):
     __slots__ = ("session", "digest")
@@ -128,12 +130,14 @@ class EndSessionResponse(_message.Message):
     def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., digest: _Optional[_Union[SessionDigest, _Mapping]] = ...) -> None: ...
 
 class DigestSessionRequest(_message.Message):
-    __slots__ = ("session_id", "project")
+    __slots__ = ("session_id", "project", "wait_for_enricher")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_ENRICHER_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     project: str
-    def __init__(self, session_id: _Optional[str] = ..., project: _Optional[str] = ...) -> None: ...
+    wait_for_enricher: bool
+    def __init__(self, session_id: _Optional[str] = ..., project: _Optional[str] = ..., wait_for_enricher: _Optional[bool] = ...) -> None: ...
 
 class DigestSessionResponse(_message.Message):
     __slots__ = ("digest",)
@@ -142,18 +146,20 @@ class DigestSessionResponse(_message.Message):
     def __init__(self, digest: _Optional[_Union[SessionDigest, _Mapping]] = ...) -> None: ...
 
 class SessionDigest(_message.Message):
-    __slots__ = ("ref", "markdown", "method", "event_count", "enricher_error")
+    __slots__ = ("ref", "markdown", "method", "event_count", "enricher_error", "enricher_pending")
     REF_FIELD_NUMBER: _ClassVar[int]
     MARKDOWN_FIELD_NUMBER: _ClassVar[int]
     METHOD_FIELD_NUMBER: _ClassVar[int]
     EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
     ENRICHER_ERROR_FIELD_NUMBER: _ClassVar[int]
+    ENRICHER_PENDING_FIELD_NUMBER: _ClassVar[int]
     ref: str
     markdown: str
     method: str
     event_count: int
     enricher_error: str
-    def __init__(self, ref: _Optional[str] = ..., markdown: _Optional[str] = ..., method: _Optional[str] = ..., event_count: _Optional[int] = ..., enricher_error: _Optional[str] = ...) -> None: ...
+    enricher_pending: bool
+    def __init__(self, ref: _Optional[str] = ..., markdown: _Optional[str] = ..., method: _Optional[str] = ..., event_count: _Optional[int] = ..., enricher_error: _Optional[str] = ..., enricher_pending: _Optional[bool] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ("session_id", "project", "limit", "page_token")

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x63txd/v1/tools.proto\x12\x07\x63txd.v1\x1a\x1cgoogle/protobuf/struct.proto\"\"\n\x10ListToolsRequest\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\"\'\n\x11ListToolsResponse\x12\x12\n\ntools_json\x18\x01 \x01(\t\"o\n\x0f\x43\x61llToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12,\n\targuments\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructH\x00\x12\x18\n\x0e\x61rguments_json\x18\x03 \x01(\tH\x00\x42\x06\n\x04\x61rgs\"5\n\x10\x43\x61llToolResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x10\n\x08is_error\x18\x02 \x01(\x08\x32\x92\x01\n\x0bToolService\x12\x42\n\tListTools\x12\x19.ctxd.v1.ListToolsRequest\x1a\x1a.ctxd.v1.ListToolsResponse\x12?\n\x08\x43\x61llTool\x12\x18.ctxd.v1.CallToolRequest\x1a\x19.ctxd.v1.CallToolResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x63txd/v1/tools.proto\x12\x07\x63txd.v1\x1a\x1cgoogle/protobuf/struct.proto\"3\n\x10ListToolsRequest\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\"\'\n\x11ListToolsResponse\x12\x12\n\ntools_json\x18\x01 \x01(\t\"o\n\x0f\x43\x61llToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12,\n\targuments\x18\x02 \x01(\x0b\x32\x17.google.protobuf.StructH\x00\x12\x18\n\x0e\x61rguments_json\x18\x03 \x01(\tH\x00\x42\x06\n\x04\x61rgs\"5\n\x10\x43\x61llToolResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x10\n\x08is_error\x18\x02 \x01(\x08\x32\x92\x01\n\x0bToolService\x12\x42\n\tListTools\x12\x19.ctxd.v1.ListToolsRequest\x1a\x1a.ctxd.v1.ListToolsResponse\x12?\n\x08\x43\x61llTool\x12\x18.ctxd.v1.CallToolRequest\x1a\x19.ctxd.v1.CallToolResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,13 +34,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\222\003\004\010\002 \003'
   _globals['_LISTTOOLSREQUEST']._serialized_start=62
-  _globals['_LISTTOOLSREQUEST']._serialized_end=96
-  _globals['_LISTTOOLSRESPONSE']._serialized_start=98
-  _globals['_LISTTOOLSRESPONSE']._serialized_end=137
-  _globals['_CALLTOOLREQUEST']._serialized_start=139
-  _globals['_CALLTOOLREQUEST']._serialized_end=250
-  _globals['_CALLTOOLRESPONSE']._serialized_start=252
-  _globals['_CALLTOOLRESPONSE']._serialized_end=305
-  _globals['_TOOLSERVICE']._serialized_start=308
-  _globals['_TOOLSERVICE']._serialized_end=454
+  _globals['_LISTTOOLSREQUEST']._serialized_end=113
+  _globals['_LISTTOOLSRESPONSE']._serialized_start=115
+  _globals['_LISTTOOLSRESPONSE']._serialized_end=154
+  _globals['_CALLTOOLREQUEST']._serialized_start=156
+  _globals['_CALLTOOLREQUEST']._serialized_end=267
+  _globals['_CALLTOOLRESPONSE']._serialized_start=269
+  _globals['_CALLTOOLRESPONSE']._serialized_end=322
+  _globals['_TOOLSERVICE']._serialized_start=325
+  _globals['_TOOLSERVICE']._serialized_end=471
 # @@protoc_insertion_point(module_scope)

@@ -7,10 +7,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ListToolsRequest(_message.Message):
-    __slots__ = ("format",)
+    __slots__ = ("format", "profile")
     FORMAT_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     format: str
-    def __init__(self, format: _Optional[str] = ...) -> None: ...
+    profile: str
+    def __init__(self, format: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
 
 class ListToolsResponse(_message.Message):
     __slots__ = ("tools_json",)

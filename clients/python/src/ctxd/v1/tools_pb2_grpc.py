@@ -74,15 +74,18 @@ class ToolServiceServicer:
     """
 
     def ListTools(self, request, context):
-        """ListTools lists the tools the caller's token may use (context_add only
-        with the ingest scope) as JSON in one provider's format.
+        """ListTools lists the tools of a profile that the caller's token may use
+        (context_add only with the ingest scope) as JSON in one provider's
+        format.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CallTool(self, request, context):
-        """CallTool runs one tool. A failing tool is a result with is_error, not
+        """CallTool runs one tool, of any profile: the older names merged into
+        broader tools (context_exists, context_count_lines and context_dir_size,
+        which context_info answers) too. A failing tool is a result with is_error, not
         an error status, so that a tool loop hands it to the model: the unknown
         tool, arguments that do not match its schema, and every error of the
         RPCs it makes. Error statuses are for the request itself (a name over

@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/tools.proto.
  */
 export const file_ctxd_v1_tools: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL3Rvb2xzLnByb3RvEgdjdHhkLnYxIiIKEExpc3RUb29sc1JlcXVlc3QSDgoGZm9ybWF0GAEgASgJIicKEUxpc3RUb29sc1Jlc3BvbnNlEhIKCnRvb2xzX2pzb24YASABKAkibwoPQ2FsbFRvb2xSZXF1ZXN0EgwKBG5hbWUYASABKAkSLAoJYXJndW1lbnRzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEgAEhgKDmFyZ3VtZW50c19qc29uGAMgASgJSABCBgoEYXJncyI1ChBDYWxsVG9vbFJlc3BvbnNlEg8KB2NvbnRlbnQYASABKAkSEAoIaXNfZXJyb3IYAiABKAgykgEKC1Rvb2xTZXJ2aWNlEkIKCUxpc3RUb29scxIZLmN0eGQudjEuTGlzdFRvb2xzUmVxdWVzdBoaLmN0eGQudjEuTGlzdFRvb2xzUmVzcG9uc2USPwoIQ2FsbFRvb2wSGC5jdHhkLnYxLkNhbGxUb29sUmVxdWVzdBoZLmN0eGQudjEuQ2FsbFRvb2xSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_google_protobuf_struct]);
+  fileDesc("ChNjdHhkL3YxL3Rvb2xzLnByb3RvEgdjdHhkLnYxIjMKEExpc3RUb29sc1JlcXVlc3QSDgoGZm9ybWF0GAEgASgJEg8KB3Byb2ZpbGUYAiABKAkiJwoRTGlzdFRvb2xzUmVzcG9uc2USEgoKdG9vbHNfanNvbhgBIAEoCSJvCg9DYWxsVG9vbFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIsCglhcmd1bWVudHMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0SAASGAoOYXJndW1lbnRzX2pzb24YAyABKAlIAEIGCgRhcmdzIjUKEENhbGxUb29sUmVzcG9uc2USDwoHY29udGVudBgBIAEoCRIQCghpc19lcnJvchgCIAEoCDKSAQoLVG9vbFNlcnZpY2USQgoJTGlzdFRvb2xzEhkuY3R4ZC52MS5MaXN0VG9vbHNSZXF1ZXN0GhouY3R4ZC52MS5MaXN0VG9vbHNSZXNwb25zZRI/CghDYWxsVG9vbBIYLmN0eGQudjEuQ2FsbFRvb2xSZXF1ZXN0GhkuY3R4ZC52MS5DYWxsVG9vbFJlc3BvbnNlQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_google_protobuf_struct]);
 
 /**
  * ListToolsRequest selects the format of the tool definitions.
@@ -32,6 +32,18 @@ export type ListToolsRequest = Message<"ctxd.v1.ListToolsRequest"> & {
    * @generated from field: string format = 1;
    */
   format: string;
+
+  /**
+   * Which tools: "core" (the default when empty: context_list_drives,
+   * context_tree, context_read, context_write, context_edit,
+   * context_search, build_context and remember, within 4,000 tokens in
+   * every format), "read" (every tool that changes nothing) or "all" (every
+   * tool). CallTool runs a tool of any profile. Any other value is
+   * INVALID_ARGUMENT.
+   *
+   * @generated from field: string profile = 2;
+   */
+  profile: string;
 };
 
 /**
@@ -165,8 +177,9 @@ export const CallToolResponseSchema: GenMessage<CallToolResponse> = /*@__PURE__*
  */
 export const ToolService: GenService<{
   /**
-   * ListTools lists the tools the caller's token may use (context_add only
-   * with the ingest scope) as JSON in one provider's format.
+   * ListTools lists the tools of a profile that the caller's token may use
+   * (context_add only with the ingest scope) as JSON in one provider's
+   * format.
    *
    * @generated from rpc ctxd.v1.ToolService.ListTools
    */
@@ -176,7 +189,9 @@ export const ToolService: GenService<{
     output: typeof ListToolsResponseSchema;
   },
   /**
-   * CallTool runs one tool. A failing tool is a result with is_error, not
+   * CallTool runs one tool, of any profile: the older names merged into
+   * broader tools (context_exists, context_count_lines and context_dir_size,
+   * which context_info answers) too. A failing tool is a result with is_error, not
    * an error status, so that a tool loop hands it to the model: the unknown
    * tool, arguments that do not match its schema, and every error of the
    * RPCs it makes. Error statuses are for the request itself (a name over
