@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,6 +109,41 @@ func TestDaemon_ReadsItsWritesFromStart(t *testing.T) {
 		}
 		if len(resp.Results) != 1 || resp.Results[0].Ref != "agent:/first.md" || resp.Stale {
 			t.Fatalf("start %d: search right after the first write found %v (stale %q)", i, resp.Results, resp.StaleReason)
+		}
+	}
+}
+
+// TestDaemon_SessionEventsReadTheirWrites: an event appended to a session
+// is found by SearchEvents made right after, each of 50 times, and the
+// answer is not stale.
+func TestDaemon_SessionEventsReadTheirWrites(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.IndexWait = Duration{time.Minute}
+	mustStart(t, cfg)
+	sessions := ctxdv1.NewSessionServiceClient(dial(t, "unix://"+cfg.Socket))
+	ctx := t.Context()
+	if _, err := sessions.StartSession(ctx, &ctxdv1.StartSessionRequest{Id: "s1", Project: "ryw"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		word := fmt.Sprintf("eventryw%02dmark", i)
+		if _, err := sessions.AppendEvents(ctx, &ctxdv1.AppendEventsRequest{SessionId: "s1", Project: "ryw", Events: []*ctxdv1.SessionEvent{
+			{Kind: ctxdv1.SessionEventKind_SESSION_EVENT_KIND_DECISION, Text: "We decided on " + word + "."},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := sessions.SearchEvents(ctx, &ctxdv1.SearchEventsRequest{Query: word, Project: "ryw"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, s := range resp.Sessions {
+			for _, h := range s.Hits {
+				texts = append(texts, h.GetEvent().GetText())
+			}
+		}
+		if len(texts) != 1 || !strings.Contains(texts[0], word) || resp.Stale {
+			t.Fatalf("event %d: SearchEvents right after the append found %q (stale %q)", i, texts, resp.StaleReason)
 		}
 	}
 }
