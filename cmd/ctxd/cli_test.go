@@ -224,7 +224,7 @@ func TestCLI_SearchDoctorReindex(t *testing.T) {
 	var out, errOut string
 	for i := 0; i < 100; i++ {
 		var code int
-		code, out, errOut = ctxd(t, s, "", "search", "sleeping otters")
+		code, out, errOut = ctxd(t, s, "", "search", "sleeping otters", "--proximity", "off")
 		if code != 0 {
 			t.Fatalf("search: %d %s", code, errOut)
 		}
@@ -244,6 +244,12 @@ func TestCLI_SearchDoctorReindex(t *testing.T) {
 		{[]string{"search", "sleeping", "--drive", "work"}, 0, "1. work:/kb/other.md"},
 		{[]string{"search", "otters", "--path", "work:/kb"}, 0, "no results"},
 		{[]string{"search", "x", "--mode", "fuzzy"}, 2, ""},
+		// "sleeping" stands four words from "otters": 0.85 + 0.15/4² of the
+		// score with the proximity rerank on, as it is by default.
+		{[]string{"search", "sleeping otters", "--limit", "1"}, 0, "1. agent:/kb/otters.md  lines 1-3  (0.859)"},
+		{[]string{"search", "sleeping otters", "--limit", "1", "--proximity", "on"}, 0, "(0.859)"},
+		{[]string{"search", "x", "--proximity", "maybe"}, 2, ""},
+		{[]string{"search", "x", "--recency", "off"}, 0, "no results"},
 		{[]string{"doctor"}, 0, "ok\n"},
 		{[]string{"reindex"}, 0, "reindexed 2 chunks"},
 		{[]string{"search", "hands", "--limit", "1"}, 0, "agent:/kb/otters.md"},

@@ -36,7 +36,14 @@
 // an item through different chunks all credit it, and each result is an
 // item with its best chunks. Priors, when asked for, scale each fused score
 // by its item's importance and usage (how often search returned it) before
-// ranking. MinScore drops results under a fused score. A request's Within (the caller's access) narrows
+// ranking. Then a rerank window (the first 2×limit results, at most 200
+// chunks) is read once, for two signals judged on the chunks and for the
+// presentation: the proximity rerank (proximity.go) scales a score by how
+// closely the chunk holds the query's neighbouring terms, and Recency
+// (recency.go) by the age of the items a caller's predicate picks (session
+// events, in the daemon); the window grows while recency has lowered scores
+// below what a result after it could score. MinScore drops results under
+// the final score. A request's Within (the caller's access) narrows
 // its filter before the legs run, so no leg, snippet or count sees past
 // it. Scores and the key terms of a long query still come from whole-index
 // statistics.
