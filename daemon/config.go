@@ -82,10 +82,10 @@ type Config struct {
 	// refresh re-validates it with a conditional GET, unless Add sets a TTL.
 	URLTTL Duration `toml:"url_ttl"`
 	// IndexWait bounds how long a search (Search, BuildContext's chunk
-	// search, FindSimilar) waits for the search indexes to apply the writes
-	// acknowledged before it started; past it the search answers from the
-	// indexes as they are and says so (stale, stale_reason). 0 turns the
-	// wait and the report off.
+	// search, FindSimilar, the session search and recall) waits for the
+	// search indexes to apply the writes acknowledged before it started;
+	// past it the search answers from the indexes as they are and says so
+	// (stale, stale_reason). 0 turns the wait and the report off.
 	IndexWait Duration `toml:"index_wait"`
 	// Limits bound every dimension of a request (the [limits] table).
 	Limits Limits `toml:"limits"`

@@ -72,9 +72,8 @@ type Indexer struct {
 // New returns an Indexer for store and engine that loads the embedding
 // model from modelDir with ONNX Runtime at libPath; Run starts it.
 func New(store *vfs.Store, engine *search.Engine, log *slog.Logger, modelDir, libPath string) *Indexer {
-	ix := &Indexer{store: store, engine: engine, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{})}
-	// Status is asked for before Run has begun to load.
-	ix.reason, ix.loading = noModelReason, false
+	ix := &Indexer{store: store, engine: engine, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{}), reason: noModelReason}
+	// Status may be asked for before anything is loaded.
 	if modelDir != "" {
 		ix.reason, ix.loading = loadingReason(modelDir, ""), true
 	}
