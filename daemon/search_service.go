@@ -77,9 +77,15 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		ModeUsed:   modesToProto[resp.Mode],
 		ModeReason: resp.ModeReason,
 		TokensUsed: int32(resp.TokensUsed),
+		Stale:      resp.Stale != "", StaleReason: resp.Stale,
 	}
 	if resp.Mode == search.Vector && !vfs.AccessFrom(ctx).Limited() { // the note counts the whole store's chunks
 		out.ModeReason = s.b.ix.WithPendingNote(ctx, out.ModeReason)
+	}
+	if resp.Mode != r.Mode { // fell back to BM25: say so when it is only for now
+		if st := s.b.ix.Status(); st.Loading {
+			out.ModeReason = "the embedding model is still loading (" + st.Reason + "), so the search ran in BM25 mode; `ctxd status` says when it is available"
+		}
 	}
 	for i, q := range resp.Queries {
 		out.Queries = append(out.Queries, &ctxdv1.QueryReport{
@@ -280,7 +286,7 @@ func (s *searchService) FindSimilar(ctx context.Context, req *ctxdv1.FindSimilar
 	if err != nil {
 		return nil, similarError(err)
 	}
-	out := &ctxdv1.FindSimilarResponse{TargetChunks: int32(resp.TargetChunks)}
+	out := &ctxdv1.FindSimilarResponse{TargetChunks: int32(resp.TargetChunks), Stale: resp.Stale != "", StaleReason: resp.Stale}
 	for _, it := range resp.Items {
 		out.Items = append(out.Items, &ctxdv1.SimilarItem{
 			Ref: vfs.FormatRef(it.Drive, it.Path), ItemId: it.ItemID, Title: it.Title,

@@ -60,6 +60,7 @@ func (c *cli) searchCommand() *cobra.Command {
 			if r.ModeReason != "" {
 				fmt.Fprintf(c.stderr, "note: %s\n", r.ModeReason)
 			}
+			c.noteStale(r.Stale, r.StaleReason)
 			for i, q := range r.Queries {
 				if q.ReducedText != "" {
 					fmt.Fprintf(c.stderr, "note: query %d is long; searched for its key words %q\n", i+1, q.ReducedText)

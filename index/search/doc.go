@@ -19,6 +19,15 @@
 // pinned sequence from it before comparing; Doctor and Reindex stop when
 // their caller's context ends.
 //
+// Searches read their writes: the run goroutine waits a moment after a write
+// so that one Bleve batch carries many changes, and it publishes the
+// sequence each index has applied (fresh.go). Search and FindSimilar first
+// read the store's outbox sequence; when the indexes they use are behind
+// it, they ask the run goroutine to apply at once and wait for it, at most
+// Options.WriteWait and half the time left before their deadline, then
+// answer and say they are stale (Response.Stale). With nothing pending the
+// check is one read transaction of the store.
+//
 // A query runs the legs concurrently with every filter inside candidate
 // generation, fuses them with weighted reciprocal rank fusion on chunk ids,
 // caps chunks per item, cuts snippets around the real match positions and

@@ -141,6 +141,10 @@ type Response struct {
 	ModeReason string // why Mode differs from the request's
 	Queries    []QueryReport
 	TokensUsed int
+	// Stale says why the results may miss writes acknowledged before the
+	// search started: the indexes had not applied them within the wait
+	// (Options.WriteWait); "" when they had.
+	Stale string
 }
 
 // QueryReport says how one query was understood.
@@ -187,8 +191,11 @@ type candidate struct {
 }
 
 // Search runs every query of req and returns fused, de-duplicated results.
-// A request over the engine's Limits is refused with a *LimitError. Every
-// leg stops soon after ctx ends, and Search then returns ctx's error.
+// A request over the engine's Limits is refused with a *LimitError. It
+// reads its writes: it first waits, bounded, for the indexes its legs use
+// to apply every write the store had committed when it started (see
+// Options.WriteWait and Response.Stale). Every leg stops soon after ctx
+// ends, and Search then returns ctx's error.
 func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	if len(req.Queries) == 0 {
 		return Response{}, fmt.Errorf("%w: no queries", ErrInvalidQuery)
@@ -240,6 +247,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	}
 	depth := min(max(1000, limit), max(50, 4*wanted))
 
+	stale, waitErr := e.awaitWrites(ctx, req.Mode != Vector, req.Mode != BM25)
+	if waitErr != nil {
+		return Response{}, waitErr
+	}
 	// The engine's lock is held only around index scans, never while a
 	// query waits for the embedder: index updates must not queue behind it.
 	e.mu.RLock()
@@ -248,7 +259,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		reason = e.vectorUnavailable(req)
 	}
 	e.mu.RUnlock()
-	resp := Response{Mode: req.Mode, Queries: make([]QueryReport, len(req.Queries))}
+	resp := Response{Mode: req.Mode, Queries: make([]QueryReport, len(req.Queries)), Stale: stale}
 	if reason != "" {
 		resp.Mode, resp.ModeReason = BM25, reason
 	}

@@ -1177,7 +1177,19 @@ type SearchResponse struct {
 	// One report per query, in request order.
 	Queries []*QueryReport `protobuf:"bytes,4,rep,name=queries" json:"queries,omitempty"`
 	// Model tokens used by the returned snippets.
-	TokensUsed    int32 `protobuf:"varint,5,opt,name=tokens_used,json=tokensUsed" json:"tokens_used,omitempty"`
+	TokensUsed int32 `protobuf:"varint,5,opt,name=tokens_used,json=tokensUsed" json:"tokens_used,omitempty"`
+	// True when the results may miss writes acknowledged before the search
+	// started. A search first waits for the indexes it uses to apply every
+	// write the store had committed when it started (read-your-writes: BM25
+	// and substring see a write at once, the vector leg once its chunks are
+	// embedded), at most the daemon's index_wait (default 1s) and at most half
+	// the time left before the call's deadline, and then answers from the
+	// indexes as they are. Searching again later finds those writes.
+	Stale bool `protobuf:"varint,6,opt,name=stale" json:"stale,omitempty"`
+	// Why the results are stale: how many changes the indexes trail the store
+	// by after how long a wait, and whether a rebuild or doctor held them
+	// meanwhile; empty when stale is false.
+	StaleReason   string `protobuf:"bytes,7,opt,name=stale_reason,json=staleReason" json:"stale_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1245,6 +1257,20 @@ func (x *SearchResponse) GetTokensUsed() int32 {
 		return x.TokensUsed
 	}
 	return 0
+}
+
+func (x *SearchResponse) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+func (x *SearchResponse) GetStaleReason() string {
+	if x != nil {
+		return x.StaleReason
+	}
+	return ""
 }
 
 // FindSimilarRequest names what to compare: a stored item or a text.
@@ -1476,7 +1502,13 @@ type FindSimilarResponse struct {
 	// Items, by similarity then coverage.
 	Items []*SimilarItem `protobuf:"bytes,1,rep,name=items" json:"items,omitempty"`
 	// Chunks of the target that were compared.
-	TargetChunks  int32 `protobuf:"varint,2,opt,name=target_chunks,json=targetChunks" json:"target_chunks,omitempty"`
+	TargetChunks int32 `protobuf:"varint,2,opt,name=target_chunks,json=targetChunks" json:"target_chunks,omitempty"`
+	// True when the items compared may miss writes acknowledged before the
+	// call: it waits for the vector index as a search does
+	// (SearchResponse.stale).
+	Stale bool `protobuf:"varint,3,opt,name=stale" json:"stale,omitempty"`
+	// Why; empty when stale is false.
+	StaleReason   string `protobuf:"bytes,4,opt,name=stale_reason,json=staleReason" json:"stale_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1523,6 +1555,20 @@ func (x *FindSimilarResponse) GetTargetChunks() int32 {
 		return x.TargetChunks
 	}
 	return 0
+}
+
+func (x *FindSimilarResponse) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+func (x *FindSimilarResponse) GetStaleReason() string {
+	if x != nil {
+		return x.StaleReason
+	}
+	return ""
 }
 
 var File_ctxd_v1_search_proto protoreflect.FileDescriptor
@@ -1603,7 +1649,7 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12%\n" +
 	"\x0ecorrected_text\x18\x02 \x01(\tR\rcorrectedText\x12'\n" +
 	"\x0fcandidate_count\x18\x03 \x01(\x05R\x0ecandidateCount\x12!\n" +
-	"\freduced_text\x18\x04 \x01(\tR\vreducedText\"\xe5\x01\n" +
+	"\freduced_text\x18\x04 \x01(\tR\vreducedText\"\x9e\x02\n" +
 	"\x0eSearchResponse\x12/\n" +
 	"\aresults\x18\x01 \x03(\v2\x15.ctxd.v1.SearchResultR\aresults\x120\n" +
 	"\tmode_used\x18\x02 \x01(\x0e2\x13.ctxd.v1.SearchModeR\bmodeUsed\x12\x1f\n" +
@@ -1611,7 +1657,9 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"modeReason\x12.\n" +
 	"\aqueries\x18\x04 \x03(\v2\x14.ctxd.v1.QueryReportR\aqueries\x12\x1f\n" +
 	"\vtokens_used\x18\x05 \x01(\x05R\n" +
-	"tokensUsed\"\xab\x01\n" +
+	"tokensUsed\x12\x14\n" +
+	"\x05stale\x18\x06 \x01(\bR\x05stale\x12!\n" +
+	"\fstale_reason\x18\a \x01(\tR\vstaleReason\"\xab\x01\n" +
 	"\x12FindSimilarRequest\x12\x12\n" +
 	"\x03ref\x18\x01 \x01(\tH\x00R\x03ref\x12\x14\n" +
 	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x12\x1c\n" +
@@ -1628,10 +1676,12 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"similarity\x12\x19\n" +
 	"\bchunk_id\x18\x05 \x01(\tR\achunkId\x12\x18\n" +
 	"\asnippet\x18\x06 \x01(\tR\asnippet\x12\x1a\n" +
-	"\bcoverage\x18\a \x01(\x01R\bcoverage\"f\n" +
+	"\bcoverage\x18\a \x01(\x01R\bcoverage\"\x9f\x01\n" +
 	"\x13FindSimilarResponse\x12*\n" +
 	"\x05items\x18\x01 \x03(\v2\x14.ctxd.v1.SimilarItemR\x05items\x12#\n" +
-	"\rtarget_chunks\x18\x02 \x01(\x05R\ftargetChunks*o\n" +
+	"\rtarget_chunks\x18\x02 \x01(\x05R\ftargetChunks\x12\x14\n" +
+	"\x05stale\x18\x03 \x01(\bR\x05stale\x12!\n" +
+	"\fstale_reason\x18\x04 \x01(\tR\vstaleReason*o\n" +
 	"\n" +
 	"SearchMode\x12\x1b\n" +
 	"\x17SEARCH_MODE_UNSPECIFIED\x10\x00\x12\x16\n" +

@@ -196,18 +196,22 @@ class QueryReport(_message.Message):
     def __init__(self, text: _Optional[str] = ..., corrected_text: _Optional[str] = ..., candidate_count: _Optional[int] = ..., reduced_text: _Optional[str] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
-    __slots__ = ("results", "mode_used", "mode_reason", "queries", "tokens_used")
+    __slots__ = ("results", "mode_used", "mode_reason", "queries", "tokens_used", "stale", "stale_reason")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     MODE_USED_FIELD_NUMBER: _ClassVar[int]
     MODE_REASON_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    STALE_REASON_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[SearchResult]
     mode_used: SearchMode
     mode_reason: str
     queries: _containers.RepeatedCompositeFieldContainer[QueryReport]
     tokens_used: int
-    def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., mode_used: _Optional[_Union[SearchMode, str]] = ..., mode_reason: _Optional[str] = ..., queries: _Optional[_Iterable[_Union[QueryReport, _Mapping]]] = ..., tokens_used: _Optional[int] = ...) -> None: ...
+    stale: bool
+    stale_reason: str
+    def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., mode_used: _Optional[_Union[SearchMode, str]] = ..., mode_reason: _Optional[str] = ..., queries: _Optional[_Iterable[_Union[QueryReport, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., stale: _Optional[bool] = ..., stale_reason: _Optional[str] = ...) -> None: ...
 
 class FindSimilarRequest(_message.Message):
     __slots__ = ("ref", "text", "threshold", "limit", "filter")
@@ -242,9 +246,13 @@ class SimilarItem(_message.Message):
     def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., title: _Optional[str] = ..., similarity: _Optional[float] = ..., chunk_id: _Optional[str] = ..., snippet: _Optional[str] = ..., coverage: _Optional[float] = ...) -> None: ...
 
 class FindSimilarResponse(_message.Message):
-    __slots__ = ("items", "target_chunks")
+    __slots__ = ("items", "target_chunks", "stale", "stale_reason")
     ITEMS_FIELD_NUMBER: _ClassVar[int]
     TARGET_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    STALE_REASON_FIELD_NUMBER: _ClassVar[int]
     items: _containers.RepeatedCompositeFieldContainer[SimilarItem]
     target_chunks: int
-    def __init__(self, items: _Optional[_Iterable[_Union[SimilarItem, _Mapping]]] = ..., target_chunks: _Optional[int] = ...) -> None: ...
+    stale: bool
+    stale_reason: str
+    def __init__(self, items: _Optional[_Iterable[_Union[SimilarItem, _Mapping]]] = ..., target_chunks: _Optional[int] = ..., stale: _Optional[bool] = ..., stale_reason: _Optional[str] = ...) -> None: ...
