@@ -92,19 +92,29 @@ var pathKeys = []string{"file_path", "notebook_path", "path"}
 // tools among them): names that hold a key input, never a content.
 var genericKeys = []string{"file_path", "notebook_path", "path", "command", "url", "pattern", "query", "ref", "uri", "name", "description", "subject"}
 
+// shellTools are the tools whose key input is a command: their TOOL_USE
+// text starts with the command run, as the digest reads it.
+var shellTools = map[string]bool{"Bash": true}
+
 // ToolEvent summarises a PostToolUse or PostToolUseFailure input as one
-// event: the tool, its key input and, when it failed, the error. Its kind
-// is ERROR when the tool failed, FILE_CHANGE for Write, Edit, MultiEdit and
-// NotebookEdit (the path in refs), DECISION for an approved plan
-// (ExitPlanMode), TOOL_USE otherwise. TodoWrite lists its todos one per
-// line as "- [ ] text" (pending or in progress) or "- [x] text" (completed),
-// which is where a session's open goals come from.
+// event: the tool (in Tool), its key input and, when it failed, the error.
+// Its kind is ERROR when the tool failed, FILE_CHANGE for Write, Edit,
+// MultiEdit and NotebookEdit (the file in refs), DECISION for an approved
+// plan (ExitPlanMode), TOOL_USE otherwise.
+//
+// The text's first line is what the session's digest shows: for a Bash
+// TOOL_USE the command run; for an ERROR the key input, "failed:" and the
+// error's first line (the digest puts the tool in front); otherwise
+// "TOOL: key input". More lines follow (a command's description, the whole
+// error, a plan). TodoWrite lists its todos one per line, "- [ ] text"
+// (pending or in progress) or "- [x] text" (completed): the latest such
+// list's unchecked lines are the session's open goals.
 //
 // Nothing of a file's content is recorded (a Write records the path and
 // its size); each value is redacted (ingest.Redact) and cut to
 // MaxFieldBytes, the whole to MaxSummaryBytes. A tool use on a file that
-// ingest.SecretReason calls a secret records the tool and the path only,
-// not even the error (an Edit's error quotes the file).
+// ingest.SecretReason calls a secret records the path alone, not even the
+// error (an Edit's error quotes the file).
 func ToolEvent(in *Input) *ctxdv1.SessionEvent {
 	var args toolArgs
 	json.Unmarshal(in.ToolInput, &args)
@@ -115,14 +125,13 @@ func ToolEvent(in *Input) *ctxdv1.SessionEvent {
 	tool, _ = cut(tool, 128)
 	failed, errText := toolFailed(in)
 	ev := &ctxdv1.SessionEvent{Kind: ctxdv1.SessionEventKind_SESSION_EVENT_KIND_TOOL_USE, Tool: tool}
-	if failed {
+	switch {
+	case failed:
 		ev.Kind = ctxdv1.SessionEventKind_SESSION_EVENT_KIND_ERROR
-	} else if fileTools[tool] {
+	case fileTools[tool]:
 		ev.Kind = ctxdv1.SessionEventKind_SESSION_EVENT_KIND_FILE_CHANGE
-	}
-	head := tool
-	if failed {
-		head += " failed"
+	case tool == "ExitPlanMode":
+		ev.Kind = ctxdv1.SessionEventKind_SESSION_EVENT_KIND_DECISION
 	}
 
 	path := ""
@@ -136,83 +145,74 @@ func ToolEvent(in *Input) *ctxdv1.SessionEvent {
 		ref = clean(path, MaxFieldBytes)
 		ev.Refs = []string{ref}
 		if reason, secret := ingest.SecretReason(path); secret {
-			ev.Text = fmt.Sprintf("%s: %s (%s: nothing else recorded)", head, ref, reason)
+			ev.Text = fmt.Sprintf("%s: %s (%s: nothing else recorded)", tool, ref, reason)
+			if failed {
+				ev.Text = fmt.Sprintf("%s failed (%s: nothing else recorded)", ref, reason)
+			}
 			return ev
 		}
 	}
 
-	var lines []string
-	line := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
 	field := func(key string) string { return clean(args.str(key), MaxFieldBytes) }
+	var key string    // the call in a phrase
+	var more []string // lines after the first
 	switch tool {
 	case "Bash":
-		line("%s: %s", head, field("command"))
+		key = field("command")
 		if d := field("description"); d != "" {
-			line("description: %s", d)
+			more = append(more, "description: "+d)
 		}
 		if args.boolean("run_in_background") {
-			line("in the background")
+			more = append(more, "in the background")
 		}
 	case "Read", "Edit", "NotebookEdit":
-		line("%s: %s", head, ref)
+		key = ref
 	case "Write":
-		line("%s: %s (%d bytes)", head, ref, len(args.str("content")))
+		key = fmt.Sprintf("%s (%d bytes)", ref, len(args.str("content")))
 	case "MultiEdit":
-		line("%s: %s (%d edits)", head, ref, len(args.list("edits")))
+		key = fmt.Sprintf("%s (%d edits)", ref, len(args.list("edits")))
 	case "Glob", "Grep":
-		s := fmt.Sprintf("%s: %s", head, field("pattern"))
-		if p := ref; p != "" {
-			s += " in " + p
+		key = field("pattern")
+		if ref != "" {
+			key += " in " + ref
 		}
 		if g := field("glob"); g != "" {
-			s += " (files " + g + ")"
+			key += " (files " + g + ")"
 		}
-		line("%s", s)
 	case "WebFetch":
-		url := field("url")
-		ev.Refs = append(ev.Refs, url)
-		line("%s: %s", head, url)
+		key = field("url")
+		ev.Refs = append(ev.Refs, key)
 		if p := field("prompt"); p != "" {
-			line("looking for: %s", p)
+			more = append(more, "looking for: "+p)
 		}
 	case "WebSearch":
-		line("%s: %s", head, field("query"))
+		key = field("query")
 	case "Task", "Agent":
-		s := fmt.Sprintf("%s: %s", head, field("description"))
+		key = field("description")
 		if t := field("subagent_type"); t != "" {
-			s += " (" + t + ")"
+			key += " (" + t + ")"
 		}
-		line("%s", s)
 		if p := field("prompt"); p != "" {
-			line("prompt: %s", p)
+			more = append(more, "prompt: "+p)
 		}
 	case "TodoWrite":
 		todos := todoLines(args.list("todos"))
-		line("%s: %s", head, todos[0])
-		lines = append(lines, todos[1:]...)
+		key, more = todos[0], todos[1:]
 	case "TaskCreate":
-		line("%s:", head)
-		line("- [ ] %s", clean(args.str("subject"), MaxTodoBytes))
+		// One task, not the list: task-list lines here would read as the
+		// whole list, and hide the open goals of the latest TodoWrite.
+		key = clean(args.str("subject"), MaxTodoBytes)
 	case "TaskUpdate":
-		s := fmt.Sprintf("%s: task %s", head, field("taskId"))
+		key = "task " + field("taskId")
 		if st := field("status"); st != "" {
-			s += " " + strings.ReplaceAll(st, "_", " ")
+			key += " " + strings.ReplaceAll(st, "_", " ")
 		}
-		line("%s", s)
-		if subj := args.str("subject"); subj != "" {
-			mark := " "
-			if args.str("status") == "completed" {
-				mark = "x"
-			}
-			line("- [%s] %s", mark, clean(subj, MaxTodoBytes))
+		if subj := clean(args.str("subject"), MaxTodoBytes); subj != "" {
+			key += " (" + subj + ")"
 		}
 	case "ExitPlanMode":
-		if !failed {
-			ev.Kind = ctxdv1.SessionEventKind_SESSION_EVENT_KIND_DECISION
-			head = "plan approved"
-		}
-		line("%s:", head)
-		line("%s", clean(args.str("plan"), MaxPlanBytes))
+		plan := strings.Split(clean(args.str("plan"), MaxPlanBytes), "\n")
+		key, more = "Plan approved: "+plan[0], plan[1:]
 	default:
 		var kv []string
 		for _, k := range genericKeys {
@@ -220,15 +220,27 @@ func ToolEvent(in *Input) *ctxdv1.SessionEvent {
 				kv = append(kv, k+"="+v)
 			}
 		}
-		line("%s", strings.TrimSuffix(head+": "+strings.Join(kv, ", "), ": "))
+		key = strings.Join(kv, ", ")
 	}
-	if failed {
-		if errText == "" {
-			errText = "no error message"
+
+	var first string
+	switch {
+	case failed:
+		errText = clean(errText, MaxFieldBytes)
+		errFirst, errRest, multi := strings.Cut(errText, "\n")
+		first = strings.TrimSpace(key + " failed")
+		if errFirst != "" {
+			first += ": " + errFirst
 		}
-		line("error: %s", clean(errText, MaxFieldBytes))
+		if multi && strings.TrimSpace(errRest) != "" {
+			more = append(more, "error: "+errText)
+		}
+	case shellTools[tool], tool == "ExitPlanMode":
+		first = key
+	default:
+		first = strings.TrimSuffix(tool+": "+key, ": ")
 	}
-	ev.Text, ev.Truncated = cut(strings.Join(lines, "\n"), MaxSummaryBytes)
+	ev.Text, ev.Truncated = cut(strings.Join(append([]string{first}, more...), "\n"), MaxSummaryBytes)
 	return ev
 }
 

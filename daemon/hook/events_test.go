@@ -42,14 +42,14 @@ func TestToolEvent(t *testing.T) {
 		{"reference Write", reference["PostToolUse/Write"], fileChange,
 			"Write: /path/to/file.txt (12 bytes)", []string{"/path/to/file.txt"}},
 		{"reference failed Bash", reference["PostToolUseFailure/Bash"], errorKind,
-			"Bash failed: npm test\ndescription: Run test suite\nerror: Command exited with non-zero status code 1", nil},
+			"npm test failed: Command exited with non-zero status code 1\ndescription: Run test suite", nil},
 		{"Bash", postToolUse("Bash", `{"command": "go test ./...", "description": "Run the tests", "timeout": 120000, "run_in_background": false}`,
 			`{"stdout": "ok  \tgithub.com/x/y\t0.3s", "stderr": "", "interrupted": false, "isImage": false}`), toolUse,
-			"Bash: go test ./...\ndescription: Run the tests", nil},
+			"go test ./...\ndescription: Run the tests", nil},
 		{"Bash in the background with a token", postToolUse("Bash", `{"command": "GITHUB_TOKEN=`+ghToken+` gh pr list", "run_in_background": true}`, `{}`), toolUse,
-			"Bash: GITHUB_TOKEN=[REDACTED] gh pr list\nin the background", nil},
+			"GITHUB_TOKEN=[REDACTED] gh pr list\nin the background", nil},
 		{"Bash interrupted", postToolUse("Bash", `{"command": "sleep 100"}`, `{"stdout": "", "stderr": "", "interrupted": true}`), errorKind,
-			"Bash failed: sleep 100\nerror: interrupted by the user", nil},
+			"sleep 100 failed: interrupted by the user", nil},
 		{"Edit", postToolUse("Edit", `{"file_path": "/repo/main.go", "old_string": "func old() {}", "new_string": "func new() {}", "replace_all": false}`,
 			`{"filePath": "/repo/main.go", "oldString": "func old() {}", "newString": "func new() {}", "originalFile": "package main\nfunc old() {}\n", "structuredPatch": [], "userModified": false, "replaceAll": false}`),
 			fileChange, "Edit: /repo/main.go", []string{"/repo/main.go"}},
@@ -76,24 +76,27 @@ func TestToolEvent(t *testing.T) {
 			`{"oldTodos": [], "newTodos": []}`), toolUse,
 			"TodoWrite: 3 todos (1 completed, 1 in progress, 1 pending)\n- [x] write a readme\n- [ ] add the hook tests\n- [ ] measure p99", nil},
 		{"TaskCreate", postToolUse("TaskCreate", `{"subject": "Add user authentication", "description": "JWT", "activeForm": "Adding user authentication"}`, `{"task": {"id": "1", "subject": "Add user authentication"}}`),
-			toolUse, "TaskCreate:\n- [ ] Add user authentication", nil},
+			toolUse, "TaskCreate: Add user authentication", nil},
 		{"TaskUpdate", postToolUse("TaskUpdate", `{"taskId": "1", "status": "completed", "subject": "Add user authentication"}`, `{}`),
-			toolUse, "TaskUpdate: task 1 completed\n- [x] Add user authentication", nil},
+			toolUse, "TaskUpdate: task 1 completed (Add user authentication)", nil},
 		{"ExitPlanMode", postToolUse("ExitPlanMode", `{"plan": "1. Add the hook\n2. Test it"}`, `{}`),
-			decision, "plan approved:\n1. Add the hook\n2. Test it", nil},
+			decision, "Plan approved: 1. Add the hook\n2. Test it", nil},
 		{"MCP tool", postToolUse("mcp__ctxd__context_write", `{"path": "/notes/plan.md", "content": "the whole note", "on_conflict": "overwrite"}`, `{}`),
 			toolUse, "mcp__ctxd__context_write: path=/notes/plan.md", []string{"/notes/plan.md"}},
 		{"failed Edit", postToolUse("Edit", `{"file_path": "/repo/x.go", "old_string": "a", "new_string": "b"}`, `{"success": false, "error": "String to replace not found in file."}`),
-			errorKind, "Edit failed: /repo/x.go\nerror: String to replace not found in file.", []string{"/repo/x.go"}},
+			errorKind, "/repo/x.go failed: String to replace not found in file.", []string{"/repo/x.go"}},
 		{"Read of a secret file", postToolUse("Read", `{"file_path": "/repo/.env"}`, `{"file": {"content": "OPENAI_API_KEY=`+openAIKey+`"}}`),
 			toolUse, "Read: /repo/.env (secret file name .env: nothing else recorded)", []string{"/repo/.env"}},
 		{"failed Edit of a key file", `{"session_id": "s", "hook_event_name": "PostToolUseFailure", "tool_name": "Edit",
 			"tool_input": {"file_path": "/home/me/.ssh/id_ed25519", "old_string": "-----BEGIN", "new_string": "x"},
 			"error": "String to replace not found in file.\nString: -----BEGIN"}`,
-			errorKind, "Edit failed: /home/me/.ssh/id_ed25519 (inside .ssh, a credentials directory: nothing else recorded)", []string{"/home/me/.ssh/id_ed25519"}},
+			errorKind, "/home/me/.ssh/id_ed25519 failed (inside .ssh, a credentials directory: nothing else recorded)", []string{"/home/me/.ssh/id_ed25519"}},
+		{"failure with a long error", `{"session_id": "s", "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+			"tool_input": {"command": "go vet ./..."}, "error": "Error: exit status 1\n# ctxd/x\nx.go:3:2: unused variable"}`,
+			errorKind, "go vet ./... failed: Error: exit status 1\nerror: Error: exit status 1\n# ctxd/x\nx.go:3:2: unused variable", nil},
 		{"interrupted failure", `{"session_id": "s", "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "make bench"}, "error": "", "is_interrupt": true}`,
-			errorKind, "Bash failed: make bench\nerror: interrupted by the user", nil},
-		{"no tool input", `{"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Bash"}`, toolUse, "Bash: ", nil},
+			errorKind, "make bench failed: interrupted by the user", nil},
+		{"no tool input", `{"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Bash"}`, toolUse, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,10 +122,10 @@ func TestToolEvent_Bounds(t *testing.T) {
 	}
 	long := strings.Repeat("é", 2000) // 4000 bytes
 	ev = hook.ToolEvent(mustRead(t, postToolUse("Bash", `{"command": "echo `+long+`"}`, `{}`)))
-	if len(ev.Text) > hook.MaxFieldBytes+len("Bash: ") || !strings.Contains(ev.Text, "…[cut ") || !strings.HasSuffix(ev.Text, " bytes]") {
+	if len(ev.Text) > hook.MaxFieldBytes || !strings.Contains(ev.Text, "…[cut ") || !strings.HasSuffix(ev.Text, " bytes]") {
 		t.Errorf("long command: %d bytes, %q…", len(ev.Text), ev.Text[len(ev.Text)-40:])
 	}
-	if !strings.HasPrefix(ev.Text, "Bash: echo é") || strings.ContainsRune(ev.Text, '\uFFFD') {
+	if !strings.HasPrefix(ev.Text, "echo é") || strings.ContainsRune(ev.Text, '\uFFFD') {
 		t.Errorf("cut mid-rune: %q", ev.Text[:20])
 	}
 	var todos []string
