@@ -66,8 +66,6 @@ type Config struct {
 	// Wait bounds how long a SessionStart waits for a daemon that is
 	// starting (WaitReady); 0 never waits.
 	Wait time.Duration
-	// Starting is Readiness.Starting; nil means UnitStarting.
-	Starting func(context.Context) bool
 }
 
 // Run is `ctxd hook claude-code`: it reads one hook input from stdin,
@@ -96,25 +94,29 @@ func Run(ctx context.Context, cfg Config, stdin io.Reader, stdout, stderr io.Wri
 			say("internal error, nothing done: %v", r)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
-	defer cancel()
-	in, err := readWithin(ctx, stdin)
+	start := time.Now()
+	readCtx, cancelRead := context.WithTimeout(ctx, cfg.Deadline)
+	in, err := readWithin(readCtx, stdin)
+	cancelRead()
 	if err != nil {
 		say("%v", err)
 		return
 	}
 	event = in.HookEventName
-	if event == SessionStart && cfg.Wait > 0 {
-		// The wait has its own bound; the calls get a full Deadline after it.
-		err := WaitReady(context.WithoutCancel(ctx), cfg.Conn, cfg.Wait, Readiness{Socket: cfg.Socket, Starting: cfg.Starting,
+	wait := event == SessionStart && cfg.Wait > 0
+	bound := cfg.Deadline
+	if wait {
+		bound += cfg.Wait
+	}
+	ctx, cancel := context.WithDeadline(ctx, start.Add(bound))
+	defer cancel()
+	if wait {
+		err := WaitReady(ctx, cfg.Conn, cfg.Wait, Readiness{Socket: cfg.Socket,
 			Waiting: func() { say("the daemon at %s is starting; waiting up to %s for it (--wait)", cfg.Socket, cfg.Wait) }})
 		if err != nil {
 			say("%s", describe(cfg, []error{err}))
 			return
 		}
-		cancel()
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), cfg.Deadline)
-		defer cancel()
 	}
 	out, errs := handle(ctx, cfg, ctxdv1.NewSessionServiceClient(cfg.Conn), in)
 	if len(out) > 0 {
