@@ -243,7 +243,7 @@ func TestHook_BadInput(t *testing.T) {
 		{"garbage", "garbage", nil, "the hook input is not a JSON object"},
 		{"empty", "", nil, "the hook input is not a JSON object"},
 		{"array", "[1, 2]", nil, "the hook input is not a JSON object"},
-		{"unknown event", withSession(`{` + commonFields + `"hook_event_name": "Notification", "message": "Claude needs your permission", "notification_type": "permission_prompt"}`, "s1", dir), nil, ""},
+		{"unknown event", withSession(`{`+commonFields+`"hook_event_name": "Notification", "message": "Claude needs your permission", "notification_type": "permission_prompt"}`, "s1", dir), nil, ""},
 		{"no session id", strings.Replace(reference["PostToolUse/Write"], `"session_id": "abc123",`, "", 1), nil, "the input has no session_id"},
 		{"bad session id", withSession(reference["SessionEnd"], "bad id!", dir), nil, "end the session: InvalidArgument: the session id"},
 		{"unknown flag", reference["Stop"], []string{"--verbose"}, "unknown flag: --verbose"},
