@@ -174,8 +174,8 @@ func handle(ctx context.Context, cfg Config, c Client, in *Input) ([]byte, []err
 		}
 		return session != ""
 	}
-	recall := func(prompt string, budget int32, project string) string {
-		resp, err := c.Recall(ctx, &ctxdv1.RecallRequest{Project: project, Cwd: in.Cwd, SessionId: session, Prompt: prompt, Budget: budget})
+	recall := func(prompt string, budget int32) string {
+		resp, err := c.Recall(ctx, &ctxdv1.RecallRequest{Project: cfg.Project, Cwd: in.Cwd, SessionId: session, Prompt: prompt, Budget: budget})
 		if err != nil {
 			fail("recall", err)
 			return ""
@@ -184,18 +184,20 @@ func handle(ctx context.Context, cfg Config, c Client, in *Input) ([]byte, []err
 	}
 	switch in.HookEventName {
 	case SessionStart:
-		project := cfg.Project
+		// Starting and recalling are independent (the daemon derives the
+		// same project from cwd for both): run them side by side.
+		var wg sync.WaitGroup
 		if needSession() {
-			resp, err := c.StartSession(ctx, &ctxdv1.StartSessionRequest{Id: session, Project: cfg.Project, Actor: Actor, Cwd: in.Cwd})
-			if err != nil {
-				fail("start the session", err)
-			} else if project == "" {
-				project = resp.GetSession().GetProject()
-			}
+			wg.Go(func() {
+				if _, err := c.StartSession(ctx, &ctxdv1.StartSessionRequest{Id: session, Project: cfg.Project, Actor: Actor, Cwd: in.Cwd}); err != nil {
+					fail("start the session", err)
+				}
+			})
 		}
-		return Output(SessionStart, recall("", orDefault(cfg.Budget, DefaultBudget), project)), errs
+		markdown := recall("", orDefault(cfg.Budget, DefaultBudget))
+		wg.Wait()
+		return Output(SessionStart, markdown), errs
 	case UserPromptSubmit:
-		// Recording and recalling are independent: run them side by side.
 		var wg sync.WaitGroup
 		if needSession() {
 			wg.Go(func() {
@@ -208,7 +210,7 @@ func handle(ctx context.Context, cfg Config, c Client, in *Input) ([]byte, []err
 		var markdown string
 		if strings.TrimSpace(in.Prompt) != "" {
 			prompt := PromptEvent(in.Prompt).Text
-			markdown = recall(prompt, orDefault(cfg.PromptBudget, DefaultPromptBudget), cfg.Project)
+			markdown = recall(prompt, orDefault(cfg.PromptBudget, DefaultPromptBudget))
 		}
 		wg.Wait()
 		return Output(UserPromptSubmit, markdown), errs
