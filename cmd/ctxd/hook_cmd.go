@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -104,7 +106,9 @@ current one), shared with everyone who works on it; --local
 .claude/settings.local.json there, for you alone.
 
 It registers "ctxd hook claude-code" for SessionStart, UserPromptSubmit,
-PostToolUse, PostToolUseFailure, PreCompact, Stop and SessionEnd, with no
+PostToolUse, PostToolUseFailure, PreCompact, Stop and SessionEnd (not
+PostToolUseFailure when "claude --version" says a release older than 2.1.0,
+which would reject the whole file for an event it does not know), with no
 matcher (every session source, every end reason) and "*" for the tool events
 (every tool), each with a timeout above the hook's own bound. The command is
 the absolute path of this ctxd binary (--ctxd to name another): hosts started
@@ -168,7 +172,12 @@ byte; the file is backed up to FILE.ctxd-backup-TIME before any change.`
 			if err != nil {
 				return err
 			}
-			res, err := hook.Install(path, hook.Entries(command, f.cfg.Wait, f.cfg.Deadline))
+			version := claudeVersion(cmd.Context())
+			events := hook.EventsFor(version)
+			if len(events) < len(hook.Events) {
+				fmt.Fprintf(c.stdout, "not registering PostToolUseFailure: Claude Code %s predates it (failed tool uses go unrecorded; update Claude Code and install again)\n", strings.Fields(version)[0])
+			}
+			res, err := hook.Install(path, hook.Entries(command, events, f.cfg.Wait, f.cfg.Deadline))
 			if err != nil {
 				return err
 			}
@@ -251,6 +260,18 @@ func selfPath() (string, error) {
 		return "", fmt.Errorf("this ctxd runs from the temp dir (%s), which is no place for a hook to run it from; install ctxd (make install-service puts it in ~/.local/bin) or pass --ctxd PATH", abs)
 	}
 	return abs, nil
+}
+
+// claudeVersion is what `claude --version` prints, or "" when there is no
+// claude on PATH or it does not answer within five seconds.
+func claudeVersion(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "claude", "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+-]+$`)

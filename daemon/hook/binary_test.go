@@ -628,6 +628,27 @@ func TestHook_InstalledCommandRuns(t *testing.T) {
 	if data, _ := os.ReadFile(path); string(data) != "{}\n" {
 		t.Errorf("after uninstall: %q", data)
 	}
+	// A Claude Code that predates PostToolUseFailure would reject the whole
+	// file for it: install leaves it out, and adds it once Claude Code is
+	// updated.
+	fakeClaude := func(version string) {
+		if err := os.WriteFile(filepath.Join(dir, "claude"), []byte("#!/bin/sh\necho '"+version+" (Claude Code)'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fakeClaude("1.0.88")
+	code, out, _ = cli("hook", "install", "claude-code", "--project", "--dir", project, "--ctxd", bin)
+	if code != 0 || !strings.Contains(out, "not registering PostToolUseFailure: Claude Code 1.0.88 predates it") || !strings.Contains(out, "installed 6 ctxd hooks") {
+		t.Errorf("install for Claude Code 1.0.88: exit %d, %q", code, out)
+	}
+	if s := readHooks(t, path); len(s.Hooks) != 6 || s.Hooks[hook.PostToolUseFailure] != nil {
+		t.Errorf("events for Claude Code 1.0.88: %v", s.Hooks)
+	}
+	fakeClaude("2.1.50")
+	if code, out, _ = cli("hook", "install", "claude-code", "--project", "--dir", project, "--ctxd", bin); code != 0 || !strings.Contains(out, "installed 7 ctxd hooks") {
+		t.Errorf("install after the update: exit %d, %q", code, out)
+	}
+	checkInstalled(t, path, bin+" hook claude-code")
 	if code, _, errOut := cli("hook", "install", "codex"); code != 2 || !strings.Contains(errOut, "claude-code") {
 		t.Errorf("another host: exit %d, %q", code, errOut)
 	}

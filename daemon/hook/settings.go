@@ -9,6 +9,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,16 +70,17 @@ type Entry struct {
 // the hook always ends first.
 const hostMargin = 5 * time.Second
 
-// Entries are ctxd's hooks, each running command: one per event of Events.
-// SessionStart and the other lifecycle events get no matcher (a matcher
-// such as "startup|resume" would skip a source the host adds later: clear,
+// Entries are ctxd's hooks, each running command: one per event of
+// events (Events, or EventsFor the host's version). SessionStart and the
+// other lifecycle events get no matcher (a matcher such as
+// "startup|resume" would skip a source the host adds later: clear,
 // compact, an IDE's own), the tool events the matcher "*" (every tool).
 // The host's timeout is the hook's own bound plus hostMargin: deadline for
 // every event, wait + deadline for SessionStart.
-func Entries(command string, wait, deadline time.Duration) []Entry {
+func Entries(command string, events []string, wait, deadline time.Duration) []Entry {
 	secs := func(d time.Duration) int { return int(math.Ceil((d + hostMargin).Seconds())) }
 	var out []Entry
-	for _, ev := range Events {
+	for _, ev := range events {
 		e := Entry{Event: ev, Command: command, Timeout: secs(deadline)}
 		switch ev {
 		case SessionStart:
@@ -87,6 +91,34 @@ func Entries(command string, wait, deadline time.Duration) []Entry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// MinFailureVersion is the oldest Claude Code release Install registers
+// PostToolUseFailure for. Releases before the event existed reject a
+// settings file that names an event they do not know, whole (and every
+// other setting in it with it); later ones ignore unknown events.
+var MinFailureVersion = [3]int{2, 1, 0}
+
+var versionPattern = regexp.MustCompile(`^\s*v?(\d+)\.(\d+)\.(\d+)`)
+
+// EventsFor returns the events to register for the Claude Code whose
+// `claude --version` printed version ("2.1.50 (Claude Code)"): Events,
+// without PostToolUseFailure for a release older than MinFailureVersion.
+// An empty or unreadable version (no claude on PATH, an IDE's own) gets
+// every event, as current releases know them all.
+func EventsFor(version string) []string {
+	m := versionPattern.FindStringSubmatch(version)
+	if m == nil {
+		return Events
+	}
+	var v [3]int
+	for i := range v {
+		v[i], _ = strconv.Atoi(m[i+1])
+	}
+	if slices.Compare(v[:], MinFailureVersion[:]) >= 0 {
+		return Events
+	}
+	return slices.DeleteFunc(slices.Clone(Events), func(ev string) bool { return ev == PostToolUseFailure })
 }
 
 // IsCtxdCommand reports whether a hook command runs `ctxd hook

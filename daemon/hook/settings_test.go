@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,9 @@ func writeSettings(t *testing.T, content string) string {
 	return path
 }
 
-func entries() []hook.Entry { return hook.Entries(testCommand, hook.DefaultWait, hook.DefaultDeadline) }
+func entries() []hook.Entry {
+	return hook.Entries(testCommand, hook.Events, hook.DefaultWait, hook.DefaultDeadline)
+}
 
 // settingsHooks decodes a settings file's hooks.
 type settingsHooks struct {
@@ -263,7 +266,7 @@ func TestInstall_KeepsTheUsersFile(t *testing.T) {
 // (the binary moved, other options) are replaced, not duplicated.
 func TestInstall_ReplacesAMovedBinary(t *testing.T) {
 	path := writeSettings(t, userSettings)
-	if _, err := hook.Install(path, hook.Entries("'/old place/ctxd' --socket /run/x.sock hook claude-code --budget 500", time.Second, time.Second)); err != nil {
+	if _, err := hook.Install(path, hook.Entries("'/old place/ctxd' --socket /run/x.sock hook claude-code --budget 500", hook.Events, time.Second, time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := hook.Install(path, entries())
@@ -397,6 +400,29 @@ func TestInstall_ThroughSymlink(t *testing.T) {
 	checkInstalled(t, target, testCommand)
 	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o644 {
 		t.Errorf("mode changed to %v", fi.Mode())
+	}
+}
+
+// TestEventsFor: PostToolUseFailure only for a Claude Code that knows it
+// (an older one would reject the whole settings file), every event when
+// the version is unknown.
+func TestEventsFor(t *testing.T) {
+	without := slices.DeleteFunc(slices.Clone(hook.Events), func(e string) bool { return e == hook.PostToolUseFailure })
+	for version, want := range map[string][]string{
+		"2.1.50 (Claude Code)":  hook.Events,
+		"2.1.0 (Claude Code)":   hook.Events,
+		"10.0.1":                hook.Events,
+		"2.0.77 (Claude Code)":  without,
+		"1.0.88 (Claude Code)":  without,
+		"":                      hook.Events,
+		"claude: command found": hook.Events,
+	} {
+		if got := hook.EventsFor(version); !slices.Equal(got, want) {
+			t.Errorf("EventsFor(%q) = %v", version, got)
+		}
+	}
+	if len(hook.Events) != 7 {
+		t.Errorf("EventsFor changed Events: %v", hook.Events)
 	}
 }
 
