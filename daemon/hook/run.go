@@ -34,8 +34,8 @@ const (
 	DefaultWait = 10 * time.Second
 )
 
-// Client is the part of SessionService the hook calls.
-type Client interface {
+// sessions is the part of SessionService the hook calls.
+type sessions interface {
 	// StartSession opens the host's session, or returns it on a resume.
 	StartSession(ctx context.Context, in *ctxdv1.StartSessionRequest, opts ...grpc.CallOption) (*ctxdv1.StartSessionResponse, error)
 	// AppendEvents records prompts and tool uses.
@@ -157,7 +157,7 @@ func (e *callError) Error() string { return e.call + ": " + e.err.Error() }
 func (e *callError) Unwrap() error { return e.err }
 
 // handle runs one event and returns the output and the failed calls.
-func handle(ctx context.Context, cfg Config, c Client, in *Input) ([]byte, []error) {
+func handle(ctx context.Context, cfg Config, c sessions, in *Input) ([]byte, []error) {
 	var (
 		mu   sync.Mutex
 		errs []error

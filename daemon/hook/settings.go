@@ -93,17 +93,17 @@ func Entries(command string, events []string, wait, deadline time.Duration) []En
 	return out
 }
 
-// MinFailureVersion is the oldest Claude Code release Install registers
+// minFailureVersion is the oldest Claude Code release EventsFor registers
 // PostToolUseFailure for. Releases before the event existed reject a
 // settings file that names an event they do not know, whole (and every
 // other setting in it with it); later ones ignore unknown events.
-var MinFailureVersion = [3]int{2, 1, 0}
+var minFailureVersion = [3]int{2, 1, 0}
 
 var versionPattern = regexp.MustCompile(`^\s*v?(\d+)\.(\d+)\.(\d+)`)
 
 // EventsFor returns the events to register for the Claude Code whose
 // `claude --version` printed version ("2.1.50 (Claude Code)"): Events,
-// without PostToolUseFailure for a release older than MinFailureVersion.
+// without PostToolUseFailure for a release older than 2.1.0.
 // An empty or unreadable version (no claude on PATH, an IDE's own) gets
 // every event, as current releases know them all.
 func EventsFor(version string) []string {
@@ -115,7 +115,7 @@ func EventsFor(version string) []string {
 	for i := range v {
 		v[i], _ = strconv.Atoi(m[i+1])
 	}
-	if slices.Compare(v[:], MinFailureVersion[:]) >= 0 {
+	if slices.Compare(v[:], minFailureVersion[:]) >= 0 {
 		return Events
 	}
 	return slices.DeleteFunc(slices.Clone(Events), func(ev string) bool { return ev == PostToolUseFailure })
