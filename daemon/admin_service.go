@@ -42,7 +42,7 @@ func (s *adminService) Status(ctx context.Context, req *ctxdv1.StatusRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	spec, available, reason, rate := s.b.ix.Status()
+	emb := s.b.ix.Status()
 	seq, err := s.b.store.OutboxSeq(ctx)
 	if err != nil {
 		return nil, err
@@ -64,14 +64,15 @@ func (s *adminService) Status(ctx context.Context, req *ctxdv1.StatusRequest) (*
 		StoreFileBytes: st.FileSize,
 		Drives:         DrivesToProto(st.Drives),
 		Embedding: &ctxdv1.EmbeddingStatus{
-			Available:         available,
-			UnavailableReason: reason,
-			ModelId:           spec.ID,
-			Dimensions:        int32(spec.Dimensions),
+			Available:         emb.Available,
+			Loading:           emb.Loading,
+			UnavailableReason: emb.Reason,
+			ModelId:           emb.Spec.ID,
+			Dimensions:        int32(emb.Spec.Dimensions),
 			EmbeddedChunks:    es.Vectors,
 			PendingChunks:     es.PendingEmbed,
 			PendingItems:      es.PendingChunking,
-			ChunksPerSecond:   rate,
+			ChunksPerSecond:   emb.Rate,
 			Enricher:          enricherStatus(s.b.enricher),
 
 			ChunksWithQuestions:    withQ,

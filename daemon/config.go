@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -80,6 +81,12 @@ type Config struct {
 	// URLTTL is how long fetched content counts as fresh before search or
 	// refresh re-validates it with a conditional GET, unless Add sets a TTL.
 	URLTTL Duration `toml:"url_ttl"`
+	// IndexWait bounds how long a search (Search, BuildContext's chunk
+	// search, FindSimilar, the session search and recall) waits for the
+	// search indexes to apply the writes acknowledged before it started;
+	// past it the search answers from the indexes as they are and says so
+	// (stale, stale_reason). 0 turns the wait and the report off.
+	IndexWait Duration `toml:"index_wait"`
 	// Limits bound every dimension of a request (the [limits] table).
 	Limits Limits `toml:"limits"`
 	// Enricher is the optional question enricher (the [enricher] table),
@@ -157,6 +164,7 @@ func DefaultConfig() Config {
 		AllowedRoots:    []string{homeDir()},
 		FetchTimeout:    Duration{30 * time.Second},
 		URLTTL:          Duration{ingest.DefaultTTL},
+		IndexWait:       Duration{search.DefaultWriteWait},
 		Limits:          DefaultLimits(),
 		Enricher:        DefaultEnricherConfig(),
 		Sessions:        DefaultSessionsConfig(),
@@ -264,7 +272,7 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 		c.HistoryKeep = n
 	}
 	for k, d := range map[string]*Duration{"CTXD_SHUTDOWN_TIMEOUT": &c.ShutdownTimeout, "CTXD_FETCH_TIMEOUT": &c.FetchTimeout, "CTXD_URL_TTL": &c.URLTTL,
-		"CTXD_HISTORY_MIN_AGE": &c.HistoryMinAge} {
+		"CTXD_HISTORY_MIN_AGE": &c.HistoryMinAge, "CTXD_INDEX_WAIT": &c.IndexWait} {
 		if v, ok := lookupEnv(k); ok {
 			if err := d.UnmarshalText([]byte(v)); err != nil {
 				return fmt.Errorf("%s: %w", k, err)
@@ -376,6 +384,9 @@ func (c *Config) Validate() error {
 	if c.HistoryMinAge.Duration < 0 {
 		return fmt.Errorf("config: history_min_age must not be negative, got %s", c.HistoryMinAge)
 	}
+	if c.IndexWait.Duration < 0 {
+		return fmt.Errorf(`config: index_wait must not be negative, got %s; "0s" turns the wait off`, c.IndexWait)
+	}
 	names := map[string]bool{vfs.OwnerActor: true}
 	for i, t := range c.Tokens {
 		// History names the token as the actor of its changes, so a name
@@ -396,6 +407,14 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// writeWait is IndexWait as the search engine takes it (negative: off).
+func (c *Config) writeWait() time.Duration {
+	if c.IndexWait.Duration == 0 {
+		return -1
+	}
+	return c.IndexWait.Duration
 }
 
 // checkLoopback accepts host:port where host is localhost or a loopback IP:

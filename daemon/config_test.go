@@ -17,6 +17,7 @@ context_roots = ["self:/", "self:/researcher/"]
 history = false
 history_keep = 5
 history_min_age = "48h"
+index_wait = "250ms"
 [[tokens]]
 name = "ci"
 sha256 = "` + sha256Hex("t") + `"
@@ -30,7 +31,7 @@ agent = true
 		t.Errorf("loaded %+v", cfg)
 	}
 	if strings.Join(cfg.ContextRoots, ",") != "self:/,self:/researcher/" || cfg.History || cfg.HistoryKeep != 5 ||
-		cfg.HistoryMinAge.Duration != 48*time.Hour || !cfg.Tokens[0].Agent {
+		cfg.HistoryMinAge.Duration != 48*time.Hour || !cfg.Tokens[0].Agent || cfg.IndexWait.Duration != 250*time.Millisecond {
 		t.Errorf("context and history settings not loaded: %+v", cfg)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -49,16 +50,23 @@ func TestConfig_LoadConfigRejectsUnknownKey(t *testing.T) {
 func TestConfig_ApplyEnv(t *testing.T) {
 	env := map[string]string{"CTXD_DATA_DIR": "/d", "CTXD_HTTP": "", "CTXD_MAX_CONTENT_BYTES": "77",
 		"CTXD_ALLOWED_ROOTS": "/srv/docs:/home/me", "CTXD_ALLOW_PRIVATE_NETWORK": "true", "CTXD_URL_TTL": "2h",
-		"CTXD_CONTEXT_ROOTS": "self:/a/,team:/", "CTXD_HISTORY": "false", "CTXD_HISTORY_KEEP": "3", "CTXD_HISTORY_MIN_AGE": "1h"}
+		"CTXD_CONTEXT_ROOTS": "self:/a/,team:/", "CTXD_HISTORY": "false", "CTXD_HISTORY_KEEP": "3", "CTXD_HISTORY_MIN_AGE": "1h",
+		"CTXD_INDEX_WAIT": "0s"}
 	cfg := DefaultConfig()
 	if !cfg.History || cfg.HistoryKeep != 20 || cfg.HistoryMinAge.Duration != 30*24*time.Hour || strings.Join(cfg.ContextRoots, ",") != "self:/" {
 		t.Errorf("defaults: history %v keep %d min age %s roots %v", cfg.History, cfg.HistoryKeep, cfg.HistoryMinAge, cfg.ContextRoots)
+	}
+	if cfg.IndexWait.Duration != time.Second || cfg.writeWait() != time.Second {
+		t.Errorf("default index_wait %s (engine's %s), want 1s", cfg.IndexWait, cfg.writeWait())
 	}
 	if err := cfg.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(cfg.ContextRoots, ",") != "self:/a/,team:/" || cfg.History || cfg.HistoryKeep != 3 || cfg.HistoryMinAge.Duration != time.Hour {
 		t.Errorf("context and history env not applied: %+v", cfg)
+	}
+	if cfg.IndexWait.Duration != 0 || cfg.writeWait() >= 0 {
+		t.Errorf("CTXD_INDEX_WAIT=0s: index_wait %s, engine's wait %s; want it off (negative)", cfg.IndexWait, cfg.writeWait())
 	}
 	if cfg.DataDir != "/d" || cfg.HTTP != "" || cfg.MaxContentBytes != 77 || strings.Join(cfg.AllowedRoots, ",") != "/srv/docs,/home/me" ||
 		!cfg.AllowPrivateNetwork || cfg.AllowSecrets || cfg.URLTTL.Duration != 2*time.Hour {
@@ -103,6 +111,7 @@ func TestConfig_Validate(t *testing.T) {
 		{"id as context root", func(c *Config) { c.ContextRoots = []string{"0b7d3f4e-8c1a-4b2e-9f3d-2a6c5e8b1d40"} }, "context_roots"},
 		{"keep nothing", func(c *Config) { c.HistoryKeep = 0 }, "history_keep"},
 		{"negative min age", func(c *Config) { c.HistoryMinAge.Duration = -time.Hour }, "history_min_age"},
+		{"negative index wait", func(c *Config) { c.IndexWait.Duration = -time.Second }, "index_wait"},
 		{"unnamed token", func(c *Config) { c.Tokens = []TokenConfig{{SHA256: sha256Hex("x"), Scopes: []string{"read"}}} }, "tokens[0]: name"},
 		{"token named owner", func(c *Config) {
 			c.Tokens = []TokenConfig{{Name: "owner", SHA256: sha256Hex("x"), Scopes: []string{"read"}}}

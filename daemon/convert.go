@@ -197,6 +197,7 @@ func RevisionsToProto(rs []vfs.Revision) []*ctxdv1.Revision {
 func ContextToProto(r *assemble.Result) *ctxdv1.BuildContextResponse {
 	out := &ctxdv1.BuildContextResponse{
 		Markdown: r.Markdown, TokensUsed: int32(r.TokensUsed), Budget: int32(r.Budget), Warnings: r.Warnings,
+		Stale: r.Stale != "", StaleReason: r.Stale,
 		Sections: make([]*ctxdv1.ContextSection, len(r.Sections)),
 		Omitted:  make([]*ctxdv1.ContextOmission, len(r.Omitted)),
 	}

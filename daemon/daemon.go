@@ -157,7 +157,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	}); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if d.b.engine, err = search.Open(d.b.store, search.Options{Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search()}); err != nil {
+	if d.b.engine, err = search.Open(d.b.store, search.Options{
+		Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search(), WriteWait: cfg.writeWait(),
+	}); err != nil {
 		return nil, fmt.Errorf("open search indexes: %w", err)
 	}
 	d.b.usage = vfs.NewUsageRecorder(d.b.store, log)
@@ -170,6 +172,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	d.b.ix = indexer.New(d.b.store, d.b.engine, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
 	ixCtx, stopIx := context.WithCancel(context.Background())
 	d.stopIx = stopIx
+	// Before serving: a write is then chunked, and searchable, at once,
+	// not only once the model has loaded.
+	d.b.ix.Prepare(ixCtx)
 	go d.b.ix.Run(ixCtx)
 	d.b.builder = assemble.NewBuilder(d.b.store, d.b.engine, assemble.Options{
 		Tokenizer: d.b.ix.Tokenizer, Limits: cfg.Limits.search(), Roots: cfg.ContextRoots,

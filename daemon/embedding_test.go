@@ -381,3 +381,37 @@ func TestProcess_LargeMarkdownBoundedMemory(t *testing.T) {
 		t.Errorf("peak RSS %d MiB exceeds 768 MiB", peak>>20)
 	}
 }
+
+// TestDaemon_StatusWhileLoading polls Status from the moment the daemon
+// serves until the model runs: embedding is loading (and says what) or
+// available, and is never unavailable without a reason, which is what
+// `ctxd status` printed right after start ("unavailable: ").
+func TestDaemon_StatusWhileLoading(t *testing.T) {
+	cfg := withModel(t, testConfig(t))
+	d := mustStart(t, cfg)
+	admin := ctxdv1.NewAdminServiceClient(dial(t, "unix://"+cfg.Socket))
+	loading := 0
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := admin.Status(context.Background(), &ctxdv1.StatusRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := st.Embedding
+		if e.Available {
+			if e.Loading || e.UnavailableReason != "" {
+				t.Fatalf("available, yet loading %v, reason %q", e.Loading, e.UnavailableReason)
+			}
+			break
+		}
+		if !e.Loading || !strings.HasPrefix(e.UnavailableReason, "loading the embedding model ") || !strings.Contains(e.UnavailableReason, d.cfg.ModelDir) {
+			t.Fatalf("before the model runs: loading %v, reason %q; want loading and what", e.Loading, e.UnavailableReason)
+		}
+		loading++
+		if time.Now().After(deadline) {
+			t.Fatalf("model not available after a minute: %v", e)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("%d status calls said loading before the model ran", loading)
+}

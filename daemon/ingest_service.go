@@ -46,9 +46,8 @@ func (s *ingestService) Add(req *ctxdv1.AddRequest, stream grpc.ServerStreamingS
 			return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, fmt.Sprintf("dedupe_threshold %v is not in (0, 1].", t),
 				"Pass a cosine similarity such as 0.95 (`ctxd add --dedupe=0.95`), or 0 to add without de-duplication.")
 		}
-		if s.b.ix.Available() == nil {
-			_, _, reason, _ := s.b.ix.Status()
-			return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "de-duplication compares embeddings, and embedding is unavailable: "+reason,
+		if st := s.b.ix.Status(); !st.Available {
+			return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "de-duplication compares embeddings, and embedding is unavailable: "+st.Reason,
 				embeddingUnavailableHint+" Or add without --dedupe.")
 		}
 		o.Dedupe = &deduper{b: s.b, threshold: t}
@@ -200,8 +199,7 @@ func (s *ingestService) Reembed(req *ctxdv1.ReembedRequest, stream grpc.ServerSt
 	ctx := stream.Context()
 	w := s.b.ix.Available()
 	if w == nil {
-		_, _, reason, _ := s.b.ix.Status()
-		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "embedding is unavailable: "+reason, embeddingUnavailableHint)
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "embedding is unavailable: "+s.b.ix.Status().Reason, embeddingUnavailableHint)
 	}
 	if !req.GetAll() && len(req.GetRefs()) == 0 {
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, "Reembed needs refs or all",
@@ -315,7 +313,9 @@ func (d *deduper) DuplicateOf(ctx context.Context, ref vfs.Ref, content []byte, 
 	if len(vecs) == 0 {
 		return "", nil // no text: nothing to compare
 	}
-	r := search.SimilarRequest{Vectors: vecs, Threshold: d.threshold, Limit: dedupeCandidates}
+	// Not waiting for the index: the Add's own writes keep it behind, and
+	// the sources it let through are compared below.
+	r := search.SimilarRequest{Vectors: vecs, Threshold: d.threshold, Limit: dedupeCandidates, NoWait: true}
 	if a := vfs.AccessFrom(ctx); a.Limited() {
 		r.Within = a.Prefixes()
 	}

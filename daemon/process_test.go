@@ -388,7 +388,7 @@ func killDuringSnapshotSave(t *testing.T, p *daemonProcess, tmp string) int {
 		t.Fatal(err)
 	}
 	// header: magic | dims u32 | seq u64
-	header := make([]byte, len("CTXDVEC4")+4+8)
+	header := make([]byte, len("CTXDVEC5")+4+8)
 	deadline := time.Now().Add(30 * time.Second)
 	for got := 0; got < len(header); {
 		pipe.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
@@ -401,7 +401,7 @@ func killDuringSnapshotSave(t *testing.T, p *daemonProcess, tmp string) int {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	if string(header[:8]) != "CTXDVEC4" || binary.LittleEndian.Uint32(header[8:]) != 384 || binary.LittleEndian.Uint64(header[12:]) == 0 {
+	if string(header[:8]) != "CTXDVEC5" || binary.LittleEndian.Uint32(header[8:]) != 384 || binary.LittleEndian.Uint64(header[12:]) == 0 {
 		t.Fatalf("pipe carries %x, not a snapshot header", header)
 	}
 	select {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/search"
+	"github.com/ctxd/ctxd/index/session"
 	"github.com/ctxd/ctxd/internal/runes"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -50,6 +52,9 @@ func searchError(err error) error {
 	if errors.Is(err, search.ErrMinScore) {
 		return invalidSearch(err.Error(), "pass a min_score between 0 and 1 (`ctxd search --min-score`), or 0 to keep every result; see SearchRequest.min_score for the scale of scores in each mode")
 	}
+	if errors.Is(err, search.ErrRecency) {
+		return invalidSearch(err.Error(), "use the default recency or turn it off (SearchRequest.recency)")
+	}
 	if errors.Is(err, search.ErrPriorWeight) {
 		return invalidSearch(err.Error(), "pass importance_weight and usage_weight between 0 and 1 (`ctxd search --importance-weight`, `--usage-weight`), or 0 to leave that prior off")
 	}
@@ -72,9 +77,15 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		ModeUsed:   modesToProto[resp.Mode],
 		ModeReason: resp.ModeReason,
 		TokensUsed: int32(resp.TokensUsed),
+		Stale:      resp.Stale != "", StaleReason: resp.Stale,
 	}
 	if resp.Mode == search.Vector && !vfs.AccessFrom(ctx).Limited() { // the note counts the whole store's chunks
 		out.ModeReason = s.b.ix.WithPendingNote(ctx, out.ModeReason)
+	}
+	if resp.Mode != r.Mode { // fell back to BM25: say so when it is only for now
+		if st := s.b.ix.Status(); st.Loading {
+			out.ModeReason = "the embedding model is still loading (" + st.Reason + "), so the search ran in BM25 mode; `ctxd status` says when it is available"
+		}
 	}
 	for i, q := range resp.Queries {
 		out.Queries = append(out.Queries, &ctxdv1.QueryReport{
@@ -140,6 +151,23 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 		MinScore:     req.GetMinScore(),
 		Priors:       search.Priors{Importance: req.GetImportanceWeight(), Usage: req.GetUsageWeight()},
 	}
+	switch req.GetProximity() {
+	case ctxdv1.SearchToggle_SEARCH_TOGGLE_UNSPECIFIED:
+		r.Proximity = search.ToggleDefault
+	case ctxdv1.SearchToggle_SEARCH_TOGGLE_ON:
+		r.Proximity = search.ToggleOn
+	case ctxdv1.SearchToggle_SEARCH_TOGGLE_OFF:
+		r.Proximity = search.ToggleOff
+	default:
+		return r, invalidSearch("Unknown proximity toggle.", "use ON or OFF, or leave it unset for the default (`ctxd search --proximity on|off`)")
+	}
+	switch req.GetRecency() {
+	case ctxdv1.SearchToggle_SEARCH_TOGGLE_UNSPECIFIED, ctxdv1.SearchToggle_SEARCH_TOGGLE_ON:
+		r.Recency = eventRecency
+	case ctxdv1.SearchToggle_SEARCH_TOGGLE_OFF:
+	default:
+		return r, invalidSearch("Unknown recency toggle.", "use ON or OFF, or leave it unset for the default (`ctxd search --recency on|off`)")
+	}
 	switch req.GetGroupBy() {
 	case ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_UNSPECIFIED, ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_CHUNK:
 		r.GroupBy = search.GroupChunk
@@ -200,6 +228,13 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 	return r, nil
 }
 
+// eventRecency ages session events (SearchRequest.recency): a week's
+// half-life, as the events of an agent's work keep their use for days, not
+// months; a floor of 0.5, so a months-old event that matches clearly better
+// (in more legs, or far higher) still outranks a fresh weak one, and one
+// that matches as well does not.
+var eventRecency = search.Recency{HalfLife: 7 * 24 * time.Hour, Floor: 0.5, Applies: session.IsEvent}
+
 // filterFromProto converts a SearchFilter; nil is no filter.
 func filterFromProto(f *ctxdv1.SearchFilter) lexical.Filter {
 	if f == nil {
@@ -251,7 +286,7 @@ func (s *searchService) FindSimilar(ctx context.Context, req *ctxdv1.FindSimilar
 	if err != nil {
 		return nil, similarError(err)
 	}
-	out := &ctxdv1.FindSimilarResponse{TargetChunks: int32(resp.TargetChunks)}
+	out := &ctxdv1.FindSimilarResponse{TargetChunks: int32(resp.TargetChunks), Stale: resp.Stale != "", StaleReason: resp.Stale}
 	for _, it := range resp.Items {
 		out.Items = append(out.Items, &ctxdv1.SimilarItem{
 			Ref: vfs.FormatRef(it.Drive, it.Path), ItemId: it.ItemID, Title: it.Title,

@@ -150,7 +150,9 @@ func TestSearch_NoModelAnswersBM25OverHTTPAndRecordsUsage(t *testing.T) {
 	writeText(t, c, "notes:/other.md", "Nothing about that animal.")
 	waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), 30*time.Second)
 
-	status, body := httpCall(t, "POST", "http://"+d.HTTPAddr().String()+"/v1/search", `{"queries":[{"text":"otters sleeping"}]}`, d.token)
+	// Words standing as the query has them: the proximity rerank leaves the
+	// score of a result first in every leg at 1.
+	status, body := httpCall(t, "POST", "http://"+d.HTTPAddr().String()+"/v1/search", `{"queries":[{"text":"sea otters"}]}`, d.token)
 	if status != 200 {
 		t.Fatalf("HTTP %d: %s", status, body)
 	}
@@ -301,11 +303,18 @@ func TestLimits_RequestLimitsOverGRPCAndHTTP(t *testing.T) {
 		MaxQueries: 3, MaxQueryBytes: 64, MaxQueryTerms: 8, MaxSearchLimit: 20, MaxSnippetLength: 50,
 		MaxTokenBudget: 40, MaxChunksPerItem: 2, MaxFilterValues: 2, MaxListLimit: 5, MaxTreeDepth: 2,
 		MaxTreeItemsPerDir: 4, MaxQuestionsPerItem: 2, MaxSimilarTextBytes: 4096, MaxBatchItems: 2,
+		MaxEventBytes: 256,
 	}
 	d := mustStart(t, cfg)
 	conn := dial(t, "unix://"+cfg.Socket)
 	vc := ctxdv1.NewVfsServiceClient(conn)
 	writeText(t, vc, "notes:/a/walrus.md", "walrus tusks")
+	// An event's text over max_event_bytes is cut, not refused.
+	ev, err := ctxdv1.NewSessionServiceClient(conn).AppendEvents(context.Background(), &ctxdv1.AppendEventsRequest{SessionId: "s", Project: "p",
+		Events: []*ctxdv1.SessionEvent{{Kind: ctxdv1.SessionEventKind_SESSION_EVENT_KIND_NOTE, Text: strings.Repeat("walrus ", 100)}}})
+	if err != nil || !ev.Events[0].Truncated || len(ev.Events[0].Text) > 256 {
+		t.Errorf("an event over max_event_bytes: %v", err)
+	}
 	waitIndexed(t, ctxdv1.NewAdminServiceClient(conn), 30*time.Second)
 	base := "http://" + d.HTTPAddr().String()
 

@@ -110,7 +110,8 @@ func (s *sessionService) SearchEvents(ctx context.Context, req *ctxdv1.SearchEve
 	if err != nil {
 		return nil, searchError(err)
 	}
-	out := &ctxdv1.SearchEventsResponse{ModeUsed: modesToProto[found.Mode], ModeReason: found.ModeReason}
+	out := &ctxdv1.SearchEventsResponse{ModeUsed: modesToProto[found.Mode], ModeReason: found.ModeReason,
+		Stale: found.Stale != "", StaleReason: found.Stale}
 	var ids []string
 	for _, g := range found.Groups {
 		pg := &ctxdv1.SessionResults{Session: SessionToProto(&g.Session), Score: g.Score}
@@ -148,5 +149,6 @@ func (s *sessionService) Recall(ctx context.Context, req *ctxdv1.RecallRequest) 
 	}
 	s.b.usage.Record(ids)
 	c := ContextToProto(&res)
-	return &ctxdv1.RecallResponse{Markdown: c.Markdown, Sections: c.Sections, Omitted: c.Omitted, TokensUsed: c.TokensUsed, Project: project, Warnings: c.Warnings}, nil
+	return &ctxdv1.RecallResponse{Markdown: c.Markdown, Sections: c.Sections, Omitted: c.Omitted, TokensUsed: c.TokensUsed, Project: project, Warnings: c.Warnings,
+		Stale: c.Stale, StaleReason: c.StaleReason}, nil
 }

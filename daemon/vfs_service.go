@@ -202,7 +202,7 @@ func (s *vfsService) embeddings(req *ctxdv1.WriteRequest) (*vfs.Embeddings, erro
 	invalid := func(msg, hint string) error {
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_INVALID_ARGUMENT, msg, hint)
 	}
-	spec, _, _, _ := s.b.ix.Status()
+	spec := s.b.ix.Status().Spec
 	switch {
 	case spec.ID == "":
 		return nil, invalid("No embedding model is loaded, so chunk embeddings cannot be checked or stored.",

@@ -22,7 +22,9 @@
 // match. It
 // reports nDCG@10 and Recall@100 as trec_eval defines them (see metrics.go),
 // the median query latency seen by the client, and per collection whether
-// bm25 reaches the reference and hybrid the better of its single legs.
+// bm25 reaches the reference and hybrid the better of its single legs. Each
+// mode is also searched with the proximity rerank on and off and with
+// recency off, and the report compares them query by query (signals.go).
 // Going through the gRPC API rather than the index packages means the
 // numbers describe what a client actually gets.
 //
@@ -246,6 +248,12 @@ type modeResult struct {
 	ndcg   float64 // mean nDCG@10
 	recall float64 // mean Recall@100
 	p50ms  float64 // median client-side query latency
+	// The row's search, and per judged query (in order) its scores and
+	// ranked documents, for the paired comparisons of signals.
+	variant        searchVariant
+	base           string // mode without the variant's options
+	ndcgs, recalls []float64
+	ranked         [][]string
 }
 
 func run(ctx context.Context, args []string) error {
@@ -447,12 +455,24 @@ type searchVariant struct {
 	items      bool    // group_by ITEM
 	importance float64 // importance_weight
 	usage      float64 // usage_weight
+	proximity  ctxdv1.SearchToggle
+	recency    ctxdv1.SearchToggle
 }
 
-// variants are the rows of each mode: chunk and item grouping, then each
-// prior at each weight, in chunk grouping.
+// variants are the rows of each mode: chunk and item grouping with the
+// server's defaults; both groupings with the proximity rerank on, then off,
+// and with recency off; then each prior at each weight, in chunk grouping.
 func variants(priors []float64) []searchVariant {
 	vs := []searchVariant{{}, {items: true}}
+	for _, v := range []searchVariant{
+		{proximity: ctxdv1.SearchToggle_SEARCH_TOGGLE_ON},
+		{proximity: ctxdv1.SearchToggle_SEARCH_TOGGLE_OFF},
+		{recency: ctxdv1.SearchToggle_SEARCH_TOGGLE_OFF},
+	} {
+		items := v
+		items.items = true
+		vs = append(vs, v, items)
+	}
 	for _, w := range priors {
 		vs = append(vs, searchVariant{importance: w}, searchVariant{usage: w})
 	}
@@ -462,17 +482,30 @@ func variants(priors []float64) []searchVariant {
 // itemsSuffix marks the rows of item grouping (group_by ITEM) in the report.
 const itemsSuffix = " (items)"
 
-// label names mode's row of variant v in the report.
-func (v searchVariant) label(mode string) string {
-	switch {
-	case v.items:
+// grouping names the row's grouping: mode, or mode with itemsSuffix.
+func (v searchVariant) grouping(mode string) string {
+	if v.items {
 		return mode + itemsSuffix
-	case v.importance > 0:
-		return fmt.Sprintf("%s +importance %g", mode, v.importance)
-	case v.usage > 0:
-		return fmt.Sprintf("%s +usage %g", mode, v.usage)
 	}
 	return mode
+}
+
+// label names mode's row of variant v in the report.
+func (v searchVariant) label(mode string) string {
+	g := v.grouping(mode)
+	switch {
+	case v.importance > 0:
+		return fmt.Sprintf("%s +importance %g", g, v.importance)
+	case v.usage > 0:
+		return fmt.Sprintf("%s +usage %g", g, v.usage)
+	case v.proximity == ctxdv1.SearchToggle_SEARCH_TOGGLE_ON:
+		return g + " +proximity"
+	case v.proximity == ctxdv1.SearchToggle_SEARCH_TOGGLE_OFF:
+		return g + " -proximity"
+	case v.recency == ctxdv1.SearchToggle_SEARCH_TOGGLE_OFF:
+		return g + " -recency"
+	}
+	return g
 }
 
 // docRef is where a document is written. Path-escaping the id keeps ids
@@ -635,6 +668,7 @@ func evalMode(ctx context.Context, c ctxdv1.SearchServiceClient, o options, mode
 		groupBy = ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_ITEM
 	}
 	var ndcgs, recalls, latencies []float64
+	var rankings [][]string
 	for _, q := range judged {
 		req := &ctxdv1.SearchRequest{
 			Queries:          []*ctxdv1.SearchQuery{{Text: q.text}},
@@ -646,6 +680,8 @@ func evalMode(ctx context.Context, c ctxdv1.SearchServiceClient, o options, mode
 			LegWeights:       o.weights,
 			ImportanceWeight: v.importance,
 			UsageWeight:      v.usage,
+			Proximity:        v.proximity,
+			Recency:          v.recency,
 		}
 		start := time.Now()
 		resp, err := c.Search(ctx, req)
@@ -666,8 +702,12 @@ func evalMode(ctx context.Context, c ctxdv1.SearchServiceClient, o options, mode
 		ndcgs = append(ndcgs, NDCG(ranked, q.grades, ndcgCutoff))
 		recalls = append(recalls, Recall(ranked, q.grades, recallCutoff))
 		latencies = append(latencies, float64(elapsed.Microseconds())/1000)
+		rankings = append(rankings, ranked)
 	}
-	return modeResult{mode: label, ndcg: Mean(ndcgs), recall: Mean(recalls), p50ms: Median(latencies)}, nil
+	return modeResult{
+		mode: label, ndcg: Mean(ndcgs), recall: Mean(recalls), p50ms: Median(latencies),
+		variant: v, base: mode, ndcgs: ndcgs, recalls: recalls, ranked: rankings,
+	}, nil
 }
 
 // rankedDocs maps results to distinct document ids, best first. A ref this
@@ -711,6 +751,7 @@ func formatReport(o options, results []collectionResult) string {
 	fmt.Fprintf(&b, "- model dir: %s\n", o.modelDir)
 	fmt.Fprintf(&b, "- search: limit %d, max_chunks_per_item 1; latency is client-side over the unix socket, one query at a time\n", recallCutoff)
 	fmt.Fprintf(&b, "- documents: markdown `# Title`, blank line, text where the document has a title (the text alone when it opens with that H1); plain text otherwise\n")
+	fmt.Fprintf(&b, "- signals: a `+proximity` or `-proximity` row searches with proximity ON or OFF, a `-recency` row with recency OFF; the other rows use the server's defaults\n")
 	if len(o.priors) > 0 {
 		fmt.Fprintf(&b, "- priors: a `+importance w` or `+usage w` row searches with importance_weight or usage_weight w, in chunk grouping, after every other row; no document here has an importance, and usage is what this run's earlier searches recorded (each query already searched in every row before)\n")
 	}
@@ -724,6 +765,8 @@ func formatReport(o options, results []collectionResult) string {
 			fmt.Fprintf(&b, "| %s | %d | %d | %s | %.4f | %.4f | %s |\n", r.name, r.docs, r.queries, m.mode, m.ndcg, m.recall, formatMs(m.p50ms))
 		}
 	}
+
+	formatSignals(&b, results)
 
 	fmt.Fprintf(&b, "\n## Ingest\n\n")
 	for _, r := range results {

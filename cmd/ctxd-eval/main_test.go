@@ -81,7 +81,13 @@ func TestRun_TLDRCollection(t *testing.T) {
 		"| tldr | 2 | 2 | reference | 1.0000 | 1.0000 | – |",
 		"| tldr | 2 | 2 | bm25 | 1.0000 | 1.0000 |",
 		"| tldr | 2 | 2 | bm25 (items) | 1.0000 | 1.0000 |",
+		"| tldr | 2 | 2 | bm25 +proximity | 1.0000 | 1.0000 |",
+		"| tldr | 2 | 2 | bm25 (items) -proximity | 1.0000 | 1.0000 |",
+		"| tldr | 2 | 2 | bm25 -recency | 1.0000 | 1.0000 |",
 		"| tldr | 2 | 2 | bm25 +importance 0.3 | 1.0000 | 1.0000 |",
+		// Both queries find their page first either way: no difference.
+		"| tldr | bm25 (items) | 1.0000 | 1.0000 | +0.0000 ± 0.0000 (0/0) | 1.0000 | 1.0000 | +0.0000 ± 0.0000 (0/0) | either (on and off rank alike) |",
+		"| tldr | bm25 | 0 of 2 |",
 		"| tldr | 2 | 2 | bm25 +usage 0.3 | 1.0000 | 1.0000 |",
 	} {
 		if !strings.Contains(report, want) {
@@ -107,7 +113,8 @@ func TestParseFlags_Priors(t *testing.T) {
 	for _, v := range variants([]float64{0.3}) {
 		labels = append(labels, v.label("hybrid"))
 	}
-	if want := []string{"hybrid", "hybrid (items)", "hybrid +importance 0.3", "hybrid +usage 0.3"}; !slices.Equal(labels, want) {
+	if want := []string{"hybrid", "hybrid (items)", "hybrid +proximity", "hybrid (items) +proximity", "hybrid -proximity", "hybrid (items) -proximity",
+		"hybrid -recency", "hybrid (items) -recency", "hybrid +importance 0.3", "hybrid +usage 0.3"}; !slices.Equal(labels, want) {
 		t.Errorf("labels = %v, want %v", labels, want)
 	}
 }

@@ -87,3 +87,46 @@ func Median(xs []float64) float64 {
 	}
 	return (s[mid-1] + s[mid]) / 2
 }
+
+// Paired is the paired comparison of two rows' per-query scores (after
+// minus before, query by query): the mean difference and the half-width of
+// its 95% confidence interval, mean ± 1.96·sd/√n (the normal approximation,
+// sound for the 50 or more queries of every collection here), and how many
+// queries rose and fell. The difference is beyond noise when the interval
+// excludes 0: the queries disagree less than they would by chance.
+type Paired struct {
+	Mean, Half   float64
+	Wins, Losses int
+}
+
+// PairedDiff compares after with before, which hold one score per query in
+// the same order.
+func PairedDiff(before, after []float64) Paired {
+	n := min(len(before), len(after))
+	if n == 0 {
+		return Paired{}
+	}
+	d := make([]float64, n)
+	var p Paired
+	for i := range d {
+		d[i] = after[i] - before[i]
+		switch {
+		case d[i] > 0:
+			p.Wins++
+		case d[i] < 0:
+			p.Losses++
+		}
+	}
+	p.Mean = Mean(d)
+	if n > 1 {
+		var ss float64
+		for _, x := range d {
+			ss += (x - p.Mean) * (x - p.Mean)
+		}
+		p.Half = 1.96 * math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
+	}
+	return p
+}
+
+// Beyond reports whether the difference is beyond noise.
+func (p Paired) Beyond() bool { return p.Mean-p.Half > 0 || p.Mean+p.Half < 0 }

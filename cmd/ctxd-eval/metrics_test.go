@@ -199,3 +199,24 @@ func TestMedian(t *testing.T) {
 		})
 	}
 }
+
+func TestPairedDiff(t *testing.T) {
+	// Differences 0.1, 0.3, -0.1, 0.1: mean 0.1, sd sqrt(0.08/3).
+	p := PairedDiff([]float64{0.5, 0.2, 0.4, 0.0}, []float64{0.6, 0.5, 0.3, 0.1})
+	half := 1.96 * math.Sqrt(0.08/3) / 2
+	if math.Abs(p.Mean-0.1) > eps || math.Abs(p.Half-half) > eps || p.Wins != 3 || p.Losses != 1 {
+		t.Errorf("PairedDiff = %+v, want mean 0.1, half %v, 3/1", p, half)
+	}
+	if p.Beyond() { // 0.1 - 0.16 < 0
+		t.Errorf("%+v is beyond noise", p)
+	}
+	if q := PairedDiff([]float64{0, 0, 0}, []float64{0.1, 0.1, 0.1}); !q.Beyond() || q.Half > eps {
+		t.Errorf("a constant rise: %+v", q)
+	}
+	if q := PairedDiff([]float64{0.2, 0.3}, []float64{0.1, 0.1}); !q.Beyond() || q.Mean >= 0 {
+		t.Errorf("a fall: %+v", q)
+	}
+	if q := PairedDiff(nil, nil); q != (Paired{}) {
+		t.Errorf("no queries: %+v", q)
+	}
+}

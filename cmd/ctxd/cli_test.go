@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxd/ctxd/daemon"
+	"github.com/ctxd/ctxd/internal/testmodel"
 )
 
 // startDaemon runs a real daemon on a temp unix socket and returns the
@@ -222,7 +224,7 @@ func TestCLI_SearchDoctorReindex(t *testing.T) {
 	var out, errOut string
 	for i := 0; i < 100; i++ {
 		var code int
-		code, out, errOut = ctxd(t, s, "", "search", "sleeping otters")
+		code, out, errOut = ctxd(t, s, "", "search", "sleeping otters", "--proximity", "off")
 		if code != 0 {
 			t.Fatalf("search: %d %s", code, errOut)
 		}
@@ -242,6 +244,12 @@ func TestCLI_SearchDoctorReindex(t *testing.T) {
 		{[]string{"search", "sleeping", "--drive", "work"}, 0, "1. work:/kb/other.md"},
 		{[]string{"search", "otters", "--path", "work:/kb"}, 0, "no results"},
 		{[]string{"search", "x", "--mode", "fuzzy"}, 2, ""},
+		// "sleeping" stands four words from "otters": 0.85 + 0.15/4² of the
+		// score with the proximity rerank on, as it is by default.
+		{[]string{"search", "sleeping otters", "--limit", "1"}, 0, "1. agent:/kb/otters.md  lines 1-3  (0.859)"},
+		{[]string{"search", "sleeping otters", "--limit", "1", "--proximity", "on"}, 0, "(0.859)"},
+		{[]string{"search", "x", "--proximity", "maybe"}, 2, ""},
+		{[]string{"search", "x", "--recency", "off"}, 0, "no results"},
 		{[]string{"doctor"}, 0, "ok\n"},
 		{[]string{"reindex"}, 0, "reindexed 2 chunks"},
 		{[]string{"search", "hands", "--limit", "1"}, 0, "agent:/kb/otters.md"},
@@ -682,5 +690,52 @@ func TestCLI_Import(t *testing.T) {
 	}
 	if code, _, _ := ctxd(t, s, "", "exists", "imp:/g.md"); code != 1 {
 		t.Error("the line before a malformed one was written although its batch was never sent")
+	}
+}
+
+// TestCLI_StatusWhileLoading runs `ctxd status` from the moment the daemon
+// serves until the model runs: the embedding line says what is loading or
+// that embedding is available, never "unavailable: " with no reason (what
+// it printed right after start).
+func TestCLI_StatusWhileLoading(t *testing.T) {
+	cfg, _ := tempConfig(t)
+	cfg.ModelDir, cfg.OnnxRuntimeLib = testmodel.Dir(t), testmodel.ORTLib(t)
+	runDaemon(t, cfg)
+	line := regexp.MustCompile(`(?m)^embedding:\s+(.*)$`)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		code, out, errOut := ctxd(t, cfg.Socket, "", "status")
+		m := line.FindStringSubmatch(out)
+		if code != 0 || m == nil {
+			t.Fatalf("status = %d\n%s\n%s", code, out, errOut)
+		}
+		if m[1] == "available" {
+			return
+		}
+		if !strings.HasPrefix(m[1], "loading the embedding model ") || !strings.Contains(m[1], cfg.ModelDir) {
+			t.Fatalf("embedding line %q before the model runs, want what is loading", m[1])
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("model not available after a minute: %q", m[1])
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestAvailability renders each state of a status line.
+func TestAvailability(t *testing.T) {
+	for _, tt := range []struct {
+		ok, loading bool
+		reason      string
+		want        string
+	}{
+		{true, false, "", "available"},
+		{false, true, "loading the embedding model m from /d into ONNX Runtime", "loading the embedding model m from /d into ONNX Runtime"},
+		{false, false, "no model configured (model_dir is empty)", "unavailable: no model configured (model_dir is empty)"},
+		{false, false, "", "unavailable (the daemon gave no reason)"},
+	} {
+		if got := availability(tt.ok, tt.loading, tt.reason); got != tt.want {
+			t.Errorf("availability(%v, %v, %q) = %q, want %q", tt.ok, tt.loading, tt.reason, got, tt.want)
+		}
 	}
 }

@@ -109,6 +109,7 @@ the chunks only.
 			return ctxdv1.NewContextServiceClient(cl.conn).BuildContext(ctx, req)
 		}, func(r *ctxdv1.BuildContextResponse) {
 			c.printWarnings(r.Warnings)
+			c.noteStale(r.Stale, r.StaleReason)
 			fmt.Fprint(c.stdout, ensureNewline(r.Markdown))
 			// Chunks of files already included whole are expected, not a
 			// loss: count them instead of listing each (--json lists them).
@@ -135,6 +136,14 @@ the chunks only.
 	f.Int32Var(&req.Budget, "budget", 0, "token budget, counted with the model's tokenizer (0: 4000)")
 	f.StringSliceVar(&req.Roots, "root", nil, `context roots whose files take part, e.g. "self:/researcher/" (repeatable; default: the daemon's context_roots)`)
 	return cmd
+}
+
+// noteStale says on stderr why a search's results may miss the latest
+// writes (SearchResponse.stale).
+func (c *cli) noteStale(stale bool, reason string) {
+	if stale {
+		fmt.Fprintf(c.stderr, "note: %s\n", reason)
+	}
 }
 
 // printWarnings shows a response's warnings (malformed frontmatter, ...) on

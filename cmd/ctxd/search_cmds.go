@@ -19,7 +19,7 @@ var searchModes = map[string]ctxdv1.SearchMode{
 
 func (c *cli) searchCommand() *cobra.Command {
 	req := &ctxdv1.SearchRequest{Filter: &ctxdv1.SearchFilter{}}
-	var mode string
+	var mode, proximity, recency string
 	var items bool
 	cmd := &cobra.Command{
 		Use:   "search QUERY...",
@@ -43,6 +43,12 @@ func (c *cli) searchCommand() *cobra.Command {
 			if items {
 				req.GroupBy = ctxdv1.SearchGroupBy_SEARCH_GROUP_BY_ITEM
 			}
+			if req.Proximity, err = toggleFlag("--proximity", proximity); err != nil {
+				return err
+			}
+			if req.Recency, err = toggleFlag("--recency", recency); err != nil {
+				return err
+			}
 			for _, q := range args {
 				req.Queries = append(req.Queries, &ctxdv1.SearchQuery{Text: q})
 			}
@@ -54,6 +60,7 @@ func (c *cli) searchCommand() *cobra.Command {
 			if r.ModeReason != "" {
 				fmt.Fprintf(c.stderr, "note: %s\n", r.ModeReason)
 			}
+			c.noteStale(r.Stale, r.StaleReason)
 			for i, q := range r.Queries {
 				if q.ReducedText != "" {
 					fmt.Fprintf(c.stderr, "note: query %d is long; searched for its key words %q\n", i+1, q.ReducedText)
@@ -91,7 +98,22 @@ func (c *cli) searchCommand() *cobra.Command {
 	f.Float64Var(&req.MinScore, "min-score", 0, "drop results scoring below this, in [0, 1] (0: keep all; scores come from the legs' ranks)")
 	f.Float64Var(&req.ImportanceWeight, "importance-weight", 0, "weigh results by their item's importance, in [0, 1] (0: off; 1: importance 1 scores up to twice importance 0)")
 	f.Float64Var(&req.UsageWeight, "usage-weight", 0, "weigh results by how often search returned their item before, in [0, 1] (0: off)")
+	f.StringVar(&proximity, "proximity", "default", "rank chunks holding the query's words close together first: on, off or default (on in hybrid and bm25 mode)")
+	f.StringVar(&recency, "recency", "default", "rank fresh session events above stale ones: on, off or default (on)")
 	return cmd
+}
+
+// toggleFlag parses an on|off|default flag.
+func toggleFlag(name, v string) (ctxdv1.SearchToggle, error) {
+	switch v {
+	case "default":
+		return ctxdv1.SearchToggle_SEARCH_TOGGLE_UNSPECIFIED, nil
+	case "on":
+		return ctxdv1.SearchToggle_SEARCH_TOGGLE_ON, nil
+	case "off":
+		return ctxdv1.SearchToggle_SEARCH_TOGGLE_OFF, nil
+	}
+	return 0, usageError{fmt.Errorf("%s must be on, off or default, not %q", name, v)}
 }
 
 // searchFlags defines the flags every searching command shares: --mode

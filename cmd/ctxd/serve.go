@@ -65,6 +65,7 @@ signal stops at once.`,
 	f.BoolVar(&cfg.History, "history", cfg.History, "record a revision of every change to an item; --history=false stops it (env CTXD_HISTORY)")
 	f.IntVar(&cfg.HistoryKeep, "history-keep", cfg.HistoryKeep, "revisions per item always kept (env CTXD_HISTORY_KEEP)")
 	f.DurationVar(&cfg.HistoryMinAge.Duration, "history-min-age", cfg.HistoryMinAge.Duration, "revisions younger than this are always kept (env CTXD_HISTORY_MIN_AGE)")
+	f.DurationVar(&cfg.IndexWait.Duration, "index-wait", cfg.IndexWait.Duration, "longest a search waits for the index to apply the writes acknowledged before it, then answers stale; 0 turns it off (env CTXD_INDEX_WAIT)")
 	f.DurationVar(&cfg.Sessions.EventTTL.Duration, "session-event-ttl", cfg.Sessions.EventTTL.Duration, "how long session events are kept; digests stay (env CTXD_SESSION_EVENT_TTL)")
 	return cmd
 }
@@ -95,6 +96,7 @@ func overlayFlags(cmd *cobra.Command, cfg, flags *daemon.Config) {
 	set("history", func() { cfg.History = flags.History })
 	set("history-keep", func() { cfg.HistoryKeep = flags.HistoryKeep })
 	set("history-min-age", func() { cfg.HistoryMinAge = flags.HistoryMinAge })
+	set("index-wait", func() { cfg.IndexWait = flags.IndexWait })
 	set("session-event-ttl", func() { cfg.Sessions.EventTTL = flags.Sessions.EventTTL })
 	if s, err := cmd.Flags().GetString("socket"); err == nil && cmd.Flags().Changed("socket") {
 		cfg.Socket = s

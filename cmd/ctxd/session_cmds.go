@@ -315,6 +315,7 @@ inside every leg. Results are grouped by session, the best session first.
 			if r.ModeReason != "" {
 				fmt.Fprintln(c.stderr, "note: "+r.ModeReason)
 			}
+			c.noteStale(r.Stale, r.StaleReason)
 			for _, g := range r.Sessions {
 				fmt.Fprintf(c.stdout, "session %s of %s (%s)\n", g.Session.Id, g.Session.Project, sessionSpan(g.Session))
 				for _, h := range g.Hits {
@@ -355,6 +356,7 @@ nothing. This is what the Claude Code hooks inject.`,
 			return ctxdv1.NewSessionServiceClient(cl.conn).Recall(ctx, req)
 		}, func(r *ctxdv1.RecallResponse) {
 			c.printWarnings(r.Warnings)
+			c.noteStale(r.Stale, r.StaleReason)
 			fmt.Fprint(c.stdout, r.Markdown)
 			fmt.Fprintf(c.stderr, "project %s: %d sections, %d tokens\n", r.Project, len(r.Sections), r.TokensUsed)
 		}),

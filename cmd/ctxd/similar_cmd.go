@@ -46,6 +46,7 @@ func (c *cli) similarCommand() *cobra.Command {
 		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.FindSimilarResponse, error) {
 			return ctxdv1.NewSearchServiceClient(cl.conn).FindSimilar(ctx, req)
 		}, func(r *ctxdv1.FindSimilarResponse) {
+			c.noteStale(r.Stale, r.StaleReason)
 			if len(r.Items) == 0 {
 				fmt.Fprintf(c.stdout, "no similar items (%d chunks compared)\n", r.TargetChunks)
 				return

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -481,7 +482,7 @@ func (c *cli) statusCommand() *cobra.Command {
 			row("content bytes", r.SizeBytes)
 			row("store file bytes", r.StoreFileBytes)
 			e := r.GetEmbedding()
-			row("embedding", availability(e.GetAvailable(), e.GetUnavailableReason()))
+			row("embedding", availability(e.GetAvailable(), e.GetLoading(), e.GetUnavailableReason()))
 			if e.GetModelId() != "" {
 				row("model", fmt.Sprintf("%s (%d dimensions)", e.GetModelId(), e.GetDimensions()))
 			}
@@ -505,7 +506,7 @@ func (c *cli) statusCommand() *cobra.Command {
 					row("enricher last error", fmt.Sprintf("%s (%s)", en.GetLastError(), en.GetLastErrorAt().AsTime().Local().Format(time.RFC3339)))
 				}
 			}
-			row("search index", availability(r.Index.GetAvailable(), r.Index.GetUnavailableReason()))
+			row("search index", availability(r.Index.GetAvailable(), false, r.Index.GetUnavailableReason()))
 			if len(r.Disk) > 0 {
 				chunks := max(r.GetIndex().GetChunkCount(), 1)
 				fmt.Fprintf(tw, "\ndisk\tbytes\tper chunk\tpages full\tkeys\n")
@@ -599,9 +600,16 @@ func reembedLine(p *ctxdv1.IngestProgress) string {
 	return line
 }
 
-func availability(ok bool, reason string) string {
-	if ok {
+// availability renders a status's state: available, what it is loading
+// (the reason says), or unavailable and why.
+func availability(ok, loading bool, reason string) string {
+	switch {
+	case ok:
 		return "available"
+	case loading:
+		return cmp.Or(reason, "loading")
+	case reason == "":
+		return "unavailable (the daemon gave no reason)"
 	}
 	return "unavailable: " + reason
 }

@@ -463,7 +463,8 @@ func init() {
 		out := struct {
 			Items        []similar `json:"items"`
 			TargetChunks int32     `json:"target_chunks"`
-		}{Items: []similar{}, TargetChunks: resp.TargetChunks}
+			Stale        string    `json:"stale,omitempty"`
+		}{Items: []similar{}, TargetChunks: resp.TargetChunks, Stale: resp.StaleReason}
 		for _, it := range resp.Items {
 			out.Items = append(out.Items, similar{it.Ref, it.Title, it.Similarity, it.Coverage, it.Snippet})
 		}
@@ -513,7 +514,9 @@ func searchResult(resp *ctxdv1.SearchResponse) any {
 		ModeReason string      `json:"mode_reason,omitempty"`
 		TokensUsed int32       `json:"tokens_used,omitempty"`
 		Queries    []report    `json:"queries"`
-	}{Results: []searchHit{}, ModeUsed: lower(resp.ModeUsed.String(), "SEARCH_MODE_"), ModeReason: resp.ModeReason, TokensUsed: resp.TokensUsed}
+		Stale      string      `json:"stale,omitempty"` // why the results may miss the latest writes
+	}{Results: []searchHit{}, ModeUsed: lower(resp.ModeUsed.String(), "SEARCH_MODE_"), ModeReason: resp.ModeReason, TokensUsed: resp.TokensUsed,
+		Stale: resp.StaleReason}
 	for _, r := range resp.Results {
 		h := searchHit{Ref: r.Ref, Title: r.Title, Heading: r.Heading, Snippet: r.Snippet, Score: r.Score,
 			StartLine: r.StartLine, EndLine: r.EndLine, Ranks: toolRanks(r.LegRanks), Queries: r.QueryIndexes}
@@ -617,7 +620,9 @@ func init() {
 			Sections   []section  `json:"sections"`
 			Omitted    []omission `json:"omitted,omitempty"`
 			Warnings   []string   `json:"warnings,omitempty"`
-		}{Markdown: resp.Markdown, TokensUsed: resp.TokensUsed, Budget: resp.Budget, Sections: []section{}, Warnings: resp.Warnings}
+			Stale      string     `json:"stale,omitempty"`
+		}{Markdown: resp.Markdown, TokensUsed: resp.TokensUsed, Budget: resp.Budget, Sections: []section{}, Warnings: resp.Warnings,
+			Stale: resp.StaleReason}
 		for _, s := range resp.Sections {
 			out.Sections = append(out.Sections, section{s.Kind, s.Ref, s.Heading, s.Tokens})
 		}

@@ -353,6 +353,7 @@ func (b *Builder) searchChunks(ctx context.Context, a *assembler, req Request) (
 	if resp.ModeReason != "" {
 		a.res.Warnings = append(a.res.Warnings, "chunk search: "+resp.ModeReason)
 	}
+	a.res.Stale = resp.Stale
 	reduced := resp.Queries[0].Reduced
 	if reduced != "" {
 		a.res.Warnings = append(a.res.Warnings, "the task is long, so the search and the contextual files used its most informative words only: "+reduced)

@@ -343,6 +343,23 @@ func TestBuild_Cancelled(t *testing.T) {
 	}
 }
 
+// TestBuild_ReadsItsWrites: a note written just before a Build is among
+// its chunks, each of 50 times, and the result is not stale: the chunk
+// search waits for the index to apply the write.
+func TestBuild_ReadsItsWrites(t *testing.T) {
+	e := newEnv(t, false)
+	e.withContextSet()
+	for i := range 50 {
+		word := fmt.Sprintf("buildryw%02dmark", i)
+		ref := fmt.Sprintf("agent:/notes/ryw-%02d.md", i)
+		e.write(ref, "# Fresh\n\nA note written just now about "+word+".\n")
+		res := e.build(Request{Task: "What do we know about " + word + "?", Search: search.Request{Mode: search.BM25}})
+		if got := sectionRefs(res, KindChunk); !slices.Contains(got, ref) || res.Stale != "" {
+			t.Fatalf("build %d right after writing %s: chunks %q, stale %q", i, ref, got, res.Stale)
+		}
+	}
+}
+
 // TestBuild_PromptOptions checks what a session's recall asks of Build: the
 // caller's own sections within the budget, a prompt's context without the
 // always files, only chunks the prompt matches, and out-of-scope items left

@@ -122,6 +122,10 @@ type Result struct {
 	// Warnings say what the caller should know: tokens estimated without a
 	// model, a root without context files, a search that fell back to BM25.
 	Warnings []string
+	// Stale says why the chunk search may have missed writes acknowledged
+	// before it (search.Response.Stale); "" when it cannot have. Context
+	// files come from the store and are always current.
+	Stale string
 }
 
 // Limit names a bound of a Request.

@@ -58,18 +58,48 @@ type Indexer struct {
 	tok     *tokenize.Tokenizer
 	chunker *modelChunker // the model's chunker, set with tok; it builds the embedded text
 	worker  *embed.Worker // nil while embedding is unavailable
-	reason  string        // why embedding is unavailable
+	reason  string        // why embedding is unavailable, or what is loading
+	loading bool          // load is opening the model; reason says what
 	rate    float64       // chunks/s, smoothed
 	stopped chan struct{}
-	// fallback is set once the model-less chunker is installed; only the
-	// run goroutine touches it.
+	// fallback is set once the model-less chunker is installed, warned to
+	// the last reason logged; only Prepare and then the run goroutine
+	// touch them.
 	fallback bool
+	warned   string
 }
 
 // New returns an Indexer for store and engine that loads the embedding
 // model from modelDir with ONNX Runtime at libPath; Run starts it.
 func New(store *vfs.Store, engine *search.Engine, log *slog.Logger, modelDir, libPath string) *Indexer {
-	return &Indexer{store: store, engine: engine, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{})}
+	ix := &Indexer{store: store, engine: engine, log: log, modelDir: modelDir, libPath: libPath, stopped: make(chan struct{}), reason: noModelReason}
+	// Status may be asked for before anything is loaded.
+	if modelDir != "" {
+		ix.reason, ix.loading = loadingReason(modelDir, ""), true
+	}
+	return ix
+}
+
+// noModelReason is why embedding is unavailable without a model_dir.
+const noModelReason = "no model configured (model_dir is empty)"
+
+// loadingReason says what load is loading: the model in dir, and its id
+// once its spec is read ("" before).
+func loadingReason(dir, id string) string {
+	if id == "" {
+		return "loading the embedding model in " + dir
+	}
+	return fmt.Sprintf("loading the embedding model %s from %s into ONNX Runtime", id, dir)
+}
+
+// Prepare installs the chunker: the model's tokenizer when its directory
+// holds one, else chunking without a model. A text item written while no
+// chunker is installed waits to be chunked, unsearchable, until the model
+// has loaded (seconds), so the daemon calls Prepare before it serves: its
+// writes are chunked, and searchable, from the first one. Run loads the
+// model after it (and would install the chunker itself without Prepare).
+func (ix *Indexer) Prepare(ctx context.Context) {
+	ix.loadChunker(ctx)
 }
 
 // Run loads what it can and then works until ctx ends.
@@ -105,33 +135,51 @@ func (ix *Indexer) Run(ctx context.Context) {
 // embedding model (needs ONNX Runtime as well). Each missing piece is
 // recorded as the reason embeddings are unavailable.
 func (ix *Indexer) load(ctx context.Context) {
-	if ix.modelDir == "" {
-		ix.setReason("no model configured (model_dir is empty)")
-		ix.useFallbackChunker(ctx)
+	if !ix.loadChunker(ctx) {
 		return
 	}
+	m, err := embed.Open(ix.modelDir, embed.Options{LibraryPath: ix.libPath})
+	if err != nil {
+		ix.setReason(fmt.Sprintf("embedding model cannot run: %v", err))
+		return
+	}
+	ix.mu.Lock()
+	ix.worker, ix.reason, ix.loading = embed.NewWorker(m), "", false
+	ix.mu.Unlock()
+	ix.log.Info("embedding model loaded", "model", ix.spec.ID, "dimensions", ix.spec.Dimensions, "max_tokens", ix.spec.MaxTokens)
+}
+
+// loadChunker installs the model's chunker, once, or the model-less one
+// when there is no model, and reports whether the model can be opened next.
+func (ix *Indexer) loadChunker(ctx context.Context) bool {
+	if ix.modelDir == "" {
+		ix.setReason(noModelReason)
+		ix.useFallbackChunker(ctx)
+		return false
+	}
+	ix.setLoading(loadingReason(ix.modelDir, ix.spec.ID))
 	if ix.tok == nil {
 		spec, err := embed.LoadSpec(ix.modelDir)
 		if err != nil {
 			ix.setReason(fmt.Sprintf("no model at %s: %v; run `make setup-run` or point --model-dir at a model directory", ix.modelDir, err))
 			ix.useFallbackChunker(ctx)
-			return
+			return false
 		}
 		tok, err := tokenize.Load(ix.modelDir)
 		if err != nil {
 			ix.setReason(fmt.Sprintf("model tokenizer: %v", err))
-			return
+			return false
 		}
 		id, err := chunkerID(ix.modelDir, spec)
 		if err != nil {
 			ix.setReason(err.Error())
-			return
+			return false
 		}
 		chunker := &modelChunker{id: id, tok: tok, maxTokens: spec.MaxTokens}
 		change, err := ix.store.SetIndexing(ctx, chunker, spec.ID)
 		if err != nil {
 			ix.setReason(fmt.Sprintf("install chunker: %v", err))
-			return
+			return false
 		}
 		if change.PrevModel != "" && change.PrevModel != spec.ID {
 			ix.log.Warn("embedding model changed; re-embedding with the new one", "from", change.PrevModel, "to", spec.ID, "chunks", change.Reembed)
@@ -141,20 +189,13 @@ func (ix *Indexer) load(ctx context.Context) {
 		}
 		ix.mu.Lock()
 		ix.spec, ix.tok, ix.chunker = spec, tok, chunker
+		ix.reason = loadingReason(ix.modelDir, spec.ID)
 		ix.mu.Unlock()
 		// The store's vectors serve searches with a query vector even
 		// before (or without) ONNX Runtime.
 		ix.engine.SetModel(spec.ID, spec.Dimensions)
 	}
-	m, err := embed.Open(ix.modelDir, embed.Options{LibraryPath: ix.libPath})
-	if err != nil {
-		ix.setReason(fmt.Sprintf("embedding model cannot run: %v", err))
-		return
-	}
-	ix.mu.Lock()
-	ix.worker, ix.reason = embed.NewWorker(m), ""
-	ix.mu.Unlock()
-	ix.log.Info("embedding model loaded", "model", ix.spec.ID, "dimensions", ix.spec.Dimensions, "max_tokens", ix.spec.MaxTokens)
+	return true
 }
 
 // fallbackChunkerID names chunking without a model tokenizer.
@@ -177,9 +218,20 @@ func (ix *Indexer) useFallbackChunker(ctx context.Context) {
 
 func (ix *Indexer) setReason(r string) {
 	ix.mu.Lock()
-	ix.reason = r
+	ix.reason, ix.loading = r, false
 	ix.mu.Unlock()
-	ix.log.Warn("embeddings unavailable", "reason", r)
+	// Once for each reason: Prepare and Run's first load meet the same one.
+	if r != ix.warned {
+		ix.log.Warn("embeddings unavailable", "reason", r)
+		ix.warned = r
+	}
+}
+
+// setLoading records that load is loading what r says.
+func (ix *Indexer) setLoading(r string) {
+	ix.mu.Lock()
+	ix.reason, ix.loading = r, true
+	ix.mu.Unlock()
 }
 
 // Tokenizer returns the model's tokenizer, or nil before one is loaded.
@@ -363,12 +415,31 @@ func (ix *Indexer) WithPendingNote(ctx context.Context, reason string) string {
 	return reason + "; " + note
 }
 
-// Status describes the embedding side: the model, whether it runs, why
-// not, and the recent throughput in chunks/s.
-func (ix *Indexer) Status() (spec embed.Spec, available bool, reason string, rate float64) {
+// Status describes the embedding side.
+type Status struct {
+	// Spec is the model's, once its spec has been read.
+	Spec embed.Spec
+	// Available is set while embedding runs.
+	Available bool
+	// Loading is set while the model is being opened: right after start,
+	// and when a missing model is looked for again.
+	Loading bool
+	// Reason says, when embedding is not available, why not or, while
+	// Loading, what is being loaded; it is never empty then.
+	Reason string
+	// Rate is the recent throughput in chunks/s.
+	Rate float64
+}
+
+// Status reports the embedding side.
+func (ix *Indexer) Status() Status {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	return ix.spec, ix.worker != nil, ix.reason, ix.rate
+	st := Status{Spec: ix.spec, Available: ix.worker != nil, Rate: ix.rate}
+	if !st.Available {
+		st.Loading, st.Reason = ix.loading, ix.reason
+	}
+	return st
 }
 
 // Wait returns once Run has returned and closed the embedding worker.
@@ -379,7 +450,7 @@ func (ix *Indexer) closeWorker() {
 	defer ix.mu.Unlock()
 	if ix.worker != nil {
 		ix.worker.Close()
-		ix.worker = nil
+		ix.worker, ix.reason, ix.loading = nil, "the daemon is stopping", false
 	}
 }
 

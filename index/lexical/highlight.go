@@ -34,12 +34,38 @@ func (x *Index) Terms(q string) (map[string]bool, error) {
 // Words are runs of letters, digits and '_' here, which differs from the
 // index's tokenizer only around punctuation inside tokens ("3.14").
 func (x *Index) MatchSpans(text string, terms map[string]bool) ([][2]int, error) {
+	ps, err := x.TermPositions(text, terms)
+	if err != nil {
+		return nil, fmt.Errorf("match spans: %w", err)
+	}
+	var out [][2]int
+	for _, p := range ps {
+		out = append(out, [2]int{p.Start, p.End})
+	}
+	return out, nil
+}
+
+// TermPosition is one occurrence of a term in a text (TermPositions).
+type TermPosition struct {
+	Term string
+	// Word is the ordinal of the word the term occurs in, counting every
+	// word of the text from 0, stop words too: the distance between two
+	// positions is how many words apart they stand.
+	Word       int
+	Start, End int // the byte span [Start, End) in the text
+}
+
+// TermPositions returns, in order, the occurrences in text of the words
+// that analyse to one of terms (from Terms): where SearchBM25 matched, with
+// the same stemming, and how many words into text each stands. Words are as
+// in MatchSpans. The cost grows with text's length: callers bound it.
+func (x *Index) TermPositions(text string, terms map[string]bool) ([]TermPosition, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
 	an, err := x.english()
 	if err != nil {
-		return nil, fmt.Errorf("match spans: %w", err)
+		return nil, fmt.Errorf("term positions: %w", err)
 	}
 	// Analysing a whole chunk costs tens of microseconds, a hundred results
 	// milliseconds, so only the words that begin like a term are analysed:
@@ -54,7 +80,8 @@ func (x *Index) MatchSpans(text string, terms map[string]bool) ([][2]int, error)
 			lens = append(lens, n)
 		}
 	}
-	var out [][2]int
+	var out []TermPosition
+	word := 0
 	for start := 0; start < len(text); {
 		r, sz := utf8.DecodeRuneInString(text[start:])
 		if !isWordRune(r) {
@@ -69,14 +96,15 @@ func (x *Index) MatchSpans(text string, terms map[string]bool) ([][2]int, error)
 			}
 			end += sz
 		}
-		word := text[start:end]
-		if slices.ContainsFunc(lens, func(n int) bool { return prefixes[strings.ToLower(runePrefix(word, n))] }) {
-			for _, t := range an.Analyze([]byte(word)) {
+		w := text[start:end]
+		if slices.ContainsFunc(lens, func(n int) bool { return prefixes[strings.ToLower(runePrefix(w, n))] }) {
+			for _, t := range an.Analyze([]byte(w)) {
 				if terms[string(t.Term)] {
-					out = append(out, [2]int{start + t.Start, start + t.End})
+					out = append(out, TermPosition{Term: string(t.Term), Word: word, Start: start + t.Start, End: start + t.End})
 				}
 			}
 		}
+		word++
 		start = end
 	}
 	return out, nil

@@ -35,3 +35,32 @@ func TestIndex_MatchSpans(t *testing.T) {
 		}
 	}
 }
+
+func TestIndex_TermPositions(t *testing.T) {
+	x := mustOpen(t, t.TempDir())
+	tests := []struct {
+		query, text string
+		want        []TermPosition
+	}{
+		// Every word counts, stop words too: "of" stands between.
+		{"flow air", "Flow of air", []TermPosition{{"flow", 0, 0, 4}, {"air", 2, 8, 11}}},
+		// Stemmed as BM25 stems: "runs" is the term "run" the query's "running" gives.
+		{"running dogs", "The dog runs; dogs ran.", []TermPosition{{"dog", 1, 4, 7}, {"run", 2, 8, 12}, {"dog", 3, 14, 18}}},
+		{"ties", "Thin ties bind", []TermPosition{{"ti", 1, 5, 9}}},
+		{"the of", "the end of it", nil},
+		{"über", "x Über", []TermPosition{{"über", 1, 2, 7}}},
+	}
+	for _, tc := range tests {
+		terms, err := x.Terms(tc.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.TermPositions(tc.text, terms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("TermPositions(%q, Terms(%q)) = %v, want %v", tc.text, tc.query, got, tc.want)
+		}
+	}
+}

@@ -19,6 +19,15 @@
 // pinned sequence from it before comparing; Doctor and Reindex stop when
 // their caller's context ends.
 //
+// Searches read their writes: the run goroutine waits a moment after a write
+// so that one Bleve batch carries many changes, and it publishes the
+// sequence each index has applied (fresh.go). Search and FindSimilar first
+// read the store's outbox sequence; when the indexes they use are behind
+// it, they ask the run goroutine to apply at once and wait for it, at most
+// Options.WriteWait and half the time left before their deadline, then
+// answer and say they are stale (Response.Stale). With nothing pending the
+// check is one read transaction of the store.
+//
 // A query runs the legs concurrently with every filter inside candidate
 // generation, fuses them with weighted reciprocal rank fusion on chunk ids,
 // caps chunks per item, cuts snippets around the real match positions and
@@ -27,7 +36,14 @@
 // an item through different chunks all credit it, and each result is an
 // item with its best chunks. Priors, when asked for, scale each fused score
 // by its item's importance and usage (how often search returned it) before
-// ranking. MinScore drops results under a fused score. A request's Within (the caller's access) narrows
+// ranking. Then a rerank window (the first 2×limit results, at most 200
+// chunks) is read once, for two signals judged on the chunks and for the
+// presentation: the proximity rerank (proximity.go) scales a score by how
+// closely the chunk holds the query's neighbouring terms, and Recency
+// (recency.go) by the age of the items a caller's predicate picks (session
+// events, in the daemon); the window grows while recency has lowered scores
+// below what a result after it could score. MinScore drops results under
+// the final score. A request's Within (the caller's access) narrows
 // its filter before the legs run, so no leg, snippet or count sees past
 // it. Scores and the key terms of a long query still come from whole-index
 // statistics.

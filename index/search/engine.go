@@ -36,6 +36,7 @@ const (
 	// batch carries many changes: every batch becomes a segment, and merging
 	// many tiny segments costs far more than indexing. A busy stream of
 	// writes (the last batch held more than bulkBatch entries) waits longer.
+	// A search waiting for the writes (awaitWrites) cuts the wait short.
 	quietDelay = 5 * time.Millisecond
 	bulkDelay  = 150 * time.Millisecond
 	bulkBatch  = 32
@@ -58,9 +59,17 @@ type Options struct {
 	SnapshotEvery time.Duration
 	// Limits bound every request; zero fields take DefaultLimits.
 	Limits Limits
+	// WriteWait is how long a search waits at most for the indexes to
+	// apply the writes acknowledged before it started, before it answers
+	// from them as they are and says so (Response.Stale); 0 means
+	// DefaultWriteWait, negative turns the wait and the report off.
+	WriteWait time.Duration
 
 	// beforeMark, when set (tests), runs before each background mark.
 	beforeMark func()
+	// beforeApply, when set (tests), runs on the run goroutine before each
+	// pass applies outbox entries: blocking in it holds the applier.
+	beforeApply func()
 }
 
 // Engine keeps the search indexes of a store and answers queries. Its
@@ -88,11 +97,19 @@ type Engine struct {
 	rebuildLex, rebuildVec           bool
 	haveSnap                         bool // a snapshot file exists; snapSeq is its sequence
 
+	// fresh is what searches see of the store (awaitWrites); a search
+	// waiting for it asks, on hurry, to apply without the batching delay.
+	fresh fresh
+	hurry chan struct{}
+
 	models  chan modelSpec
 	reqs    chan func(context.Context)
 	cancel  context.CancelFunc
 	stopped chan struct{}
 }
+
+// errStopped is the error of a call made to a closed Engine.
+var errStopped = errors.New("search engine stopped")
 
 // State reports how far the indexes are. It is what Status shows.
 type State struct {
@@ -129,13 +146,16 @@ func Open(store *vfs.Store, opts Options) (*Engine, error) {
 		opts.SnapshotEvery = 5 * time.Minute
 	}
 	opts.Limits = opts.Limits.withDefaults()
+	if opts.WriteWait == 0 {
+		opts.WriteWait = DefaultWriteWait
+	}
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("index dir: %w", err)
 	}
 	e := &Engine{
 		store: store, opts: opts, log: opts.Log,
 		models: make(chan modelSpec, 1), reqs: make(chan func(context.Context)),
-		stopped: make(chan struct{}),
+		hurry: make(chan struct{}, 1), stopped: make(chan struct{}),
 	}
 	lex, err := openLexical(filepath.Join(opts.Dir, lexicalDir), e.log)
 	if err != nil {
@@ -168,6 +188,7 @@ func Open(store *vfs.Store, opts Options) (*Engine, error) {
 	}
 	e.trimmed = retained - 1
 	e.state = State{AppliedSeq: e.lexSeq, LexicalChunks: int64(n)}
+	e.publish()
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	go e.run(ctx)
@@ -261,10 +282,13 @@ func (e *Engine) run(ctx context.Context) {
 			if e.lastBatch > bulkBatch {
 				delay = bulkDelay
 			}
+			// A search waiting for the writes cuts the delay short.
 			select {
 			case <-ctx.Done():
 			case <-time.After(delay):
+			case <-e.hurry:
 			}
+		case <-e.hurry:
 		case m := <-e.models:
 			e.useModel(m)
 		case fn := <-e.reqs:
@@ -288,7 +312,7 @@ func (e *Engine) do(ctx context.Context, fn func(context.Context) error) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-e.stopped:
-		return errors.New("search engine stopped")
+		return errStopped
 	}
 	select {
 	case err := <-errc:
@@ -300,6 +324,16 @@ func (e *Engine) do(ctx context.Context, fn func(context.Context) error) error {
 
 // pass does one unit of index work and reports whether more is waiting.
 func (e *Engine) pass(ctx context.Context) (bool, error) {
+	if e.opts.beforeApply != nil {
+		e.opts.beforeApply()
+	}
+	// This pass applies what any waiting search asked for: it reads the
+	// outbox after the ask (or, when the outbox holds more than one pass,
+	// reports more and the next pass follows at once).
+	select {
+	case <-e.hurry:
+	default:
+	}
 	more, err := e.catchUp(ctx)
 	if err != nil {
 		return false, err
@@ -471,6 +505,7 @@ func (e *Engine) applyDocs(ctx context.Context, docs []vfs.IndexDoc, byID map[st
 		}
 	}
 	e.refreshState()
+	e.publish()
 	return nil
 }
 
@@ -593,6 +628,7 @@ func (e *Engine) useModel(m modelSpec) {
 		e.log.Info("vector index loaded", "model", m.id, "vectors", snap.leg.chunkRows(), "questions", snap.leg.qrows, "seq", snap.seq)
 	}
 	e.refreshState()
+	e.publish()
 	e.mu.Unlock()
 }
 
@@ -704,6 +740,7 @@ func (e *Engine) rebuild(ctx context.Context, lex, vec bool) (RebuildResult, err
 		}
 		e.rebuildVec = false
 	}
+	e.publish()
 	res.Took = time.Since(start)
 	e.log.Info("search indexes rebuilt", "lexical_chunks", res.LexicalChunks, "vectors", res.VectorChunks, "seq", seq, "took", res.Took)
 	return res, nil

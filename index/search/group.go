@@ -47,7 +47,7 @@ func fuseItems(hits [numLegs][]legHit, w [numLegs]float64, k, norm float64) []*c
 // best chunk that exists and whose snippet fits the token budget, with up
 // to perItem-1 of its next best in More (each also within the budget). An
 // item none of whose chunks can be shown is skipped.
-func (e *Engine) presentItems(ctx context.Context, req Request, items []*candidate, hl highlight, limit, perItem int) ([]Result, int, error) {
+func (e *Engine) presentItems(ctx context.Context, req Request, items []*candidate, hl highlight, limit, perItem int, tc textCache) ([]Result, int, error) {
 	count := tokenCounter(req)
 	var out []Result
 	used := 0
@@ -57,12 +57,9 @@ func (e *Engine) presentItems(ctx context.Context, req Request, items []*candida
 		start += len(window)
 		var refs []vfs.ChunkRef
 		for _, it := range window {
-			for _, c := range it.chunks[:min(perItem, len(it.chunks))] {
-				_, idx, _ := ParseChunkID(c.id)
-				refs = append(refs, vfs.ChunkRef{ItemID: it.id, Index: idx})
-			}
+			refs = append(refs, shownChunks(perItem)(it)...)
 		}
-		texts, err := e.store.ReadChunks(ctx, refs)
+		texts, err := tc.read(ctx, e.store, refs)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -96,11 +96,28 @@ type Request struct {
 	// GroupBy makes results chunks (the default) or items.
 	GroupBy GroupBy
 	// MinScore drops results whose Score is below it; in [0, 1], 0 keeps all.
-	// It applies after Priors.
+	// It applies after Priors, Proximity and Recency.
 	MinScore float64
 	// Priors scale fused scores by the items' importance and usage; the
 	// zero value leaves them as fusion made them.
 	Priors Priors
+	// Proximity turns the proximity rerank on or off; ToggleDefault leaves
+	// it to DefaultProximity. It multiplies the score of a result by
+	// 1 - ProximityShare·(1 - closeness), where closeness (in [0, 1]) is how
+	// closely the result's chunk holds the query's neighbouring terms (with
+	// GroupItem, the best of the chunks shown; with several queries, the
+	// best for a query that found it; 1 for a query of one term). It weighs
+	// the rerank window; a result past it counts as closeness 0.
+	Proximity Toggle
+	// Recency ages the results of the items it applies to by their
+	// CreatedAt, in the rerank window; the zero value is off.
+	//
+	// The rerank window is the first 2×Limit results (items with
+	// GroupItem) by fused score after Priors, their chunks read once (at
+	// most 200 chunks) for both signals and for the presentation; it grows
+	// while recency has lowered the Limit-th best score in it below what a
+	// result after it could score. MinScore applies after both.
+	Recency Recency
 	// EmbedQuery embeds query text with the store's model (which reads only
 	// what fits its window); nil when no model can run, which makes
 	// text-only queries fall back to BM25.
@@ -124,6 +141,10 @@ type Response struct {
 	ModeReason string // why Mode differs from the request's
 	Queries    []QueryReport
 	TokensUsed int
+	// Stale says why the results may miss writes acknowledged before the
+	// search started: the indexes had not applied them within the wait
+	// (Options.WriteWait); "" when they had.
+	Stale string
 }
 
 // QueryReport says how one query was understood.
@@ -170,8 +191,11 @@ type candidate struct {
 }
 
 // Search runs every query of req and returns fused, de-duplicated results.
-// A request over the engine's Limits is refused with a *LimitError. Every
-// leg stops soon after ctx ends, and Search then returns ctx's error.
+// A request over the engine's Limits is refused with a *LimitError. It
+// reads its writes: it first waits, bounded, for the indexes its legs use
+// to apply every write the store had committed when it started (see
+// Options.WriteWait and Response.Stale). Every leg stops soon after ctx
+// ends, and Search then returns ctx's error.
 func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	if len(req.Queries) == 0 {
 		return Response{}, fmt.Errorf("%w: no queries", ErrInvalidQuery)
@@ -184,6 +208,12 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	}
 	if err := req.Priors.validate(); err != nil {
 		return Response{}, err
+	}
+	if err := req.Recency.validate(); err != nil {
+		return Response{}, err
+	}
+	if req.Proximity < ToggleDefault || req.Proximity > ToggleOff {
+		return Response{}, fmt.Errorf("%w: unknown proximity toggle %d", ErrInvalidQuery, req.Proximity)
 	}
 	if req.GroupBy != GroupChunk && req.GroupBy != GroupItem {
 		return Response{}, fmt.Errorf("%w: unknown grouping %d", ErrInvalidQuery, req.GroupBy)
@@ -217,6 +247,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	}
 	depth := min(max(1000, limit), max(50, 4*wanted))
 
+	stale, waitErr := e.awaitWrites(ctx, req.Mode != Vector, req.Mode != BM25)
+	if waitErr != nil {
+		return Response{}, waitErr
+	}
 	// The engine's lock is held only around index scans, never while a
 	// query waits for the embedder: index updates must not queue behind it.
 	e.mu.RLock()
@@ -225,11 +259,12 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		reason = e.vectorUnavailable(req)
 	}
 	e.mu.RUnlock()
-	resp := Response{Mode: req.Mode, Queries: make([]QueryReport, len(req.Queries))}
+	resp := Response{Mode: req.Mode, Queries: make([]QueryReport, len(req.Queries)), Stale: stale}
 	if reason != "" {
 		resp.Mode, resp.ModeReason = BM25, reason
 	}
 	merged := map[string]*candidate{}
+	pqs := make([]proxQuery, len(req.Queries)) // by query, for the proximity rerank
 	hl := highlight{terms: map[string]bool{}, words: map[string]bool{}}
 	// With GroupItem, the items found.
 	mergedItems := map[string]*candidate{}
@@ -254,6 +289,14 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 			return Response{}, err
 		}
 		resp.Queries[qi] = rep
+		var pq proxQuery
+		if proximityOn(req.Proximity, resp.Mode, req.GroupBy) && strings.TrimSpace(q.Text) != "" {
+			// The text BM25 searched: corrected, or reduced to its key terms.
+			if pq, err = e.proxQueryOf(cmp.Or(rep.Corrected, rep.Reduced, q.Text)); err != nil {
+				return Response{}, err
+			}
+		}
+		pqs[qi] = pq
 		if err := e.addTerms(hl.terms, cmp.Or(rep.Corrected, rep.Reduced, q.Text)); err != nil {
 			return Response{}, err
 		}
@@ -270,7 +313,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		return Response{}, err
 	}
 	all := ranked(merged)
-	var err error
+	tc, rr := textCache{}, e.newReranker(req, resp.Mode, pqs)
 	if req.GroupBy == GroupItem {
 		items := ranked(mergedItems)
 		for _, c := range all {
@@ -278,10 +321,18 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 				mergedItems[it].chunks = append(mergedItems[it].chunks, c)
 			}
 		}
-		resp.Results, resp.TokensUsed, err = e.presentItems(ctx, req, aboveMin(items, req.MinScore), hl, limit, perItem)
+		if err := e.rerank(ctx, rr, items, limit, shownChunks(perItem), tc); err != nil {
+			return Response{}, err
+		}
+		var err error
+		resp.Results, resp.TokensUsed, err = e.presentItems(ctx, req, aboveMin(items, req.MinScore), hl, limit, perItem, tc)
 		return resp, err
 	}
-	resp.Results, resp.TokensUsed, err = e.present(ctx, req, aboveMin(all, req.MinScore), hl, limit, perItem)
+	if err := e.rerank(ctx, rr, all, limit, chunkRef, tc); err != nil {
+		return Response{}, err
+	}
+	var err error
+	resp.Results, resp.TokensUsed, err = e.present(ctx, req, aboveMin(all, req.MinScore), hl, limit, perItem, tc)
 	return resp, err
 }
 
@@ -522,7 +573,7 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 // item, snippets, and the token budget (a result that does not fit is
 // skipped and later ones are tried). Candidates whose chunk no longer exists
 // (an index running behind the store) are dropped.
-func (e *Engine) present(ctx context.Context, req Request, all []*candidate, hl highlight, limit, perItem int) ([]Result, int, error) {
+func (e *Engine) present(ctx context.Context, req Request, all []*candidate, hl highlight, limit, perItem int, tc textCache) ([]Result, int, error) {
 	count := tokenCounter(req)
 	perItemSeen := map[string]int{}
 	var out []Result
@@ -540,7 +591,7 @@ func (e *Engine) present(ctx context.Context, req Request, all []*candidate, hl 
 			window = append(window, c)
 			refs = append(refs, vfs.ChunkRef{ItemID: item, Index: idx})
 		}
-		texts, err := e.store.ReadChunks(ctx, refs)
+		texts, err := tc.read(ctx, e.store, refs)
 		if err != nil {
 			return nil, 0, err
 		}

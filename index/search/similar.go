@@ -56,6 +56,11 @@ type SimilarRequest struct {
 	// Filter and Within bound the items compared, as in a Request.
 	Filter lexical.Filter
 	Within []string
+	// NoWait answers from the vector index as it is, without waiting for
+	// it to apply the writes acknowledged before the call (Response.Stale
+	// stays ""): for a caller that compares beside a stream of its own
+	// writes, such as ingest's de-duplication, which would wait for each.
+	NoWait bool
 }
 
 // SimilarItem is an item holding a chunk at or above the threshold.
@@ -76,13 +81,18 @@ type SimilarResponse struct {
 	Items []SimilarItem
 	// TargetChunks is how many chunks of the target were compared.
 	TargetChunks int
+	// Stale says why the items compared may miss writes acknowledged
+	// before the call, as Response.Stale does; "" when they cannot.
+	Stale string
 }
 
 // FindSimilar returns the items whose chunks are near-duplicates of the
 // target's, by the best pair similarity, then coverage, then id. Each
 // target chunk is compared with its 4×limit (at least 50) nearest chunks,
 // so an item reached only past that depth is missed; vectors not yet
-// embedded or indexed are not compared.
+// embedded are not compared. Like Search, it first waits for the vector
+// index to apply the writes acknowledged before the call, unless
+// req.NoWait.
 func (e *Engine) FindSimilar(ctx context.Context, req SimilarRequest) (SimilarResponse, error) {
 	if !(req.Threshold >= 0 && req.Threshold <= 1) { // NaN too
 		return SimilarResponse{}, fmt.Errorf("%w, not %v", ErrThreshold, req.Threshold)
@@ -123,6 +133,12 @@ func (e *Engine) FindSimilar(ctx context.Context, req SimilarRequest) (SimilarRe
 		return SimilarResponse{}, fmt.Errorf("%w: it has %d", ErrTooManyChunks, len(targets))
 	}
 	resp := SimilarResponse{TargetChunks: len(targets)}
+	if !req.NoWait {
+		var err error
+		if resp.Stale, err = e.awaitWrites(ctx, false, true); err != nil {
+			return SimilarResponse{}, err
+		}
+	}
 	if !scoped {
 		return resp, nil
 	}

@@ -44,6 +44,7 @@ type Found struct {
 	Groups     []Group // the session of the best hit first
 	Mode       search.Mode
 	ModeReason string
+	Stale      string // search.Response.Stale
 }
 
 // Search finds events and digests with the search engine, each item once
@@ -91,7 +92,7 @@ func (s *Sessions) Search(ctx context.Context, p SearchParams) (Found, error) {
 	if err != nil {
 		return Found{}, err
 	}
-	out := Found{Mode: resp.Mode, ModeReason: resp.ModeReason}
+	out := Found{Mode: resp.Mode, ModeReason: resp.ModeReason, Stale: resp.Stale}
 	pctx, release, err := s.store.Pin(ctx)
 	if err != nil {
 		return Found{}, err

@@ -540,3 +540,23 @@ func TestSessions_DigestWithEnricher(t *testing.T) {
 		}
 	})
 }
+
+func TestIsEvent(t *testing.T) {
+	for _, tc := range []struct {
+		drive, path string
+		want        bool
+	}{
+		{"session", "/proj/20261127T101500Z-s1/events/e1.md", true},
+		{"session", "/proj/s1/events/e1", true},
+		{"session", "/proj/s1/events/2026/e1", false}, // events are flat
+		{"session", "/proj/s1/digest.md", false},
+		{"session", "/proj/s1/session.md", false},
+		{"session", "/proj/events/e1", false}, // events is the second segment, a session's id
+		{"notes", "/proj/s1/events/e1", false},
+		{"agent", "/events", false},
+	} {
+		if got := IsEvent(tc.drive, tc.path); got != tc.want {
+			t.Errorf("IsEvent(%q, %q) = %v, want %v", tc.drive, tc.path, got, tc.want)
+		}
+	}
+}

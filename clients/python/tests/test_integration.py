@@ -178,7 +178,7 @@ def test_search_without_a_model_answers_bm25(client: ctxd.Client) -> None:
     # The index applies writes in the background, within milliseconds.
     deadline = time.monotonic() + 10
     while True:
-        r = client.search("sleeping otters", path_prefixes=["agent:/it/search"])
+        r = client.search("sea otters", path_prefixes=["agent:/it/search"])
         if r.results or time.monotonic() > deadline:
             break
         time.sleep(0.05)
@@ -275,3 +275,24 @@ def test_add_refuses_paths_outside_allowed_roots(client: ctxd.Client) -> None:
 def _items(events) -> list:
     """The item results of an ingest stream."""
     return [e.item for e in events if e.WhichOneof("event") == "item"]
+
+
+def test_search_proximity_and_recency(client: ctxd.Client) -> None:
+    # BM25 prefers the shorter note, where the words stand apart; the
+    # proximity rerank the one holding them together.
+    client.write("agent:/it/prox/scattered.md", "heat flows slowly outward before transfer\n")
+    client.write("agent:/it/prox/tight.md", "heat transfer matters in pipes, vessels, engines, boilers, radiators and turbines\n")
+    scope = {"mode": "bm25", "path_prefixes": ["agent:/it/prox"]}
+
+    def refs(**kw: object) -> list:
+        return [x.ref for x in client.search("heat transfer", **scope, **kw).results]
+
+    deadline = time.monotonic() + 10
+    while len(refs()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert refs(proximity=False) == ["agent:/it/prox/scattered.md", "agent:/it/prox/tight.md"]
+    assert refs(proximity=True) == ["agent:/it/prox/tight.md", "agent:/it/prox/scattered.md"]
+    # Nothing here is a session event: recency changes no score.
+    on = client.search("heat transfer", **scope, recency=True)
+    off = client.search("heat transfer", **scope, recency=False)
+    assert [(x.ref, x.score) for x in on.results] == [(x.ref, x.score) for x in off.results]

@@ -11,6 +11,7 @@ import {
   IngestAction,
   SearchGroupBy,
   SearchMode,
+  SearchToggle,
   type CtxdClient,
   type TreeNode,
   createClient,
@@ -94,7 +95,7 @@ describe("ctxd daemon", () => {
   it("searches in BM25 mode without a model and says so", async () => {
     await c.vfs.write({ ref: "agent:/it/search/otter.md", body: { case: "content", value: "# Otters\n\nSea otters hold hands while sleeping.\n" } });
     await c.vfs.write({ ref: "agent:/it/search/other.md", body: { case: "content", value: "Nothing about that animal.\n" } });
-    const query = { queries: [{ text: "sleeping otters" }], filter: { pathPrefixes: ["agent:/it/search"] } };
+    const query = { queries: [{ text: "sea otters" }], filter: { pathPrefixes: ["agent:/it/search"] } };
     // The index applies writes in the background, within milliseconds.
     let r = await c.search.search(query);
     for (let i = 0; i < 200 && r.results.length === 0; i++) {
@@ -106,6 +107,11 @@ describe("ctxd daemon", () => {
     assert.deepEqual(r.results.map((x) => x.ref), ["agent:/it/search/otter.md"]);
     assert.equal(r.results[0].score, 1);
     assert.match(r.results[0].snippet, /otters/i);
+    // The proximity rerank: "sleeping" stands four words from "otters".
+    const apart = { ...query, queries: [{ text: "sleeping otters" }] };
+    assert.equal((await c.search.search({ ...apart, proximity: SearchToggle.OFF })).results[0].score, 1);
+    const close = (await c.search.search({ ...apart, proximity: SearchToggle.ON })).results[0].score;
+    assert.ok(Math.abs(close - (0.85 + 0.15 / 16)) < 1e-12, `score ${close}`);
 
     const e = await rejection(c.search.search({}));
     assert.equal(e.type, "INVALID_ARGUMENT");

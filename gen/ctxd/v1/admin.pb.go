@@ -634,7 +634,8 @@ type EmbeddingStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// True when a model is loaded and embedding runs.
 	Available bool `protobuf:"varint,1,opt,name=available" json:"available,omitempty"`
-	// Why embeddings are unavailable; empty when available.
+	// Why embeddings are unavailable, or while loading is set what the daemon
+	// is loading; empty only when available.
 	UnavailableReason string `protobuf:"bytes,2,opt,name=unavailable_reason,json=unavailableReason" json:"unavailable_reason,omitempty"`
 	// The model's id, for example "all-MiniLM-L6-v2".
 	ModelId string `protobuf:"bytes,3,opt,name=model_id,json=modelId" json:"model_id,omitempty"`
@@ -657,7 +658,12 @@ type EmbeddingStatus struct {
 	// Questions waiting for a vector.
 	PendingQuestions int64 `protobuf:"varint,11,opt,name=pending_questions,json=pendingQuestions" json:"pending_questions,omitempty"`
 	// The question enricher; absent when it is off.
-	Enricher      *EnricherStatus `protobuf:"bytes,12,opt,name=enricher" json:"enricher,omitempty"`
+	Enricher *EnricherStatus `protobuf:"bytes,12,opt,name=enricher" json:"enricher,omitempty"`
+	// True while the daemon opens the embedding model (right after start, and
+	// when it looks for a missing model again): available is false and
+	// unavailable_reason says what it is loading. Searches answer in BM25 mode
+	// meanwhile.
+	Loading       bool `protobuf:"varint,13,opt,name=loading" json:"loading,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -774,6 +780,13 @@ func (x *EmbeddingStatus) GetEnricher() *EnricherStatus {
 		return x.Enricher
 	}
 	return nil
+}
+
+func (x *EmbeddingStatus) GetLoading() bool {
+	if x != nil {
+		return x.Loading
+	}
+	return false
 }
 
 // EnricherStatus describes the background question enricher, which asks an
@@ -1134,7 +1147,7 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\x03 \x01(\x03R\tusedBytes\x12\x12\n" +
-	"\x04keys\x18\x04 \x01(\x03R\x04keys\"\x8a\x04\n" +
+	"\x04keys\x18\x04 \x01(\x03R\x04keys\"\xa4\x04\n" +
 	"\x0fEmbeddingStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12\x19\n" +
@@ -1150,7 +1163,8 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\x18chunks_without_questions\x18\n" +
 	" \x01(\x03R\x16chunksWithoutQuestions\x12+\n" +
 	"\x11pending_questions\x18\v \x01(\x03R\x10pendingQuestions\x123\n" +
-	"\benricher\x18\f \x01(\v2\x17.ctxd.v1.EnricherStatusR\benricher\"\x94\x02\n" +
+	"\benricher\x18\f \x01(\v2\x17.ctxd.v1.EnricherStatusR\benricher\x12\x18\n" +
+	"\aloading\x18\r \x01(\bR\aloading\"\x94\x02\n" +
 	"\x0eEnricherStatus\x12\x1a\n" +
 	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +

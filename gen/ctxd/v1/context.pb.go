@@ -585,7 +585,13 @@ type BuildContextResponse struct {
 	Budget int32 `protobuf:"varint,5,opt,name=budget" json:"budget,omitempty"`
 	// Anything the caller should know: a root with no context files, search
 	// unavailable so no chunks were added, ...; empty when none.
-	Warnings      []string `protobuf:"bytes,6,rep,name=warnings" json:"warnings,omitempty"`
+	Warnings []string `protobuf:"bytes,6,rep,name=warnings" json:"warnings,omitempty"`
+	// True when the chunk search may have missed writes acknowledged before
+	// the call (SearchResponse.stale). Context files are read from the store
+	// and are always current.
+	Stale bool `protobuf:"varint,7,opt,name=stale" json:"stale,omitempty"`
+	// Why; empty when stale is false.
+	StaleReason   string `protobuf:"bytes,8,opt,name=stale_reason,json=staleReason" json:"stale_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -660,6 +666,20 @@ func (x *BuildContextResponse) GetWarnings() []string {
 		return x.Warnings
 	}
 	return nil
+}
+
+func (x *BuildContextResponse) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+func (x *BuildContextResponse) GetStaleReason() string {
+	if x != nil {
+		return x.StaleReason
+	}
+	return ""
 }
 
 // CompactRequest names the file to compact.
@@ -898,7 +918,7 @@ const file_ctxd_v1_context_proto_rawDesc = "" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x16\n" +
 	"\x06tokens\x18\x04 \x01(\x05R\x06tokens\x12\x18\n" +
-	"\aheading\x18\x05 \x01(\tR\aheading\"\xf0\x01\n" +
+	"\aheading\x18\x05 \x01(\tR\aheading\"\xa9\x02\n" +
 	"\x14BuildContextResponse\x123\n" +
 	"\bsections\x18\x01 \x03(\v2\x17.ctxd.v1.ContextSectionR\bsections\x12\x1a\n" +
 	"\bmarkdown\x18\x02 \x01(\tR\bmarkdown\x122\n" +
@@ -906,7 +926,9 @@ const file_ctxd_v1_context_proto_rawDesc = "" +
 	"\vtokens_used\x18\x04 \x01(\x05R\n" +
 	"tokensUsed\x12\x16\n" +
 	"\x06budget\x18\x05 \x01(\x05R\x06budget\x12\x1a\n" +
-	"\bwarnings\x18\x06 \x03(\tR\bwarnings\"\xb3\x01\n" +
+	"\bwarnings\x18\x06 \x03(\tR\bwarnings\x12\x14\n" +
+	"\x05stale\x18\a \x01(\bR\x05stale\x12!\n" +
+	"\fstale_reason\x18\b \x01(\tR\vstaleReason\"\xb3\x01\n" +
 	"\x0eCompactRequest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x1d\n" +
 	"\n" +

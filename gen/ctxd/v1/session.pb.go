@@ -1408,7 +1408,12 @@ type SearchEventsResponse struct {
 	// The mode used.
 	ModeUsed SearchMode `protobuf:"varint,2,opt,name=mode_used,json=modeUsed,enum=ctxd.v1.SearchMode" json:"mode_used,omitempty"`
 	// Why mode_used differs from the request's; empty when it does not.
-	ModeReason    string `protobuf:"bytes,3,opt,name=mode_reason,json=modeReason" json:"mode_reason,omitempty"`
+	ModeReason string `protobuf:"bytes,3,opt,name=mode_reason,json=modeReason" json:"mode_reason,omitempty"`
+	// True when the hits may miss events appended before the call: the
+	// search waited for the index as Search does (SearchResponse.stale).
+	Stale bool `protobuf:"varint,4,opt,name=stale" json:"stale,omitempty"`
+	// Why; empty when stale is false.
+	StaleReason   string `protobuf:"bytes,5,opt,name=stale_reason,json=staleReason" json:"stale_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1460,6 +1465,20 @@ func (x *SearchEventsResponse) GetModeUsed() SearchMode {
 func (x *SearchEventsResponse) GetModeReason() string {
 	if x != nil {
 		return x.ModeReason
+	}
+	return ""
+}
+
+func (x *SearchEventsResponse) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+func (x *SearchEventsResponse) GetStaleReason() string {
+	if x != nil {
+		return x.StaleReason
 	}
 	return ""
 }
@@ -1584,7 +1603,12 @@ type RecallResponse struct {
 	Project string `protobuf:"bytes,5,opt,name=project" json:"project,omitempty"`
 	// Anything the caller should know (search unavailable, tokens estimated
 	// without a model); empty when none.
-	Warnings      []string `protobuf:"bytes,6,rep,name=warnings" json:"warnings,omitempty"`
+	Warnings []string `protobuf:"bytes,6,rep,name=warnings" json:"warnings,omitempty"`
+	// True when the memory searched for the prompt may miss writes made
+	// before the call (BuildContextResponse.stale).
+	Stale bool `protobuf:"varint,7,opt,name=stale" json:"stale,omitempty"`
+	// Why; empty when stale is false.
+	StaleReason   string `protobuf:"bytes,8,opt,name=stale_reason,json=staleReason" json:"stale_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1659,6 +1683,20 @@ func (x *RecallResponse) GetWarnings() []string {
 		return x.Warnings
 	}
 	return nil
+}
+
+func (x *RecallResponse) GetStale() bool {
+	if x != nil {
+		return x.Stale
+	}
+	return false
+}
+
+func (x *RecallResponse) GetStaleReason() string {
+	if x != nil {
+		return x.StaleReason
+	}
+	return ""
 }
 
 var File_ctxd_v1_session_proto protoreflect.FileDescriptor
@@ -1762,12 +1800,14 @@ const file_ctxd_v1_session_proto_rawDesc = "" +
 	"\x0eSessionResults\x12*\n" +
 	"\asession\x18\x01 \x01(\v2\x10.ctxd.v1.SessionR\asession\x12'\n" +
 	"\x04hits\x18\x02 \x03(\v2\x13.ctxd.v1.SessionHitR\x04hits\x12\x14\n" +
-	"\x05score\x18\x03 \x01(\x01R\x05score\"\x9e\x01\n" +
+	"\x05score\x18\x03 \x01(\x01R\x05score\"\xd7\x01\n" +
 	"\x14SearchEventsResponse\x123\n" +
 	"\bsessions\x18\x01 \x03(\v2\x17.ctxd.v1.SessionResultsR\bsessions\x120\n" +
 	"\tmode_used\x18\x02 \x01(\x0e2\x13.ctxd.v1.SearchModeR\bmodeUsed\x12\x1f\n" +
 	"\vmode_reason\x18\x03 \x01(\tR\n" +
-	"modeReason\"\xba\x01\n" +
+	"modeReason\x12\x14\n" +
+	"\x05stale\x18\x04 \x01(\bR\x05stale\x12!\n" +
+	"\fstale_reason\x18\x05 \x01(\tR\vstaleReason\"\xba\x01\n" +
 	"\rRecallRequest\x12\x18\n" +
 	"\aproject\x18\x01 \x01(\tR\aproject\x12\x10\n" +
 	"\x03cwd\x18\x02 \x01(\tR\x03cwd\x12\x1d\n" +
@@ -1776,7 +1816,7 @@ const file_ctxd_v1_session_proto_rawDesc = "" +
 	"\x06prompt\x18\x04 \x01(\tR\x06prompt\x12\x16\n" +
 	"\x06budget\x18\x05 \x01(\x05R\x06budget\x12\x18\n" +
 	"\adigests\x18\x06 \x01(\x05R\adigests\x12\x14\n" +
-	"\x05roots\x18\a \x03(\tR\x05roots\"\xec\x01\n" +
+	"\x05roots\x18\a \x03(\tR\x05roots\"\xa5\x02\n" +
 	"\x0eRecallResponse\x12\x1a\n" +
 	"\bmarkdown\x18\x01 \x01(\tR\bmarkdown\x123\n" +
 	"\bsections\x18\x02 \x03(\v2\x17.ctxd.v1.ContextSectionR\bsections\x122\n" +
@@ -1784,7 +1824,9 @@ const file_ctxd_v1_session_proto_rawDesc = "" +
 	"\vtokens_used\x18\x04 \x01(\x05R\n" +
 	"tokensUsed\x12\x18\n" +
 	"\aproject\x18\x05 \x01(\tR\aproject\x12\x1a\n" +
-	"\bwarnings\x18\x06 \x03(\tR\bwarnings*\x96\x02\n" +
+	"\bwarnings\x18\x06 \x03(\tR\bwarnings\x12\x14\n" +
+	"\x05stale\x18\a \x01(\bR\x05stale\x12!\n" +
+	"\fstale_reason\x18\b \x01(\tR\vstaleReason*\x96\x02\n" +
 	"\x10SessionEventKind\x12\"\n" +
 	"\x1eSESSION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19SESSION_EVENT_KIND_PROMPT\x10\x01\x12\x1f\n" +

@@ -178,6 +178,12 @@ def _timestamp(value: TimeLike, name: str) -> Optional[timestamp_pb2.Timestamp]:
     return ts
 
 
+def _toggle(value: Optional[bool]) -> search_pb2.SearchToggle:
+    if value is None:
+        return search_pb2.SEARCH_TOGGLE_UNSPECIFIED
+    return search_pb2.SEARCH_TOGGLE_ON if value else search_pb2.SEARCH_TOGGLE_OFF
+
+
 def _search_filter(
     drives: Iterable[str],
     path_prefixes: Iterable[str],
@@ -801,6 +807,8 @@ class _Api:
         min_score: float = 0.0,
         importance_weight: float = 0.0,
         usage_weight: float = 0.0,
+        proximity: Optional[bool] = None,
+        recency: Optional[bool] = None,
     ) -> _Call[search_pb2.SearchResponse]:
         """Runs one query or a batch; ``mode`` is "hybrid", "bm25" or "vector".
 
@@ -812,7 +820,11 @@ class _Api:
         it (scores are in [0, 1] and come from the legs' ranks).
         ``importance_weight`` and ``usage_weight`` (each in [0, 1], 0 = off)
         weigh items by their importance and by how often search returned
-        them; see SearchRequest.importance_weight.
+        them; see SearchRequest.importance_weight. ``proximity`` (True or
+        False; None = the daemon's default) ranks chunks holding the
+        query's words close together first; ``recency`` ranks fresh session
+        events above stale ones (on by default); see SearchRequest.proximity
+        and SearchRequest.recency.
         """
         if isinstance(queries, str):
             queries = [queries]
@@ -843,6 +855,8 @@ class _Api:
             min_score=min_score,
             importance_weight=importance_weight,
             usage_weight=usage_weight,
+            proximity=_toggle(proximity),
+            recency=_toggle(recency),
         )
         return _Call("search_stub", "Search", req)
 

@@ -105,7 +105,7 @@ class DiskComponent(_message.Message):
     def __init__(self, name: _Optional[str] = ..., bytes: _Optional[int] = ..., used_bytes: _Optional[int] = ..., keys: _Optional[int] = ...) -> None: ...
 
 class EmbeddingStatus(_message.Message):
-    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items", "chunks_with_questions", "chunks_without_questions", "pending_questions", "enricher")
+    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items", "chunks_with_questions", "chunks_without_questions", "pending_questions", "enricher", "loading")
     AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -118,6 +118,7 @@ class EmbeddingStatus(_message.Message):
     CHUNKS_WITHOUT_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     PENDING_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     ENRICHER_FIELD_NUMBER: _ClassVar[int]
+    LOADING_FIELD_NUMBER: _ClassVar[int]
     available: bool
     unavailable_reason: str
     model_id: str
@@ -130,7 +131,8 @@ class EmbeddingStatus(_message.Message):
     chunks_without_questions: int
     pending_questions: int
     enricher: EnricherStatus
-    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ..., pending_items: _Optional[int] = ..., chunks_with_questions: _Optional[int] = ..., chunks_without_questions: _Optional[int] = ..., pending_questions: _Optional[int] = ..., enricher: _Optional[_Union[EnricherStatus, _Mapping]] = ...) -> None: ...
+    loading: bool
+    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ..., pending_items: _Optional[int] = ..., chunks_with_questions: _Optional[int] = ..., chunks_without_questions: _Optional[int] = ..., pending_questions: _Optional[int] = ..., enricher: _Optional[_Union[EnricherStatus, _Mapping]] = ..., loading: _Optional[bool] = ...) -> None: ...
 
 class EnricherStatus(_message.Message):
     __slots__ = ("endpoint", "model", "pending_chunks", "enriched_chunks", "failed_calls", "last_error", "last_error_at")

@@ -95,20 +95,24 @@ class ContextOmission(_message.Message):
     def __init__(self, ref: _Optional[str] = ..., kind: _Optional[str] = ..., reason: _Optional[str] = ..., tokens: _Optional[int] = ..., heading: _Optional[str] = ...) -> None: ...
 
 class BuildContextResponse(_message.Message):
-    __slots__ = ("sections", "markdown", "omitted", "tokens_used", "budget", "warnings")
+    __slots__ = ("sections", "markdown", "omitted", "tokens_used", "budget", "warnings", "stale", "stale_reason")
     SECTIONS_FIELD_NUMBER: _ClassVar[int]
     MARKDOWN_FIELD_NUMBER: _ClassVar[int]
     OMITTED_FIELD_NUMBER: _ClassVar[int]
     TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    STALE_REASON_FIELD_NUMBER: _ClassVar[int]
     sections: _containers.RepeatedCompositeFieldContainer[ContextSection]
     markdown: str
     omitted: _containers.RepeatedCompositeFieldContainer[ContextOmission]
     tokens_used: int
     budget: int
     warnings: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, sections: _Optional[_Iterable[_Union[ContextSection, _Mapping]]] = ..., markdown: _Optional[str] = ..., omitted: _Optional[_Iterable[_Union[ContextOmission, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., budget: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
+    stale: bool
+    stale_reason: str
+    def __init__(self, sections: _Optional[_Iterable[_Union[ContextSection, _Mapping]]] = ..., markdown: _Optional[str] = ..., omitted: _Optional[_Iterable[_Union[ContextOmission, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., budget: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., stale: _Optional[bool] = ..., stale_reason: _Optional[str] = ...) -> None: ...
 
 class CompactRequest(_message.Message):
     __slots__ = ("ref", "min_tokens", "target_tokens", "dry_run", "expected_content_hash")

@@ -26,6 +26,12 @@ class SearchGroupBy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEARCH_GROUP_BY_UNSPECIFIED: _ClassVar[SearchGroupBy]
     SEARCH_GROUP_BY_CHUNK: _ClassVar[SearchGroupBy]
     SEARCH_GROUP_BY_ITEM: _ClassVar[SearchGroupBy]
+
+class SearchToggle(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SEARCH_TOGGLE_UNSPECIFIED: _ClassVar[SearchToggle]
+    SEARCH_TOGGLE_ON: _ClassVar[SearchToggle]
+    SEARCH_TOGGLE_OFF: _ClassVar[SearchToggle]
 SEARCH_MODE_UNSPECIFIED: SearchMode
 SEARCH_MODE_HYBRID: SearchMode
 SEARCH_MODE_BM25: SearchMode
@@ -37,6 +43,9 @@ SEARCH_LEG_VECTOR: SearchLeg
 SEARCH_GROUP_BY_UNSPECIFIED: SearchGroupBy
 SEARCH_GROUP_BY_CHUNK: SearchGroupBy
 SEARCH_GROUP_BY_ITEM: SearchGroupBy
+SEARCH_TOGGLE_UNSPECIFIED: SearchToggle
+SEARCH_TOGGLE_ON: SearchToggle
+SEARCH_TOGGLE_OFF: SearchToggle
 
 class SearchQuery(_message.Message):
     __slots__ = ("text", "vector")
@@ -67,7 +76,7 @@ class LegWeight(_message.Message):
     def __init__(self, leg: _Optional[_Union[SearchLeg, str]] = ..., weight: _Optional[float] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("queries", "mode", "filter", "limit", "token_budget", "snippet_length", "max_chunks_per_item", "leg_weights", "rrf_k", "group_by", "min_score", "importance_weight", "usage_weight")
+    __slots__ = ("queries", "mode", "filter", "limit", "token_budget", "snippet_length", "max_chunks_per_item", "leg_weights", "rrf_k", "group_by", "min_score", "importance_weight", "usage_weight", "proximity", "recency")
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
@@ -81,6 +90,8 @@ class SearchRequest(_message.Message):
     MIN_SCORE_FIELD_NUMBER: _ClassVar[int]
     IMPORTANCE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     USAGE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    PROXIMITY_FIELD_NUMBER: _ClassVar[int]
+    RECENCY_FIELD_NUMBER: _ClassVar[int]
     queries: _containers.RepeatedCompositeFieldContainer[SearchQuery]
     mode: SearchMode
     filter: SearchFilter
@@ -94,7 +105,9 @@ class SearchRequest(_message.Message):
     min_score: float
     importance_weight: float
     usage_weight: float
-    def __init__(self, queries: _Optional[_Iterable[_Union[SearchQuery, _Mapping]]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., filter: _Optional[_Union[SearchFilter, _Mapping]] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ..., snippet_length: _Optional[int] = ..., max_chunks_per_item: _Optional[int] = ..., leg_weights: _Optional[_Iterable[_Union[LegWeight, _Mapping]]] = ..., rrf_k: _Optional[int] = ..., group_by: _Optional[_Union[SearchGroupBy, str]] = ..., min_score: _Optional[float] = ..., importance_weight: _Optional[float] = ..., usage_weight: _Optional[float] = ...) -> None: ...
+    proximity: SearchToggle
+    recency: SearchToggle
+    def __init__(self, queries: _Optional[_Iterable[_Union[SearchQuery, _Mapping]]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., filter: _Optional[_Union[SearchFilter, _Mapping]] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ..., snippet_length: _Optional[int] = ..., max_chunks_per_item: _Optional[int] = ..., leg_weights: _Optional[_Iterable[_Union[LegWeight, _Mapping]]] = ..., rrf_k: _Optional[int] = ..., group_by: _Optional[_Union[SearchGroupBy, str]] = ..., min_score: _Optional[float] = ..., importance_weight: _Optional[float] = ..., usage_weight: _Optional[float] = ..., proximity: _Optional[_Union[SearchToggle, str]] = ..., recency: _Optional[_Union[SearchToggle, str]] = ...) -> None: ...
 
 class LegRank(_message.Message):
     __slots__ = ("leg", "rank", "score")
@@ -183,18 +196,22 @@ class QueryReport(_message.Message):
     def __init__(self, text: _Optional[str] = ..., corrected_text: _Optional[str] = ..., candidate_count: _Optional[int] = ..., reduced_text: _Optional[str] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
-    __slots__ = ("results", "mode_used", "mode_reason", "queries", "tokens_used")
+    __slots__ = ("results", "mode_used", "mode_reason", "queries", "tokens_used", "stale", "stale_reason")
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     MODE_USED_FIELD_NUMBER: _ClassVar[int]
     MODE_REASON_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    STALE_REASON_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[SearchResult]
     mode_used: SearchMode
     mode_reason: str
     queries: _containers.RepeatedCompositeFieldContainer[QueryReport]
     tokens_used: int
-    def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., mode_used: _Optional[_Union[SearchMode, str]] = ..., mode_reason: _Optional[str] = ..., queries: _Optional[_Iterable[_Union[QueryReport, _Mapping]]] = ..., tokens_used: _Optional[int] = ...) -> None: ...
+    stale: bool
+    stale_reason: str
+    def __init__(self, results: _Optional[_Iterable[_Union[SearchResult, _Mapping]]] = ..., mode_used: _Optional[_Union[SearchMode, str]] = ..., mode_reason: _Optional[str] = ..., queries: _Optional[_Iterable[_Union[QueryReport, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., stale: _Optional[bool] = ..., stale_reason: _Optional[str] = ...) -> None: ...
 
 class FindSimilarRequest(_message.Message):
     __slots__ = ("ref", "text", "threshold", "limit", "filter")
@@ -229,9 +246,13 @@ class SimilarItem(_message.Message):
     def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., title: _Optional[str] = ..., similarity: _Optional[float] = ..., chunk_id: _Optional[str] = ..., snippet: _Optional[str] = ..., coverage: _Optional[float] = ...) -> None: ...
 
 class FindSimilarResponse(_message.Message):
-    __slots__ = ("items", "target_chunks")
+    __slots__ = ("items", "target_chunks", "stale", "stale_reason")
     ITEMS_FIELD_NUMBER: _ClassVar[int]
     TARGET_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    STALE_REASON_FIELD_NUMBER: _ClassVar[int]
     items: _containers.RepeatedCompositeFieldContainer[SimilarItem]
     target_chunks: int
-    def __init__(self, items: _Optional[_Iterable[_Union[SimilarItem, _Mapping]]] = ..., target_chunks: _Optional[int] = ...) -> None: ...
+    stale: bool
+    stale_reason: str
+    def __init__(self, items: _Optional[_Iterable[_Union[SimilarItem, _Mapping]]] = ..., target_chunks: _Optional[int] = ..., stale: _Optional[bool] = ..., stale_reason: _Optional[str] = ...) -> None: ...

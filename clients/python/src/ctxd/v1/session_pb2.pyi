@@ -240,14 +240,18 @@ class SessionResults(_message.Message):
     def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., hits: _Optional[_Iterable[_Union[SessionHit, _Mapping]]] = ..., score: _Optional[float] = ...) -> None: ...
 
 class SearchEventsResponse(_message.Message):
-    __slots__ = ("sessions", "mode_used", "mode_reason")
+    __slots__ = ("sessions", "mode_used", "mode_reason", "stale", "stale_reason")
     SESSIONS_FIELD_NUMBER: _ClassVar[int]
     MODE_USED_FIELD_NUMBER: _ClassVar[int]
     MODE_REASON_FIELD_NUMBER: _ClassVar[int]
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    STALE_REASON_FIELD_NUMBER: _ClassVar[int]
     sessions: _containers.RepeatedCompositeFieldContainer[SessionResults]
     mode_used: _search_pb2.SearchMode
     mode_reason: str
-    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionResults, _Mapping]]] = ..., mode_used: _Optional[_Union[_search_pb2.SearchMode, str]] = ..., mode_reason: _Optional[str] = ...) -> None: ...
+    stale: bool
+    stale_reason: str
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionResults, _Mapping]]] = ..., mode_used: _Optional[_Union[_search_pb2.SearchMode, str]] = ..., mode_reason: _Optional[str] = ..., stale: _Optional[bool] = ..., stale_reason: _Optional[str] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
     __slots__ = ("project", "cwd", "session_id", "prompt", "budget", "digests", "roots")
@@ -268,17 +272,21 @@ class RecallRequest(_message.Message):
     def __init__(self, project: _Optional[str] = ..., cwd: _Optional[str] = ..., session_id: _Optional[str] = ..., prompt: _Optional[str] = ..., budget: _Optional[int] = ..., digests: _Optional[int] = ..., roots: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RecallResponse(_message.Message):
-    __slots__ = ("markdown", "sections", "omitted", "tokens_used", "project", "warnings")
+    __slots__ = ("markdown", "sections", "omitted", "tokens_used", "project", "warnings", "stale", "stale_reason")
     MARKDOWN_FIELD_NUMBER: _ClassVar[int]
     SECTIONS_FIELD_NUMBER: _ClassVar[int]
     OMITTED_FIELD_NUMBER: _ClassVar[int]
     TOKENS_USED_FIELD_NUMBER: _ClassVar[int]
     PROJECT_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    STALE_REASON_FIELD_NUMBER: _ClassVar[int]
     markdown: str
     sections: _containers.RepeatedCompositeFieldContainer[_context_pb2.ContextSection]
     omitted: _containers.RepeatedCompositeFieldContainer[_context_pb2.ContextOmission]
     tokens_used: int
     project: str
     warnings: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, markdown: _Optional[str] = ..., sections: _Optional[_Iterable[_Union[_context_pb2.ContextSection, _Mapping]]] = ..., omitted: _Optional[_Iterable[_Union[_context_pb2.ContextOmission, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., project: _Optional[str] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
+    stale: bool
+    stale_reason: str
+    def __init__(self, markdown: _Optional[str] = ..., sections: _Optional[_Iterable[_Union[_context_pb2.ContextSection, _Mapping]]] = ..., omitted: _Optional[_Iterable[_Union[_context_pb2.ContextOmission, _Mapping]]] = ..., tokens_used: _Optional[int] = ..., project: _Optional[str] = ..., warnings: _Optional[_Iterable[str]] = ..., stale: _Optional[bool] = ..., stale_reason: _Optional[str] = ...) -> None: ...
