@@ -98,6 +98,8 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	scripts/fuzz.sh $(FUZZTIME) ./index/lexical FuzzStopWordStream
 	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzDetect
 	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzHTMLToMarkdown
+	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzRedact
+	scripts/fuzz.sh $(FUZZTIME) ./daemon/hook FuzzOutput
 	scripts/fuzz.sh $(FUZZTIME) ./vfs FuzzParseFrontmatter
 	scripts/fuzz.sh $(FUZZTIME) ./index/lexical FuzzWordsAnalyzer
 	scripts/fuzz.sh $(FUZZTIME) ./daemon FuzzEdgePolicy_HostAllowed
@@ -114,8 +116,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -164,6 +166,10 @@ bench-context: setup-run ## BuildContext p50/p99 with 10 context files and 100k 
 bench-mcp: setup-run build ## Tool-call latency through `ctxd mcp` (stdio) against the same calls over gRPC, p50/p99 of 1,000 context_read and context_search calls each (CTXD_BENCH_MCP_CALLS=N)
 	mkdir -p bench-results
 	CTXD_BIN=$(CTXD) go test -run='^$$' -bench=MCP_Stdio -benchtime=1x -count=1 -timeout=30m ./daemon/mcpserver/ | tee bench-results/mcp.txt
+
+bench-hook: setup-run ## `ctxd hook claude-code` per event as Claude Code runs it (sh -c, JSON on stdin) against the daemon holding 100k wikipedia chunks: p50/p99 per event kind, the process floor, and the SessionStart context build time (CTXD_BENCH_HOOK_CHUNKS, CTXD_BENCH_HOOK_SESSIONS)
+	mkdir -p bench-results
+	go test -run='^$$' -bench=Hook_ClaudeCode -benchtime=1x -count=1 -timeout=1h ./daemon/ | tee bench-results/hook.txt
 
 eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm, vaswani and tldr; table in bench-results/eval.md
 	mkdir -p bench-results

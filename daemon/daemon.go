@@ -387,7 +387,10 @@ func (d *Daemon) startSessions() {
 		MaxEventBytes: d.cfg.Limits.MaxEventBytes,
 		EventTTL:      d.cfg.Sessions.EventTTL.Duration,
 		ProjectTTL:    d.cfg.Sessions.projectTTLs(),
-		Log:           d.log.With("component", "sessions"),
+		// Hooks redact what they record; the daemon redacts again what any
+		// caller appends, with the same rules.
+		Redact: ingest.Redact,
+		Log:    d.log.With("component", "sessions"),
 	}
 	if d.b.enricher != nil {
 		opts.Summarizer = d.b.enricher

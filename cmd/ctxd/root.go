@@ -98,6 +98,7 @@ socket. A ref is drive:/path, a bare /path (the agent drive), or an item id.`,
 	root.AddCommand(c.mcpCommand())
 	root.AddCommand(c.toolsCommand())
 	root.AddCommand(c.sessionCommand(), c.pruneCommand(), c.compactCommand())
+	root.AddCommand(c.hookCommand())
 	return root
 }
 

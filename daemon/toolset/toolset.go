@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"google.golang.org/grpc"
@@ -109,15 +110,36 @@ type entry struct {
 }
 
 // registry holds every tool in the order Tools lists them; byName indexes it.
+// Both are built on first use (loaded), from what register queued.
 var (
 	registry []*entry
 	byName   = map[string]*entry{}
+	queued   []func()
+	load     sync.Once
 )
 
-// register adds a tool whose arguments decode into In. The input schema is
-// derived from In once, here; run gets the decoded, defaulted arguments and
-// returns a proto message or a JSON-marshalable value.
+// loaded builds the registry from the tools register queued, once.
+// Deriving, resolving and marshalling every tool's schema takes a third of
+// the ctxd binary's start-up (about 4 ms), which each short-lived process
+// (a hook event, a CLI call) would pay for nothing at init.
+func loaded() {
+	load.Do(func() {
+		for _, f := range queued {
+			f()
+		}
+	})
+}
+
+// register queues a tool whose arguments decode into In. The input schema
+// is derived from In once, when the registry is first used; run gets the
+// decoded, defaulted arguments and returns a proto message or a
+// JSON-marshalable value.
 func register[In any](t Tool, run func(context.Context, Backend, *In) (any, error)) {
+	queued = append(queued, func() { build(t, run) })
+}
+
+// build adds a tool register queued to the registry.
+func build[In any](t Tool, run func(context.Context, Backend, *In) (any, error)) {
 	s, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("toolset: schema of %s: %v", t.Name, err))
@@ -338,6 +360,7 @@ var Profiles = []string{ProfileCore, ProfileRead, ProfileAll}
 // names Call still runs (context_exists, context_count_lines,
 // context_dir_size: context_info answers them) are not listed.
 func Tools() []Tool {
+	loaded()
 	var out []Tool
 	for _, e := range registry {
 		if e.replacedBy == "" {
@@ -372,7 +395,10 @@ func Profile(name string) ([]Tool, error) {
 
 // Known reports whether Call runs a tool of that name: a tool of any
 // profile, or an older name merged into a broader tool.
-func Known(name string) bool { return byName[name] != nil }
+func Known(name string) bool {
+	loaded()
+	return byName[name] != nil
+}
 
 // Allowed returns those of tools a caller holding these scope names may use:
 // those whose every scope it holds ("admin" holds them all). context_add and
@@ -488,6 +514,7 @@ type anthropicTool struct {
 // means {}). Every failure is a Result with IsError, never a Go error. ctx
 // bounds the call; cancelling it stops the RPC.
 func Call(ctx context.Context, b Backend, name string, args json.RawMessage) Result {
+	loaded()
 	e := byName[name]
 	if e == nil {
 		var names []string
