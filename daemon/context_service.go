@@ -53,12 +53,22 @@ func (s *contextService) BuildContext(ctx context.Context, req *ctxdv1.BuildCont
 		return nil, err
 	}
 	res, err := s.b.builder.Build(ctx, assemble.Request{Task: req.GetTask(), Budget: int(req.GetBudget()), Roots: req.GetRoots(), Search: sr})
+	if err := s.b.assembled(&res, err); err != nil {
+		return nil, err
+	}
+	return ContextToProto(&res), nil
+}
+
+// assembled gives the errors of assembling a context (Build, a session's
+// Recall) their API types, and records its chunks as retrievals that
+// prompt re-validation of stale pages, as Search does.
+func (b *backend) assembled(res *assemble.Result, err error) error {
 	var le *assemble.LimitError
 	if errors.As(err, &le) {
-		return nil, limitError(assembleLimitKeys[le.Limit], le.Message, le.Hint)
+		return limitError(assembleLimitKeys[le.Limit], le.Message, le.Hint)
 	}
 	if err != nil {
-		return nil, searchError(err)
+		return searchError(err)
 	}
 	var ids []string
 	for _, sec := range res.Sections {
@@ -66,11 +76,9 @@ func (s *contextService) BuildContext(ctx context.Context, req *ctxdv1.BuildCont
 			ids = append(ids, sec.Item.ID)
 		}
 	}
-	// Like Search, the chunks count as retrievals and prompt re-validation
-	// of stale pages.
-	s.b.usage.Record(ids)
-	s.b.fresh.Notice(ids)
-	return ContextToProto(&res), nil
+	b.usage.Record(ids)
+	b.fresh.Notice(ids)
+	return nil
 }
 
 func (s *contextService) Compact(ctx context.Context, req *ctxdv1.CompactRequest) (*ctxdv1.CompactResponse, error) {

@@ -2,11 +2,9 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
-	"github.com/ctxd/ctxd/index/assemble"
 	"github.com/ctxd/ctxd/index/session"
 )
 
@@ -134,20 +132,9 @@ func (s *sessionService) Recall(ctx context.Context, req *ctxdv1.RecallRequest) 
 		Project: req.GetProject(), Cwd: req.GetCwd(), SessionID: req.GetSessionId(), Prompt: req.GetPrompt(),
 		Budget: int(req.GetBudget()), Digests: int(req.GetDigests()), Roots: req.GetRoots(), Search: sr,
 	})
-	var le *assemble.LimitError
-	if errors.As(err, &le) {
-		return nil, limitError(assembleLimitKeys[le.Limit], le.Message, le.Hint)
+	if err := s.b.assembled(&res, err); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, searchError(err)
-	}
-	var ids []string
-	for _, sec := range res.Sections {
-		if sec.Kind == assemble.KindChunk {
-			ids = append(ids, sec.Item.ID)
-		}
-	}
-	s.b.usage.Record(ids)
 	c := ContextToProto(&res)
 	return &ctxdv1.RecallResponse{Markdown: c.Markdown, Sections: c.Sections, Omitted: c.Omitted, TokensUsed: c.TokensUsed, Project: project, Warnings: c.Warnings,
 		Stale: c.Stale, StaleReason: c.StaleReason}, nil

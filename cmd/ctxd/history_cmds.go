@@ -117,15 +117,7 @@ func (c *cli) logCommand() *cobra.Command {
   ctxd log --actor harness --since 24h     # what the agent changed today`,
 		Args: exactArgs(0),
 		PreRunE: func(_ *cobra.Command, _ []string) error {
-			if since == "" {
-				return nil
-			}
-			t, err := parseSince(since, time.Now())
-			if err != nil {
-				return usageError{err}
-			}
-			req.Since = timestamppb.New(t)
-			return nil
+			return timeFlag(since, &req.Since)
 		},
 		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.LogResponse, error) {
 			return cl.vfs.Log(ctx, req)
@@ -154,6 +146,20 @@ func printLog(w io.Writer, revs []*ctxdv1.Revision) {
 }
 
 // parseSince reads --since: a duration back from now, or an RFC 3339 time.
+// timeFlag sets *ts from a --since style flag's value s (see parseSince);
+// an empty s leaves it unset.
+func timeFlag(s string, ts **timestamppb.Timestamp) error {
+	if s == "" {
+		return nil
+	}
+	t, err := parseSince(s, time.Now())
+	if err != nil {
+		return usageError{err}
+	}
+	*ts = timestamppb.New(t)
+	return nil
+}
+
 func parseSince(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/session"
@@ -240,15 +239,7 @@ func (c *cli) sessionListCommand() *cobra.Command {
 		Short: "List sessions, most recently started first",
 		Args:  exactArgs(0),
 		PreRunE: func(_ *cobra.Command, _ []string) error {
-			if since == "" {
-				return nil
-			}
-			t, err := parseSince(since, time.Now())
-			if err != nil {
-				return usageError{err}
-			}
-			req.Since = timestamppb.New(t)
-			return nil
+			return timeFlag(since, &req.Since)
 		},
 		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.ListSessionsResponse, error) {
 			return ctxdv1.NewSessionServiceClient(cl.conn).ListSessions(ctx, req)
@@ -293,18 +284,11 @@ inside every leg. Results are grouped by session, the best session first.
 				}
 				req.Kinds = append(req.Kinds, kind)
 			}
-			for _, b := range []struct {
-				s  string
-				ts **timestamppb.Timestamp
-			}{{since, &req.After}, {until, &req.Before}} {
-				if b.s == "" {
-					continue
-				}
-				t, err := parseSince(b.s, time.Now())
-				if err != nil {
-					return usageError{err}
-				}
-				*b.ts = timestamppb.New(t)
+			if err := timeFlag(since, &req.After); err != nil {
+				return err
+			}
+			if err := timeFlag(until, &req.Before); err != nil {
+				return err
 			}
 			req.Mode, err = searchModeFlag(mode)
 			return err
