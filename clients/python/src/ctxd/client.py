@@ -21,6 +21,7 @@ from ctxd._api import (
     _target,
     default_socket_path,
 )
+from ctxd._context import _ContextApi
 from ctxd._sessions import _SessionsApi
 from ctxd.v1 import vfs_pb2
 
@@ -48,7 +49,7 @@ class _MetadataInterceptor(
         return continuation(self._details(client_call_details), request)
 
 
-class Client(_Api, _SessionsApi):
+class Client(_Api, _ContextApi, _SessionsApi):
     """A connection to a ctxd daemon.
 
     With no arguments it connects to the unix socket at
