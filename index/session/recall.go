@@ -76,6 +76,12 @@ func (s *Sessions) Recall(ctx context.Context, p RecallParams) (assemble.Result,
 			req.Search.Mode = search.BM25
 		}
 		req.Search.Limit = cmp.Or(req.Search.Limit, DefaultRecallChunks)
+		if req.Search.Weights == nil {
+			// A chunk must hold the prompt's own (stemmed) words to be kept
+			// (MatchChunks), so partial-word matches only cost time: this
+			// runs before every prompt a host sends.
+			req.Search.Weights = map[search.Leg]float64{search.LegSubstring: 0}
+		}
 		req.Exclude = func(drive, path string) bool {
 			if drive != Drive {
 				return false
