@@ -159,6 +159,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	}
 	if d.b.engine, err = search.Open(d.b.store, search.Options{
 		Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search(), WriteWait: cfg.writeWait(),
+		TimedDrives: []string{session.Drive}, // session searches filter events by time
 	}); err != nil {
 		return nil, fmt.Errorf("open search indexes: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +65,12 @@ type Options struct {
 	// from them as they are and says so (Response.Stale); 0 means
 	// DefaultWriteWait, negative turns the wait and the report off.
 	WriteWait time.Duration
+	// TimedDrives are the drives whose items' times the indexes keep, so
+	// that Filter.After and Before can select them (session events): every
+	// other item matches no time range. A time costs the lexical index 16
+	// terms a chunk (a numeric field's precision steps), some 10% of its
+	// indexing time, so it is kept only where a caller filters by it.
+	TimedDrives []string
 
 	// beforeMark, when set (tests), runs before each background mark.
 	beforeMark func()
@@ -424,6 +431,9 @@ func (e *Engine) applyChanges(ctx context.Context) (bool, error) {
 	e.lastBatch = len(changes)
 	last := changes[len(changes)-1].Seq
 	for {
+		for i := range docs {
+			e.untime(&docs[i])
+		}
 		// An item larger than one batch comes in steps; only the last
 		// step records the pass as applied.
 		step := len(docs) > 0 && docs[len(docs)-1].More
@@ -597,6 +607,14 @@ func appendLexDocs(up []lexical.Doc, d vfs.IndexDoc) []lexical.Doc {
 	return up
 }
 
+// untime clears the time of d unless it is on a timed drive
+// (Options.TimedDrives), so neither index keeps it.
+func (e *Engine) untime(d *vfs.IndexDoc) {
+	if !slices.Contains(e.opts.TimedDrives, d.Drive) {
+		d.Time = time.Time{}
+	}
+}
+
 // textBytes is the chunk text d holds.
 func textBytes(d vfs.IndexDoc) int {
 	n := 0
@@ -687,6 +705,7 @@ func (e *Engine) rebuild(ctx context.Context, lex, vec bool) (RebuildResult, err
 	var pending []lexical.Doc
 	var pendingBytes int
 	seq, err := e.store.ScanIndexDocs(ctx, vec, func(d vfs.IndexDoc) error {
+		e.untime(&d)
 		if nl != nil {
 			if n := len(d.Chunks); len(pending) > 0 && (len(pending)+n > applyChunks || pendingBytes+textBytes(d) > applyBytes) {
 				res.LexicalChunks += int64(len(pending))

@@ -545,6 +545,9 @@ func TestEngine_TimeAndAnyTagFiltersInEveryLeg(t *testing.T) {
 	mid := write("ev:/a/mid.md", "kestrel", []string{"kind:prompt"}, angled(0.05))
 	nextMilli(mid.UpdatedAt)
 	fresh := write("ev:/a/fresh.md", "kestrel noted long after the others, among weather words", []string{"kind:decision"}, angled(1.3))
+	// An item on a drive whose times the engine does not keep matches no
+	// time range, in any leg.
+	write("untimed:/a/kestrel.md", "kestrel kestrel", []string{"kind:other"}, angled(0))
 	e.sync()
 
 	afterOld := time.UnixMilli(old.UpdatedAt.UnixMilli() + 1) // the next write's millisecond, or later
@@ -552,7 +555,7 @@ func TestEngine_TimeAndAnyTagFiltersInEveryLeg(t *testing.T) {
 	check := func(label string) {
 		t.Helper()
 		for _, mode := range []Mode{BM25, Vector, Hybrid} {
-			all := refs(e.search(Request{Mode: mode, Queries: []Query{q}, Limit: 5}))
+			all := refs(e.search(Request{Mode: mode, Queries: []Query{q}, Filter: lexical.Filter{Drives: []string{"ev"}}, Limit: 5}))
 			if slices.Contains(all, "ev:/a/old.md") || slices.Contains(all, "ev:/a/fresh.md") {
 				t.Fatalf("%s %v: a target in the unscoped top 5 %v; the test proves nothing", label, mode, all)
 			}
@@ -571,6 +574,12 @@ func TestEngine_TimeAndAnyTagFiltersInEveryLeg(t *testing.T) {
 				if !slices.Equal(got, tc.want) {
 					t.Errorf("%s %v %s: %v, want %v", label, mode, tc.name, got, tc.want)
 				}
+			}
+			if got := refs(e.search(Request{Mode: mode, Queries: []Query{q}, Filter: lexical.Filter{Drives: []string{"untimed"}}})); len(got) != 1 {
+				t.Fatalf("%s %v: the untimed item is not found without a time range: %v", label, mode, got)
+			}
+			if got := refs(e.search(Request{Mode: mode, Queries: []Query{q}, Filter: lexical.Filter{Drives: []string{"untimed"}, After: time.UnixMilli(1)}})); len(got) != 0 {
+				t.Errorf("%s %v: an item on an untimed drive matched a time range: %v", label, mode, got)
 			}
 		}
 	}

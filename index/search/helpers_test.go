@@ -15,6 +15,8 @@ import (
 const (
 	testModel = "test-model"
 	testDims  = 8
+	// timedDrive is the drive whose items' times the test engines keep.
+	timedDrive = "ev"
 )
 
 // env is a real store with a real engine over it.
@@ -50,7 +52,7 @@ func newEnv(t testing.TB) *env {
 // open starts an engine over the store, with the test model when withModel.
 func (e *env) open(withModel bool) {
 	e.t.Helper()
-	eng, err := Open(e.store, Options{Dir: filepath.Join(e.dir, "index")})
+	eng, err := Open(e.store, Options{Dir: filepath.Join(e.dir, "index"), TimedDrives: []string{timedDrive}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func newEnv(t testing.TB, opts Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := search.Open(st, search.Options{Dir: filepath.Join(dir, "index")})
+	eng, err := search.Open(st, search.Options{Dir: filepath.Join(dir, "index"), TimedDrives: []string{Drive}})
 	if err != nil {
 		t.Fatal(err)
 	}
