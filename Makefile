@@ -100,6 +100,7 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzHTMLToMarkdown
 	scripts/fuzz.sh $(FUZZTIME) ./ingest FuzzRedact
 	scripts/fuzz.sh $(FUZZTIME) ./daemon/hook FuzzOutput
+	scripts/fuzz.sh $(FUZZTIME) ./index/session FuzzEvent
 	scripts/fuzz.sh $(FUZZTIME) ./vfs FuzzParseFrontmatter
 	scripts/fuzz.sh $(FUZZTIME) ./index/lexical FuzzWordsAnalyzer
 	scripts/fuzz.sh $(FUZZTIME) ./daemon FuzzEdgePolicy_HostAllowed

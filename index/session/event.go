@@ -106,14 +106,19 @@ func (e *Event) check(i int) error {
 // hold anything) and cuts it to at most max bytes at a rune boundary,
 // marker included. It reports whether it cut.
 func bound(text string, max int) (string, bool) {
-	text = strings.ToValidUTF8(text, "\uFFFD")
-	text = strings.ReplaceAll(text, "\x00", "\uFFFD")
+	text = clean(text)
 	if len(text) <= max {
 		return text, false
 	}
 	// The marker's number takes at most as many digits as len(text).
 	keep := runes.Cut(text, max-len(cutMarker(len(text))))
 	return keep + cutMarker(len(text)-len(keep)), true
+}
+
+// clean makes s valid UTF-8 without NUL bytes, replacing what is not with
+// U+FFFD: what a host reports may hold anything, and the store takes text.
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 func cutMarker(n int) string { return fmt.Sprintf("…[cut %d bytes]", n) }

@@ -186,6 +186,10 @@ func (s *Sessions) Append(ctx context.Context, p AppendParams) (Session, []Event
 		if s.opts.Redact != nil {
 			text = s.opts.Redact(text)
 		}
+		e.Tool, e.Refs = clean(e.Tool), slices.Clone(e.Refs)
+		for j, r := range e.Refs {
+			e.Refs[j] = clean(r)
+		}
 		var cut bool
 		e.Text, cut = bound(text, s.opts.MaxEventBytes)
 		e.Truncated = e.Truncated || cut
