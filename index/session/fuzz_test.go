@@ -17,6 +17,7 @@ func FuzzEvent(f *testing.F) {
 	f.Add("---\nkind: note\n---\nnot frontmatter", "", "", 256)
 	f.Add(strings.Repeat("é", 200)+"\x00\xff", "Edit", "a\nb", 256)
 	f.Add("- [ ] open goal\n- [x] done", "TodoWrite", "", 1024)
+	f.Add("0", "\xff", "\x80", 300) // a tool and a ref of invalid UTF-8
 	f.Fuzz(func(t *testing.T, text, tool, ref string, max int) {
 		max = MinMaxEventBytes + (max%4096+4096)%4096
 		got, cut := bound(text, max)
