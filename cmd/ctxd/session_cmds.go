@@ -13,6 +13,7 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/session"
+	"github.com/ctxd/ctxd/internal/runes"
 )
 
 func (c *cli) sessionCommand() *cobra.Command {
@@ -225,10 +226,7 @@ func sessionSpan(s *ctxdv1.Session) string {
 // oneLine is text's first line, cut to n runes.
 func oneLine(text string, n int) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	if r := []rune(line); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return line
+	return runes.Ellipsize(line, n)
 }
 
 func (c *cli) sessionListCommand() *cobra.Command {

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ctxd/ctxd/internal/runes"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -324,7 +324,7 @@ func taskList(text string) ([]string, bool) {
 		}
 		found = true
 		if m[1] == " " {
-			open = append(open, cut(strings.TrimSpace(m[2]), digestLine))
+			open = append(open, runes.Ellipsize(strings.TrimSpace(m[2]), digestLine))
 		}
 	}
 	return open, found
@@ -339,7 +339,7 @@ type tally struct {
 func newTally() *tally { return &tally{n: map[string]int{}} }
 
 func (t *tally) add(s string) {
-	s = cut(strings.TrimSpace(s), digestLine)
+	s = runes.Ellipsize(strings.TrimSpace(s), digestLine)
 	if s == "" {
 		return
 	}
@@ -373,19 +373,10 @@ func (t *tally) lines(max int) []string {
 func firstLine(text string) string {
 	for line := range strings.Lines(text) {
 		if l := strings.TrimSpace(line); l != "" {
-			return cut(l, digestLine)
+			return runes.Ellipsize(l, digestLine)
 		}
 	}
 	return ""
-}
-
-// cut cuts s to at most n runes, marking the cut with "…".
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // summarize asks the Summarizer for a digest from the extractive one and
@@ -395,7 +386,7 @@ func (s *Sessions) summarize(ctx context.Context, extractiveDigest string, event
 	in.WriteString(extractiveDigest)
 	in.WriteString("\n\n# The events, oldest first\n\n")
 	for _, e := range events {
-		line := fmt.Sprintf("- %s %s: %s\n", e.Time.UTC().Format("15:04"), e.Kind, cut(strings.Join(strings.Fields(e.Text), " "), 400))
+		line := fmt.Sprintf("- %s %s: %s\n", e.Time.UTC().Format("15:04"), e.Kind, runes.Ellipsize(strings.Join(strings.Fields(e.Text), " "), 400))
 		if in.Len()+len(line) > maxSummaryInput {
 			in.WriteString("- … (the rest left out)\n")
 			break

@@ -1,4 +1,5 @@
-// Package runes cuts UTF-8 text by bytes without splitting a character.
+// Package runes cuts UTF-8 text without splitting a character: by bytes
+// (Cut), or by runes with an ellipsis (Ellipsize).
 package runes
 
 import "unicode/utf8"
@@ -12,4 +13,16 @@ func Cut(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// Ellipsize returns s cut to at most n runes, the last of them "…" when it
+// was cut: for one-line summaries people read.
+func Ellipsize(s string, n int) string {
+	switch {
+	case utf8.RuneCountInString(s) <= n:
+		return s
+	case n <= 0:
+		return ""
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

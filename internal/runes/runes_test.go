@@ -19,3 +19,23 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+func TestEllipsize(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"one too long", 11, "one too lo…"},
+		{"ééééé", 3, "éé…"},
+		{"x", 1, "x"},
+		{"xy", 1, "…"},
+		{"x", 0, ""},
+	} {
+		if got := Ellipsize(tc.s, tc.n); got != tc.want {
+			t.Errorf("Ellipsize(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}
