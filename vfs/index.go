@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/google/uuid"
 	"github.com/x448/float16"
-	bolt "go.etcd.io/bbolt"
 )
 
 // This file keeps the derived state of items in step with their content:
@@ -157,7 +157,7 @@ func (t *txn) addCounter(name string, d int64) error {
 
 // vectorBucket returns the current model's vectors, or nil when no model is set
 // or none of its vectors exist yet.
-func (t *txn) vectorBucket() *bolt.Bucket {
+func (t *txn) vectorBucket() backend.Bucket {
 	if t.model == "" {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // This file keeps question vectors (the Knowledge Hive's hypothetical prompt
@@ -133,7 +133,7 @@ func usableQuestions(questions []string) []string {
 }
 
 // qvectorBucket returns the current model's question vectors, or nil.
-func (t *txn) qvectorBucket() *bolt.Bucket {
+func (t *txn) qvectorBucket() backend.Bucket {
 	if t.model == "" {
 		return nil
 	}
@@ -280,11 +280,11 @@ func (t *txn) dropOrphanQuestions() error {
 
 // indexChunkHashes creates the chunk hash index, filling it from the chunk
 // records of a store written before the index existed.
-func indexChunkHashes(tx *bolt.Tx) error {
+func indexChunkHashes(tx backend.Tx) error {
 	if tx.Bucket([]byte(bucketChunkHash)) != nil {
 		return nil
 	}
-	b, err := tx.CreateBucket([]byte(bucketChunkHash))
+	b, err := tx.CreateBucketIfNotExists([]byte(bucketChunkHash))
 	if err != nil {
 		return err
 	}
