@@ -71,17 +71,38 @@ func (s *Store) Replicas(ctx context.Context) (head uint64, out []Replica, err e
 			}
 			r := Replica{ID: string(k), Host: rec.Host, Applied: rec.Applied, Reported: rec.Reported,
 				Gone: now.Sub(rec.Reported) > ReplicaRetention}
-			if head > rec.Applied {
-				r.Lag = head - rec.Applied
-				if at, ok := t.changeTime(rec.Applied); ok {
-					r.LagTime = max(now.Sub(at), 0)
-				}
-			}
+			r.Lag, r.LagTime = t.lag(head, rec.Applied)
 			out = append(out, r)
 			return nil
 		})
 	})
 	return head, out, err
+}
+
+// Lag returns the head of the outbox, how many changes follow applied and
+// how long the first of them has waited, as Replicas computes them from a
+// report: for a replica whose live position is known better than its last
+// report (the daemon's own, from its search engine).
+func (s *Store) Lag(ctx context.Context, applied uint64) (head, lag uint64, wait time.Duration, err error) {
+	err = s.view(ctx, func(t *txn) error {
+		head = t.outbox.Sequence()
+		lag, wait = t.lag(head, applied)
+		return nil
+	})
+	return head, lag, wait, err
+}
+
+// lag is how many changes up to head follow applied, and how long the first
+// of them has waited (0 when it is no longer retained).
+func (t *txn) lag(head, applied uint64) (uint64, time.Duration) {
+	if head <= applied {
+		return 0, 0
+	}
+	var wait time.Duration
+	if at, ok := t.changeTime(applied); ok {
+		wait = max(t.now.Sub(at), 0)
+	}
+	return head - applied, wait
 }
 
 func (t *txn) replicas() backend.Bucket {
