@@ -17,6 +17,7 @@ import (
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/tokenize"
 	"github.com/ctxd/ctxd/vfs"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // Batch sizes of the background passes: small enough that each store
@@ -40,6 +41,9 @@ const (
 	indexBacklogChunks = 4096
 	// backlogPoll is how often a waiting embedder looks at the backlog again.
 	backlogPoll = 50 * time.Millisecond
+	// unreachableRetry is how soon a pass runs again after the store did
+	// not answer: no change notice says when it is back.
+	unreachableRetry = time.Second
 )
 
 // Indexer keeps derived state current in the background: it chunks items
@@ -61,7 +65,9 @@ type Indexer struct {
 	reason  string        // why embedding is unavailable, or what is loading
 	loading bool          // load is opening the model; reason says what
 	rate    float64       // chunks/s, smoothed
-	stopped chan struct{}
+	// embedded counts the chunk texts the model embedded since New.
+	embedded int64
+	stopped  chan struct{}
 	// fallback is set once the model-less chunker is installed, warned to
 	// the last reason logged; only Prepare and then the run goroutine
 	// touch them.
@@ -110,19 +116,36 @@ func (ix *Indexer) Run(ctx context.Context) {
 	ix.load(ctx)
 	retry := time.NewTicker(retryModelEvery)
 	defer retry.Stop()
+	unreachable := false // the last pass found the store out of reach
 	for {
 		busy, err := ix.pass(ctx)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err == nil && unreachable:
+			unreachable = false
+			ix.log.Info("store reachable again; chunking and embedding resume")
+		case err != nil && ctx.Err() == nil && backend.IsUnavailable(err):
+			if !unreachable { // said once, not at every retry
+				ix.log.Warn("store unreachable; chunking and embedding resume once it answers", "err", err)
+			}
+			unreachable = true
+		case err != nil && ctx.Err() == nil:
 			ix.log.Error("indexing pass failed", "err", err)
+		}
+		if err != nil {
 			busy = false
 		}
 		if busy {
 			continue
 		}
+		var again <-chan time.Time // while the store is out of reach: look again soon
+		if unreachable {
+			again = time.After(unreachableRetry)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-work:
+		case <-again:
 		case <-retry.C:
 			if ix.Available() == nil {
 				ix.load(ctx)
@@ -349,6 +372,9 @@ func (ix *Indexer) embed(ctx context.Context, w *embed.Worker, pending []vfs.Pen
 		for j, i := range at {
 			vecs[i] = out[j]
 		}
+		ix.mu.Lock()
+		ix.embedded += int64(len(texts))
+		ix.mu.Unlock()
 	}
 	if err := ix.store.SaveEmbeddings(ctx, w.Spec().ID, pending, vecs); err != nil {
 		return err
@@ -429,13 +455,17 @@ type Status struct {
 	Reason string
 	// Rate is the recent throughput in chunks/s.
 	Rate float64
+	// Embedded counts the chunk texts the model embedded since the
+	// Indexer was made (a chunk whose vector the store already had is not
+	// embedded). On a store shared by replicas each counts its own.
+	Embedded int64
 }
 
 // Status reports the embedding side.
 func (ix *Indexer) Status() Status {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	st := Status{Spec: ix.spec, Available: ix.worker != nil, Rate: ix.rate}
+	st := Status{Spec: ix.spec, Available: ix.worker != nil, Rate: ix.rate, Embedded: ix.embedded}
 	if !st.Available {
 		st.Loading, st.Reason = ix.loading, ix.reason
 	}

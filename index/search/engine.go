@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/vfs"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 const (
@@ -262,10 +263,24 @@ func (e *Engine) run(ctx context.Context) {
 	work := e.store.Work()
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
+	unreachable := false // the last pass found the store out of reach
 	for ctx.Err() == nil {
 		more, err := e.pass(ctx)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err == nil && unreachable:
+			unreachable = false
+			e.log.Info("store reachable again; the search indexes catch up")
+		case err != nil && ctx.Err() == nil && backend.IsUnavailable(err):
+			// A store that stops answering (PostgreSQL restarting) is
+			// retried every second, said once rather than every time.
+			if !unreachable {
+				e.log.Warn("store unreachable; the search indexes apply its changes once it answers", "err", err)
+			}
+			unreachable = true
+		case err != nil && ctx.Err() == nil:
 			e.log.Error("search index update failed; retrying", "err", err)
+		}
+		if err != nil && ctx.Err() == nil {
 			more = false
 			select {
 			case <-ctx.Done():
