@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,62 +31,125 @@ func (s *adminService) Status(ctx context.Context, req *ctxdv1.StatusRequest) (*
 			"status reports on the whole store, and this token is limited to "+a.String(),
 			"Call list_drives (`ctxd drives`) or tree for what the token may see, or ask for status with a token without drives or paths (tokens[].drives, tokens[].paths in the daemon config).")
 	}
-	st, err := s.b.store.Stats(ctx)
-	if err != nil {
-		return nil, err
-	}
-	es, err := s.b.store.EmbedStats(ctx)
-	if err != nil {
-		return nil, err
-	}
-	withQ, withoutQ, pendingQ, err := s.b.store.QuestionStats(ctx)
-	if err != nil {
-		return nil, err
-	}
 	emb := s.b.ix.Status()
-	seq, err := s.b.store.OutboxSeq(ctx)
-	if err != nil {
-		return nil, err
-	}
 	is := s.b.engine.State()
-	var disk []*ctxdv1.DiskComponent
-	if req.GetDisk() {
-		if disk, err = diskUsage(ctx, s.b.store, s.b.dataDir); err != nil {
-			return nil, err
-		}
-	}
-	return &ctxdv1.StatusResponse{
-		Disk:           disk,
-		Version:        Version,
-		StartedAt:      timestamppb.New(s.b.started),
-		DataDir:        s.b.dataDir,
-		ItemCount:      st.ItemCount,
-		SizeBytes:      st.Size,
-		StoreFileBytes: st.FileSize,
-		Drives:         DrivesToProto(st.Drives),
+	resp := &ctxdv1.StatusResponse{
+		Version:   Version,
+		StartedAt: timestamppb.New(s.b.started),
+		DataDir:   s.b.dataDir,
 		Embedding: &ctxdv1.EmbeddingStatus{
 			Available:         emb.Available,
 			Loading:           emb.Loading,
 			UnavailableReason: emb.Reason,
 			ModelId:           emb.Spec.ID,
 			Dimensions:        int32(emb.Spec.Dimensions),
-			EmbeddedChunks:    es.Vectors,
-			PendingChunks:     es.PendingEmbed,
-			PendingItems:      es.PendingChunking,
 			ChunksPerSecond:   emb.Rate,
+			EmbeddedHere:      emb.Embedded,
 			Enricher:          enricherStatus(s.b.enricher),
+		},
+		Index: &ctxdv1.IndexStatus{Available: true, AppliedSequence: is.AppliedSeq},
+		Store: &ctxdv1.StoreStatus{
+			Location: s.b.storeInfo.location, Shared: s.b.storeInfo.shared, Reachable: true, ReplicaId: s.b.replicaID,
+		},
+	}
+	// While the probe finds the store out of reach, its reads get the
+	// probe's bound rather than the caller's deadline: status answers.
+	down, _, _ := s.b.storeHealth.state()
+	sctx := ctx
+	if down {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(ctx, storeProbeTimeout)
+		defer cancel()
+	}
+	err := s.fromStore(sctx, req, resp, is.AppliedSeq)
+	_, unavailable := unreachable(err)
+	if unavailable || down && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		if unavailable {
+			s.b.storeHealth.failed(err)
+		}
+		_, reason, since := s.b.storeHealth.state()
+		if reason == "" {
+			reason = s.b.storeInfo.scrub(err.Error())
+		}
+		resp.Store.Reachable, resp.Store.UnreachableReason = false, reason
+		if !since.IsZero() {
+			resp.Store.UnreachableSince = timestamppb.New(since)
+		}
+		return resp, nil
+	}
+	return resp, err
+}
 
-			ChunksWithQuestions:    withQ,
-			ChunksWithoutQuestions: withoutQ,
-			PendingQuestions:       pendingQ,
-		},
-		Index: &ctxdv1.IndexStatus{
-			Available:       true,
-			ChunkCount:      es.Chunks,
-			OutboxSequence:  seq,
-			AppliedSequence: is.AppliedSeq,
-		},
-	}, nil
+// fromStore fills in what Status reads from the store. applied is this
+// daemon's live index position: its replica row shows that rather than its
+// last report.
+func (s *adminService) fromStore(ctx context.Context, req *ctxdv1.StatusRequest, resp *ctxdv1.StatusResponse, applied uint64) error {
+	st, err := s.b.store.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	es, err := s.b.store.EmbedStats(ctx)
+	if err != nil {
+		return err
+	}
+	withQ, withoutQ, pendingQ, err := s.b.store.QuestionStats(ctx)
+	if err != nil {
+		return err
+	}
+	replicas, err := s.replicas(ctx, applied)
+	if err != nil {
+		return err
+	}
+	if req.GetDisk() {
+		if resp.Disk, err = diskUsage(ctx, s.b.store, s.b.dataDir); err != nil {
+			return err
+		}
+	}
+	resp.ItemCount, resp.SizeBytes, resp.StoreFileBytes = st.ItemCount, st.Size, st.FileSize
+	resp.Drives = DrivesToProto(st.Drives)
+	e := resp.Embedding
+	e.EmbeddedChunks, e.PendingChunks, e.PendingItems = es.Vectors, es.PendingEmbed, es.PendingChunking
+	e.ChunksWithQuestions, e.ChunksWithoutQuestions, e.PendingQuestions = withQ, withoutQ, pendingQ
+	resp.Index.ChunkCount = es.Chunks
+	resp.Index.OutboxSequence, resp.Store.OutboxSequence = replicas.head, replicas.head
+	resp.Store.Replicas = replicas.rows
+	return nil
+}
+
+// replicaRows is the store's replica table as Status shows it.
+type replicaRows struct {
+	head uint64
+	rows []*ctxdv1.ReplicaStatus
+}
+
+// replicas lists every replica that reported to the store; this daemon's
+// row (added if it has not reported yet) shows its live position applied.
+func (s *adminService) replicas(ctx context.Context, applied uint64) (replicaRows, error) {
+	_, reps, err := s.b.store.Replicas(ctx)
+	if err != nil {
+		return replicaRows{}, err
+	}
+	head, lag, wait, err := s.b.store.Lag(ctx, applied)
+	if err != nil {
+		return replicaRows{}, err
+	}
+	out := replicaRows{head: head}
+	self := false
+	for _, r := range reps {
+		row := &ctxdv1.ReplicaStatus{Id: r.ID, Host: r.Host, AppliedSequence: r.Applied, LagChanges: r.Lag,
+			LagSeconds: r.LagTime.Seconds(), ReportedAt: timeToProto(r.Reported), Gone: r.Gone}
+		if r.ID == s.b.replicaID {
+			self = true
+			row.Self, row.Gone, row.AppliedSequence, row.LagChanges, row.LagSeconds = true, false, applied, lag, wait.Seconds()
+		}
+		out.rows = append(out.rows, row)
+	}
+	if !self {
+		host, _ := os.Hostname()
+		out.rows = append(out.rows, &ctxdv1.ReplicaStatus{Id: s.b.replicaID, Host: host, AppliedSequence: applied,
+			LagChanges: lag, LagSeconds: wait.Seconds(), Self: true})
+	}
+	return out, nil
 }
 
 func (s *adminService) Reindex(ctx context.Context, _ *ctxdv1.ReindexRequest) (*ctxdv1.ReindexResponse, error) {
@@ -143,9 +207,6 @@ func (s *adminService) Prune(ctx context.Context, req *ctxdv1.PruneRequest) (*ct
 	}
 	return out, nil
 }
-
-// storeFile is the store's file name in the data directory.
-const storeFile = "ctxd.db"
 
 // diskUsage breaks dataDir's disk use down: the store file by what its
 // pages hold, everything else by path, a directory summed at two levels.

@@ -22,8 +22,15 @@ import (
 // Config is the daemon's configuration. Precedence, lowest first: DefaultConfig,
 // the config file (TOML), CTXD_* environment variables, command-line flags.
 type Config struct {
-	// DataDir holds the store (ctxd.db) and the lock file.
+	// DataDir holds the lock file, the search indexes and, unless Store
+	// names a PostgreSQL database, the store (ctxd.db).
 	DataDir string `toml:"data_dir"`
+	// Store is where the items are kept: empty for the bbolt file ctxd.db in
+	// DataDir, or a postgres:// (postgresql://) URL for a PostgreSQL database
+	// that several daemons (replicas) share. Each replica still keeps its
+	// search indexes, socket, token and replica-id in its own DataDir. The
+	// URL's password never appears in logs, status or errors.
+	Store string `toml:"store"`
 	// Socket is the unix socket path for gRPC; it is created with mode 0600.
 	Socket string `toml:"socket"`
 	// GRPCTCP is an optional loopback host:port for gRPC over TCP; empty disables it.
@@ -243,6 +250,7 @@ func (c *Config) LoadConfigFile(name string, required bool) error {
 func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 	strs := map[string]*string{
 		"CTXD_DATA_DIR":        &c.DataDir,
+		"CTXD_STORE":           &c.Store,
 		"CTXD_SOCKET":          &c.Socket,
 		"CTXD_GRPC_TCP":        &c.GRPCTCP,
 		"CTXD_HTTP":            &c.HTTP,
@@ -316,6 +324,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Socket == "" {
 		return errors.New("config: socket must be set")
+	}
+	if err := validateStore(c.Store); err != nil {
+		return err
 	}
 	// sun_path is 108 bytes on Linux, including the terminating NUL.
 	if len(c.Socket) > 107 {

@@ -18,6 +18,7 @@ history = false
 history_keep = 5
 history_min_age = "48h"
 index_wait = "250ms"
+store = "postgres://ctxd@db.example/mem"
 [[tokens]]
 name = "ci"
 sha256 = "` + sha256Hex("t") + `"
@@ -31,7 +32,8 @@ agent = true
 		t.Errorf("loaded %+v", cfg)
 	}
 	if strings.Join(cfg.ContextRoots, ",") != "self:/,self:/researcher/" || cfg.History || cfg.HistoryKeep != 5 ||
-		cfg.HistoryMinAge.Duration != 48*time.Hour || !cfg.Tokens[0].Agent || cfg.IndexWait.Duration != 250*time.Millisecond {
+		cfg.HistoryMinAge.Duration != 48*time.Hour || !cfg.Tokens[0].Agent || cfg.IndexWait.Duration != 250*time.Millisecond ||
+		cfg.Store != "postgres://ctxd@db.example/mem" {
 		t.Errorf("context and history settings not loaded: %+v", cfg)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -51,7 +53,7 @@ func TestConfig_ApplyEnv(t *testing.T) {
 	env := map[string]string{"CTXD_DATA_DIR": "/d", "CTXD_HTTP": "", "CTXD_MAX_CONTENT_BYTES": "77",
 		"CTXD_ALLOWED_ROOTS": "/srv/docs:/home/me", "CTXD_ALLOW_PRIVATE_NETWORK": "true", "CTXD_URL_TTL": "2h",
 		"CTXD_CONTEXT_ROOTS": "self:/a/,team:/", "CTXD_HISTORY": "false", "CTXD_HISTORY_KEEP": "3", "CTXD_HISTORY_MIN_AGE": "1h",
-		"CTXD_INDEX_WAIT": "0s"}
+		"CTXD_INDEX_WAIT": "0s", "CTXD_STORE": "postgresql:///mem?host=/run/postgresql"}
 	cfg := DefaultConfig()
 	if !cfg.History || cfg.HistoryKeep != 20 || cfg.HistoryMinAge.Duration != 30*24*time.Hour || strings.Join(cfg.ContextRoots, ",") != "self:/" {
 		t.Errorf("defaults: history %v keep %d min age %s roots %v", cfg.History, cfg.HistoryKeep, cfg.HistoryMinAge, cfg.ContextRoots)
@@ -68,7 +70,7 @@ func TestConfig_ApplyEnv(t *testing.T) {
 	if cfg.IndexWait.Duration != 0 || cfg.writeWait() >= 0 {
 		t.Errorf("CTXD_INDEX_WAIT=0s: index_wait %s, engine's wait %s; want it off (negative)", cfg.IndexWait, cfg.writeWait())
 	}
-	if cfg.DataDir != "/d" || cfg.HTTP != "" || cfg.MaxContentBytes != 77 || strings.Join(cfg.AllowedRoots, ",") != "/srv/docs,/home/me" ||
+	if cfg.DataDir != "/d" || cfg.Store != "postgresql:///mem?host=/run/postgresql" || cfg.HTTP != "" || cfg.MaxContentBytes != 77 || strings.Join(cfg.AllowedRoots, ",") != "/srv/docs,/home/me" ||
 		!cfg.AllowPrivateNetwork || cfg.AllowSecrets || cfg.URLTTL.Duration != 2*time.Hour {
 		t.Errorf("env not applied: %+v", cfg)
 	}
@@ -112,6 +114,7 @@ func TestConfig_Validate(t *testing.T) {
 		{"keep nothing", func(c *Config) { c.HistoryKeep = 0 }, "history_keep"},
 		{"negative min age", func(c *Config) { c.HistoryMinAge.Duration = -time.Hour }, "history_min_age"},
 		{"negative index wait", func(c *Config) { c.IndexWait.Duration = -time.Second }, "index_wait"},
+		{"store not postgres", func(c *Config) { c.Store = "/var/lib/ctxd.db" }, "config: store must be empty"},
 		{"unnamed token", func(c *Config) { c.Tokens = []TokenConfig{{SHA256: sha256Hex("x"), Scopes: []string{"read"}}} }, "tokens[0]: name"},
 		{"token named owner", func(c *Config) {
 			c.Tokens = []TokenConfig{{Name: "owner", SHA256: sha256Hex("x"), Scopes: []string{"read"}}}

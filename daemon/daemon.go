@@ -52,6 +52,12 @@ type backend struct {
 	enricher *enrich.Enricher
 	// sessions keeps what agents did (SessionService).
 	sessions *session.Sessions
+	// storeInfo names the store; storeHealth tracks whether it answers.
+	storeInfo   *storeInfo
+	storeHealth *storeHealth
+	// replicaID is this daemon's id among the replicas sharing the store
+	// (localReplica on a store of its own).
+	replicaID string
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -83,6 +89,10 @@ type Daemon struct {
 	// enricher's digests); sessionsDone closes when it has.
 	stopSessions context.CancelFunc
 	sessionsDone chan struct{}
+	// stopProbe stops the store probe of a shared store; probed closes
+	// when it has.
+	stopProbe context.CancelFunc
+	probed    chan struct{}
 }
 
 // Start validates cfg, takes the data-dir lock, starts listening (health
@@ -91,8 +101,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	si := newStoreInfo(cfg)
+	log = scrubbingLogger(log, si)
 	d := &Daemon{cfg: cfg, log: log, health: health.NewServer(), served: make(chan error, 4)}
 	d.b.dataDir, d.b.started, d.b.limits, d.b.contextRoots = cfg.DataDir, time.Now(), cfg.Limits, cfg.ContextRoots
+	d.b.storeInfo, d.b.storeHealth = si, newStoreHealth(d.health, si, log)
 	defer func() {
 		if err != nil {
 			d.shutdown(context.Background())
@@ -118,7 +131,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	}
 	d.auth = auth
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready, maxContent: cfg.MaxContentBytes, socketAuth: cfg.SocketAuth}, d.health)
+	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready, maxContent: cfg.MaxContentBytes, socketAuth: cfg.SocketAuth,
+		store: si, storeDown: d.b.storeHealth.failed}, d.health)
 	ctxdv1.RegisterVfsServiceServer(d.grpc, &vfsService{b: &d.b})
 	ctxdv1.RegisterAdminServiceServer(d.grpc, &adminService{b: &d.b})
 	ctxdv1.RegisterSearchServiceServer(d.grpc, &searchService{b: &d.b})
@@ -149,13 +163,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		}
 	}
 
-	if d.b.store, err = vfs.Open(filepath.Join(cfg.DataDir, storeFile), vfs.Options{
-		MaxContentBytes: cfg.MaxContentBytes,
-		ContextRoots:    cfg.ContextRoots,
-		History:         vfs.Retention{Keep: cfg.HistoryKeep, MinAge: cfg.HistoryMinAge.Duration},
-		HistoryOff:      !cfg.History,
-	}); err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+	if d.b.store, d.b.replicaID, err = openStore(cfg, si); err != nil {
+		return nil, err
 	}
 	if d.b.engine, err = search.Open(d.b.store, search.Options{
 		Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search(), WriteWait: cfg.writeWait(),
@@ -193,15 +202,25 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		}
 	}
 	d.ready.Store(true)
-	d.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	var names []string
 	for name := range d.grpc.GetServiceInfo() {
 		d.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+		names = append(names, name)
+	}
+	d.b.storeHealth.serving(names)
+	if d.b.store.Shared() {
+		probeCtx, stopProbe := context.WithCancel(context.Background())
+		d.stopProbe, d.probed = stopProbe, make(chan struct{})
+		go func() {
+			defer close(d.probed)
+			d.b.storeHealth.probe(probeCtx, d.b.store)
+		}()
 	}
 	if _, err := sddaemon.SdNotify(false, sddaemon.SdNotifyReady); err != nil {
 		log.Warn("systemd notify failed", "err", err)
 	}
-	log.Info("ctxd serving", "version", Version, "data_dir", cfg.DataDir, "socket", cfg.Socket,
-		"grpc_tcp", addrString(d.tcpAddr), "http", addrString(d.webAddr))
+	log.Info("ctxd serving", "version", Version, "data_dir", cfg.DataDir, "store", si.location, "replica", d.b.replicaID,
+		"socket", cfg.Socket, "grpc_tcp", addrString(d.tcpAddr), "http", addrString(d.webAddr))
 	return d, nil
 }
 
@@ -360,6 +379,10 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	if d.stopSessions != nil {
 		d.stopSessions()
 		<-d.sessionsDone
+	}
+	if d.stopProbe != nil {
+		d.stopProbe()
+		<-d.probed
 	}
 	d.stopEnricher()
 	var err error

@@ -77,14 +77,18 @@ func detailedStatus(d *ctxdv1.ErrorDetail, msg string) error {
 }
 
 // toStatus converts an error from the domain into a gRPC status error. Domain
-// errors keep their message, hint and nearby refs; anything unexpected is
+// errors keep their message, hint and nearby refs; a store out of reach is
+// UNAVAILABLE, named by store without its password; anything unexpected is
 // logged and becomes a generic Internal error.
-func toStatus(log *slog.Logger, method string, err error) error {
+func toStatus(log *slog.Logger, store *storeInfo, method string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if _, ok := status.FromError(err); ok {
 		return err
+	}
+	if u, ok := unreachable(err); ok {
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, "store unreachable: "+store.scrub(u.Err.Error()), store.unavailableHint())
 	}
 	var ve *vfs.Error
 	if errors.As(err, &ve) {
@@ -106,6 +110,6 @@ func toStatus(log *slog.Logger, method string, err error) error {
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_DEADLINE_EXCEEDED, "request deadline exceeded",
 			"Give the call a longer deadline (the client's timeout), or ask for less: a smaller limit, a path or drive filter, a subdirectory.")
 	}
-	log.Error("internal error", "method", method, "err", err)
+	log.Error("internal error", "method", method, "err", store.scrub(err.Error()))
 	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INTERNAL, "internal error", "The daemon log has the details; retry, and report it if it persists.")
 }

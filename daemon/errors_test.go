@@ -25,7 +25,7 @@ func TestToStatus_ContextErrorsCarryDetail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.wantType.String(), func(t *testing.T) {
-			st := status.Convert(toStatus(log, "/ctxd.v1.SearchService/Search", tt.err))
+			st := status.Convert(toStatus(log, &storeInfo{}, "/ctxd.v1.SearchService/Search", tt.err))
 			if st.Code() != tt.wantCode {
 				t.Errorf("code = %v, want %v", st.Code(), tt.wantCode)
 			}

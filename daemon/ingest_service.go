@@ -66,7 +66,7 @@ func (s *ingestService) Add(req *ctxdv1.AddRequest, stream grpc.ServerStreamingS
 		err = s.waitSearchable(ctx)
 	}
 	if err != nil {
-		return toStatus(s.log, "Add", err)
+		return toStatus(s.log, s.b.storeInfo, "Add", err)
 	}
 	if err := stream.Send(&ctxdv1.AddResponse{Event: &ctxdv1.AddResponse_Summary{Summary: summaryToProto(sum)}}); err != nil {
 		return err
@@ -78,7 +78,7 @@ func (s *ingestService) Add(req *ctxdv1.AddRequest, stream grpc.ServerStreamingS
 	if ctx.Err() != nil {
 		return nil // the caller stopped watching
 	}
-	return toStatus(s.log, "Add", err)
+	return toStatus(s.log, s.b.storeInfo, "Add", err)
 }
 
 // Refresh re-reads the sources of the selected items and ends with the
@@ -89,7 +89,7 @@ func (s *ingestService) Refresh(req *ctxdv1.RefreshRequest, stream grpc.ServerSt
 	for _, r := range req.GetRefs() {
 		ref, err := vfs.ParseRef(r)
 		if err != nil {
-			return toStatus(s.log, "Refresh", err)
+			return toStatus(s.log, s.b.storeInfo, "Refresh", err)
 		}
 		o.Refs = append(o.Refs, ref)
 	}
@@ -108,7 +108,7 @@ func (s *ingestService) Refresh(req *ctxdv1.RefreshRequest, stream grpc.ServerSt
 		err = s.waitSearchable(ctx)
 	}
 	if err != nil {
-		return toStatus(s.log, "Refresh", err)
+		return toStatus(s.log, s.b.storeInfo, "Refresh", err)
 	}
 	return stream.Send(&ctxdv1.RefreshResponse{Event: &ctxdv1.RefreshResponse_Summary{Summary: summaryToProto(sum)}})
 }
@@ -158,7 +158,7 @@ func (s *ingestService) itemToProto(r ingest.ItemResult) *ctxdv1.IngestItemResul
 		ChunksQueued: int64(r.ChunksQueued), ChunksReused: int64(r.ChunksReused), DuplicateOf: r.DuplicateOf,
 	}
 	if r.Err != nil {
-		st, _ := status.FromError(toStatus(s.log, "ingest item", r.Err))
+		st, _ := status.FromError(toStatus(s.log, s.b.storeInfo, "ingest item", r.Err))
 		out.ErrorMessage = st.Message()
 		for _, d := range st.Details() {
 			if ed, ok := d.(*ctxdv1.ErrorDetail); ok {

@@ -47,6 +47,10 @@ type interceptors struct {
 	maxContent int64 // requests may be this plus messageSlack bytes
 	// socketAuth makes unix-socket callers present a token too (socket_auth).
 	socketAuth bool
+	// store names the store in errors; storeDown is told when a call found
+	// it unreachable.
+	store     *storeInfo
+	storeDown func(error)
 }
 
 // newGRPCServer builds the one gRPC server: interceptors (recover, logging,
@@ -183,7 +187,7 @@ func (ic *interceptors) unary(ctx context.Context, req any, info *grpc.UnaryServ
 		return nil, err
 	}
 	resp, err = handler(ctx, req)
-	return resp, toStatus(ic.log, info.FullMethod, err)
+	return resp, ic.toStatus(info.FullMethod, err)
 }
 
 func (ic *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
@@ -198,7 +202,16 @@ func (ic *interceptors) stream(srv any, ss grpc.ServerStream, info *grpc.StreamS
 	if err != nil {
 		return err
 	}
-	return toStatus(ic.log, info.FullMethod, handler(srv, sizeCheckedStream{ss, ic, ctx}))
+	return ic.toStatus(info.FullMethod, handler(srv, sizeCheckedStream{ss, ic, ctx}))
+}
+
+// toStatus converts a handler's error, telling storeDown when the store
+// did not answer.
+func (ic *interceptors) toStatus(method string, err error) error {
+	if _, ok := unreachable(err); ok {
+		ic.storeDown(err)
+	}
+	return toStatus(ic.log, ic.store, method, err)
 }
 
 func (ic *interceptors) panicked(method string, r any) error {

@@ -48,6 +48,7 @@ signal stops at once.`,
 	f := cmd.Flags()
 	f.StringVar(&configFile, "config", "", "config file (TOML)")
 	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "data directory (env CTXD_DATA_DIR)")
+	f.StringVar(&cfg.Store, "store", "", `where items are kept: "" for ctxd.db in the data directory, or a postgres:// URL of a database replicas share (env CTXD_STORE)`)
 	f.StringVar(&cfg.GRPCTCP, "grpc-tcp", "", "also serve gRPC on this loopback host:port (env CTXD_GRPC_TCP)")
 	f.StringVar(&cfg.HTTP, "http", cfg.HTTP, `JSON/HTTP gateway loopback host:port, "" to disable (env CTXD_HTTP)`)
 	f.StringVar(&cfg.TokenFile, "token-file", cfg.TokenFile, "bearer token file for TCP, HTTP and, with --socket-auth, the socket (env CTXD_TOKEN_FILE)")
@@ -79,6 +80,7 @@ func overlayFlags(cmd *cobra.Command, cfg, flags *daemon.Config) {
 		}
 	}
 	set("data-dir", func() { cfg.DataDir = flags.DataDir })
+	set("store", func() { cfg.Store = flags.Store })
 	set("grpc-tcp", func() { cfg.GRPCTCP = flags.GRPCTCP })
 	set("http", func() { cfg.HTTP = flags.HTTP })
 	set("token-file", func() { cfg.TokenFile = flags.TokenFile })

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -464,71 +463,6 @@ func (c *cli) wcCommand() *cobra.Command {
 			return cl.vfs.CountLines(ctx, req)
 		}, func(r *ctxdv1.CountLinesResponse) { fmt.Fprintf(c.stdout, "%d %s\n", r.Lines, req.Ref) }),
 	}
-}
-
-func (c *cli) statusCommand() *cobra.Command {
-	req := &ctxdv1.StatusRequest{}
-	cmd := &cobra.Command{
-		Use: "status", Short: "Show the daemon's status", Args: exactArgs(0),
-		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.StatusResponse, error) {
-			return cl.admin.Status(ctx, req)
-		}, func(r *ctxdv1.StatusResponse) {
-			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-			row := func(k string, v any) { fmt.Fprintf(tw, "%s:\t%v\n", k, v) }
-			row("version", r.Version)
-			row("up since", r.StartedAt.AsTime().Local().Format(time.RFC3339))
-			row("data dir", r.DataDir)
-			row("items", r.ItemCount)
-			row("content bytes", r.SizeBytes)
-			row("store file bytes", r.StoreFileBytes)
-			e := r.GetEmbedding()
-			row("embedding", availability(e.GetAvailable(), e.GetLoading(), e.GetUnavailableReason()))
-			if e.GetModelId() != "" {
-				row("model", fmt.Sprintf("%s (%d dimensions)", e.GetModelId(), e.GetDimensions()))
-			}
-			row("chunks", r.GetIndex().GetChunkCount())
-			row("embedded chunks", e.GetEmbeddedChunks())
-			row("pending chunks", e.GetPendingChunks())
-			if e.GetPendingItems() > 0 {
-				row("items waiting for a chunker", e.GetPendingItems())
-			}
-			if e.GetChunksPerSecond() > 0 {
-				row("embedding rate", fmt.Sprintf("%.0f chunks/s", e.GetChunksPerSecond()))
-			}
-			if e.GetChunksWithQuestions() > 0 || e.GetPendingQuestions() > 0 {
-				row("question vectors", fmt.Sprintf("%d chunks with, %d without; %d questions pending",
-					e.GetChunksWithQuestions(), e.GetChunksWithoutQuestions(), e.GetPendingQuestions()))
-			}
-			if en := e.GetEnricher(); en != nil {
-				row("question enricher", fmt.Sprintf("%s at %s: %d chunks to ask about, %d enriched, %d calls failed",
-					en.GetModel(), en.GetEndpoint(), en.GetPendingChunks(), en.GetEnrichedChunks(), en.GetFailedCalls()))
-				if en.GetLastError() != "" {
-					row("enricher last error", fmt.Sprintf("%s (%s)", en.GetLastError(), en.GetLastErrorAt().AsTime().Local().Format(time.RFC3339)))
-				}
-			}
-			row("search index", availability(r.Index.GetAvailable(), false, r.Index.GetUnavailableReason()))
-			if len(r.Disk) > 0 {
-				chunks := max(r.GetIndex().GetChunkCount(), 1)
-				fmt.Fprintf(tw, "\ndisk\tbytes\tper chunk\tpages full\tkeys\n")
-				for _, d := range r.Disk {
-					if d.Bytes == 0 {
-						continue // an empty or inline bucket
-					}
-					full, keys := "", ""
-					if d.UsedBytes > 0 {
-						full = fmt.Sprintf("%.0f%%", 100*float64(d.UsedBytes)/float64(d.Bytes))
-					}
-					if d.Keys > 0 {
-						keys = strconv.FormatInt(d.Keys, 10)
-					}
-					fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", d.Name, d.Bytes, d.Bytes/chunks, full, keys)
-				}
-			}
-			tw.Flush()
-		}),
-	}
-	cmd.Flags().BoolVar(&req.Disk, "disk", false, "also break disk use down by component (reads the whole store file once)")
-	return cmd
 }
 
 func (c *cli) reembedCommand() *cobra.Command {

@@ -663,7 +663,11 @@ type EmbeddingStatus struct {
 	// when it looks for a missing model again): available is false and
 	// unavailable_reason says what it is loading. Searches answer in BM25 mode
 	// meanwhile.
-	Loading       bool `protobuf:"varint,13,opt,name=loading" json:"loading,omitempty"`
+	Loading bool `protobuf:"varint,13,opt,name=loading" json:"loading,omitempty"`
+	// Chunk texts this daemon's model embedded since it started. On a store
+	// that replicas share each chunk is embedded by one of them, so the sum
+	// over the replicas is what the team's model computed.
+	EmbeddedHere  int64 `protobuf:"varint,14,opt,name=embedded_here,json=embeddedHere" json:"embedded_here,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -787,6 +791,13 @@ func (x *EmbeddingStatus) GetLoading() bool {
 		return x.Loading
 	}
 	return false
+}
+
+func (x *EmbeddingStatus) GetEmbeddedHere() int64 {
+	if x != nil {
+		return x.EmbeddedHere
+	}
+	return 0
 }
 
 // EnricherStatus describes the background question enricher, which asks an
@@ -996,7 +1007,12 @@ type StatusResponse struct {
 	Index *IndexStatus `protobuf:"bytes,9,opt,name=index" json:"index,omitempty"`
 	// With StatusRequest.disk: the data directory's disk use by component,
 	// largest first.
-	Disk          []*DiskComponent `protobuf:"bytes,10,rep,name=disk" json:"disk,omitempty"`
+	Disk []*DiskComponent `protobuf:"bytes,10,rep,name=disk" json:"disk,omitempty"`
+	// The store: which one, whether it answers and, on a store that replicas
+	// share, where each replica's indexes stand. While the store does not
+	// answer, Status still answers with store.reachable false and the figures
+	// it needs the store for left at zero.
+	Store         *StoreStatus `protobuf:"bytes,11,opt,name=store" json:"store,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1101,6 +1117,242 @@ func (x *StatusResponse) GetDisk() []*DiskComponent {
 	return nil
 }
 
+func (x *StatusResponse) GetStore() *StoreStatus {
+	if x != nil {
+		return x.Store
+	}
+	return nil
+}
+
+// StoreStatus describes the store the daemon serves.
+type StoreStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bbolt file's path, or the PostgreSQL URL with its password
+	// replaced by "xxxxx".
+	Location string `protobuf:"bytes,1,opt,name=location" json:"location,omitempty"`
+	// True for a PostgreSQL store, which several daemons (replicas) may
+	// share.
+	Shared bool `protobuf:"varint,2,opt,name=shared" json:"shared,omitempty"`
+	// False while the store does not answer: calls that need it answer
+	// UNAVAILABLE, health reports NOT_SERVING, and the daemon serves again by
+	// itself once it answers.
+	Reachable bool `protobuf:"varint,3,opt,name=reachable" json:"reachable,omitempty"`
+	// Why the store is unreachable; empty when reachable.
+	UnreachableReason string `protobuf:"bytes,4,opt,name=unreachable_reason,json=unreachableReason" json:"unreachable_reason,omitempty"`
+	// Since when it is unreachable; unset when reachable.
+	UnreachableSince *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=unreachable_since,json=unreachableSince" json:"unreachable_since,omitempty"`
+	// This daemon's replica id: the UUID in its data directory's replica-id
+	// file on a shared store, "local" on a store of its own.
+	ReplicaId string `protobuf:"bytes,6,opt,name=replica_id,json=replicaId" json:"replica_id,omitempty"`
+	// Sequence of the last change written to the store's outbox.
+	OutboxSequence uint64 `protobuf:"varint,7,opt,name=outbox_sequence,json=outboxSequence" json:"outbox_sequence,omitempty"`
+	// Every replica that has reported where its indexes stand, this one
+	// included, by id.
+	Replicas      []*ReplicaStatus `protobuf:"bytes,8,rep,name=replicas" json:"replicas,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreStatus) Reset() {
+	*x = StoreStatus{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreStatus) ProtoMessage() {}
+
+func (x *StoreStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreStatus.ProtoReflect.Descriptor instead.
+func (*StoreStatus) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *StoreStatus) GetLocation() string {
+	if x != nil {
+		return x.Location
+	}
+	return ""
+}
+
+func (x *StoreStatus) GetShared() bool {
+	if x != nil {
+		return x.Shared
+	}
+	return false
+}
+
+func (x *StoreStatus) GetReachable() bool {
+	if x != nil {
+		return x.Reachable
+	}
+	return false
+}
+
+func (x *StoreStatus) GetUnreachableReason() string {
+	if x != nil {
+		return x.UnreachableReason
+	}
+	return ""
+}
+
+func (x *StoreStatus) GetUnreachableSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UnreachableSince
+	}
+	return nil
+}
+
+func (x *StoreStatus) GetReplicaId() string {
+	if x != nil {
+		return x.ReplicaId
+	}
+	return ""
+}
+
+func (x *StoreStatus) GetOutboxSequence() uint64 {
+	if x != nil {
+		return x.OutboxSequence
+	}
+	return 0
+}
+
+func (x *StoreStatus) GetReplicas() []*ReplicaStatus {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+// ReplicaStatus is where one replica's search indexes stand in the store's
+// outbox. A replica reports when it trims the outbox (after its indexes
+// made changes durable: at most every few minutes while it applies, and
+// when it stops), so another replica's row is as of its last report.
+type ReplicaStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The replica's id (its data directory's replica-id).
+	Id string `protobuf:"bytes,1,opt,name=id" json:"id,omitempty"`
+	// The host it runs on, as it reported.
+	Host string `protobuf:"bytes,2,opt,name=host" json:"host,omitempty"`
+	// The outbox sequence its indexes have applied.
+	AppliedSequence uint64 `protobuf:"varint,3,opt,name=applied_sequence,json=appliedSequence" json:"applied_sequence,omitempty"`
+	// Changes written to the outbox after applied_sequence.
+	LagChanges uint64 `protobuf:"varint,4,opt,name=lag_changes,json=lagChanges" json:"lag_changes,omitempty"`
+	// How long the first of those changes has waited; 0 when caught up or
+	// when that change is no longer retained.
+	LagSeconds float64 `protobuf:"fixed64,5,opt,name=lag_seconds,json=lagSeconds" json:"lag_seconds,omitempty"`
+	// When it last reported.
+	ReportedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=reported_at,json=reportedAt" json:"reported_at,omitempty"`
+	// Silent for over an hour: it no longer holds back the trimming of the
+	// outbox, and rebuilds its indexes from the store if it returns.
+	Gone bool `protobuf:"varint,7,opt,name=gone" json:"gone,omitempty"`
+	// This daemon: its row shows its live index state, not its last report.
+	Self          bool `protobuf:"varint,8,opt,name=self" json:"self,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicaStatus) Reset() {
+	*x = ReplicaStatus{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicaStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicaStatus) ProtoMessage() {}
+
+func (x *ReplicaStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicaStatus.ProtoReflect.Descriptor instead.
+func (*ReplicaStatus) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ReplicaStatus) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ReplicaStatus) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *ReplicaStatus) GetAppliedSequence() uint64 {
+	if x != nil {
+		return x.AppliedSequence
+	}
+	return 0
+}
+
+func (x *ReplicaStatus) GetLagChanges() uint64 {
+	if x != nil {
+		return x.LagChanges
+	}
+	return 0
+}
+
+func (x *ReplicaStatus) GetLagSeconds() float64 {
+	if x != nil {
+		return x.LagSeconds
+	}
+	return 0
+}
+
+func (x *ReplicaStatus) GetReportedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReportedAt
+	}
+	return nil
+}
+
+func (x *ReplicaStatus) GetGone() bool {
+	if x != nil {
+		return x.Gone
+	}
+	return false
+}
+
+func (x *ReplicaStatus) GetSelf() bool {
+	if x != nil {
+		return x.Self
+	}
+	return false
+}
+
 var File_ctxd_v1_admin_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_admin_proto_rawDesc = "" +
@@ -1147,7 +1399,7 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\x03 \x01(\x03R\tusedBytes\x12\x12\n" +
-	"\x04keys\x18\x04 \x01(\x03R\x04keys\"\xa4\x04\n" +
+	"\x04keys\x18\x04 \x01(\x03R\x04keys\"\xc9\x04\n" +
 	"\x0fEmbeddingStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12\x19\n" +
@@ -1164,7 +1416,8 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	" \x01(\x03R\x16chunksWithoutQuestions\x12+\n" +
 	"\x11pending_questions\x18\v \x01(\x03R\x10pendingQuestions\x123\n" +
 	"\benricher\x18\f \x01(\v2\x17.ctxd.v1.EnricherStatusR\benricher\x12\x18\n" +
-	"\aloading\x18\r \x01(\bR\aloading\"\x94\x02\n" +
+	"\aloading\x18\r \x01(\bR\aloading\x12#\n" +
+	"\rembedded_here\x18\x0e \x01(\x03R\fembeddedHere\"\x94\x02\n" +
 	"\x0eEnricherStatus\x12\x1a\n" +
 	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +
@@ -1180,7 +1433,7 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\vchunk_count\x18\x03 \x01(\x03R\n" +
 	"chunkCount\x12'\n" +
 	"\x0foutbox_sequence\x18\x04 \x01(\x04R\x0eoutboxSequence\x12)\n" +
-	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\"\xa4\x03\n" +
+	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\"\xd0\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x129\n" +
 	"\n" +
@@ -1195,7 +1448,30 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\tembedding\x18\b \x01(\v2\x18.ctxd.v1.EmbeddingStatusR\tembedding\x12*\n" +
 	"\x05index\x18\t \x01(\v2\x14.ctxd.v1.IndexStatusR\x05index\x12*\n" +
 	"\x04disk\x18\n" +
-	" \x03(\v2\x16.ctxd.v1.DiskComponentR\x04disk2\xfa\x01\n" +
+	" \x03(\v2\x16.ctxd.v1.DiskComponentR\x04disk\x12*\n" +
+	"\x05store\x18\v \x01(\v2\x14.ctxd.v1.StoreStatusR\x05store\"\xd3\x02\n" +
+	"\vStoreStatus\x12\x1a\n" +
+	"\blocation\x18\x01 \x01(\tR\blocation\x12\x16\n" +
+	"\x06shared\x18\x02 \x01(\bR\x06shared\x12\x1c\n" +
+	"\treachable\x18\x03 \x01(\bR\treachable\x12-\n" +
+	"\x12unreachable_reason\x18\x04 \x01(\tR\x11unreachableReason\x12G\n" +
+	"\x11unreachable_since\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10unreachableSince\x12\x1d\n" +
+	"\n" +
+	"replica_id\x18\x06 \x01(\tR\treplicaId\x12'\n" +
+	"\x0foutbox_sequence\x18\a \x01(\x04R\x0eoutboxSequence\x122\n" +
+	"\breplicas\x18\b \x03(\v2\x16.ctxd.v1.ReplicaStatusR\breplicas\"\x85\x02\n" +
+	"\rReplicaStatus\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04host\x18\x02 \x01(\tR\x04host\x12)\n" +
+	"\x10applied_sequence\x18\x03 \x01(\x04R\x0fappliedSequence\x12\x1f\n" +
+	"\vlag_changes\x18\x04 \x01(\x04R\n" +
+	"lagChanges\x12\x1f\n" +
+	"\vlag_seconds\x18\x05 \x01(\x01R\n" +
+	"lagSeconds\x12;\n" +
+	"\vreported_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"reportedAt\x12\x12\n" +
+	"\x04gone\x18\a \x01(\bR\x04gone\x12\x12\n" +
+	"\x04self\x18\b \x01(\bR\x04self2\xfa\x01\n" +
 	"\fAdminService\x129\n" +
 	"\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponse\x12<\n" +
 	"\aReindex\x12\x17.ctxd.v1.ReindexRequest\x1a\x18.ctxd.v1.ReindexResponse\x129\n" +
@@ -1214,7 +1490,7 @@ func file_ctxd_v1_admin_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_admin_proto_rawDescData
 }
 
-var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_ctxd_v1_admin_proto_goTypes = []any{
 	(*PruneRequest)(nil),          // 0: ctxd.v1.PruneRequest
 	(*PrunedItem)(nil),            // 1: ctxd.v1.PrunedItem
@@ -1229,33 +1505,39 @@ var file_ctxd_v1_admin_proto_goTypes = []any{
 	(*EnricherStatus)(nil),        // 10: ctxd.v1.EnricherStatus
 	(*IndexStatus)(nil),           // 11: ctxd.v1.IndexStatus
 	(*StatusResponse)(nil),        // 12: ctxd.v1.StatusResponse
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
-	(*DriveInfo)(nil),             // 14: ctxd.v1.DriveInfo
+	(*StoreStatus)(nil),           // 13: ctxd.v1.StoreStatus
+	(*ReplicaStatus)(nil),         // 14: ctxd.v1.ReplicaStatus
+	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
+	(*DriveInfo)(nil),             // 16: ctxd.v1.DriveInfo
 }
 var file_ctxd_v1_admin_proto_depIdxs = []int32{
-	13, // 0: ctxd.v1.PrunedItem.last_retrieved_at:type_name -> google.protobuf.Timestamp
-	13, // 1: ctxd.v1.PrunedItem.updated_at:type_name -> google.protobuf.Timestamp
+	15, // 0: ctxd.v1.PrunedItem.last_retrieved_at:type_name -> google.protobuf.Timestamp
+	15, // 1: ctxd.v1.PrunedItem.updated_at:type_name -> google.protobuf.Timestamp
 	1,  // 2: ctxd.v1.PruneResponse.items:type_name -> ctxd.v1.PrunedItem
 	10, // 3: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
-	13, // 4: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
-	13, // 5: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
-	14, // 6: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
+	15, // 4: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
+	15, // 5: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
+	16, // 6: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
 	9,  // 7: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
 	11, // 8: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
 	8,  // 9: ctxd.v1.StatusResponse.disk:type_name -> ctxd.v1.DiskComponent
-	7,  // 10: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
-	3,  // 11: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
-	5,  // 12: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
-	0,  // 13: ctxd.v1.AdminService.Prune:input_type -> ctxd.v1.PruneRequest
-	12, // 14: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
-	4,  // 15: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
-	6,  // 16: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
-	2,  // 17: ctxd.v1.AdminService.Prune:output_type -> ctxd.v1.PruneResponse
-	14, // [14:18] is the sub-list for method output_type
-	10, // [10:14] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	13, // 10: ctxd.v1.StatusResponse.store:type_name -> ctxd.v1.StoreStatus
+	15, // 11: ctxd.v1.StoreStatus.unreachable_since:type_name -> google.protobuf.Timestamp
+	14, // 12: ctxd.v1.StoreStatus.replicas:type_name -> ctxd.v1.ReplicaStatus
+	15, // 13: ctxd.v1.ReplicaStatus.reported_at:type_name -> google.protobuf.Timestamp
+	7,  // 14: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
+	3,  // 15: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
+	5,  // 16: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
+	0,  // 17: ctxd.v1.AdminService.Prune:input_type -> ctxd.v1.PruneRequest
+	12, // 18: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
+	4,  // 19: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
+	6,  // 20: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
+	2,  // 21: ctxd.v1.AdminService.Prune:output_type -> ctxd.v1.PruneResponse
+	18, // [18:22] is the sub-list for method output_type
+	14, // [14:18] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_admin_proto_init() }
@@ -1270,7 +1552,7 @@ func file_ctxd_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_admin_proto_rawDesc), len(file_ctxd_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

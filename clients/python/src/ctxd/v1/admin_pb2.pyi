@@ -105,7 +105,7 @@ class DiskComponent(_message.Message):
     def __init__(self, name: _Optional[str] = ..., bytes: _Optional[int] = ..., used_bytes: _Optional[int] = ..., keys: _Optional[int] = ...) -> None: ...
 
 class EmbeddingStatus(_message.Message):
-    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items", "chunks_with_questions", "chunks_without_questions", "pending_questions", "enricher", "loading")
+    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items", "chunks_with_questions", "chunks_without_questions", "pending_questions", "enricher", "loading", "embedded_here")
     AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -119,6 +119,7 @@ class EmbeddingStatus(_message.Message):
     PENDING_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
     ENRICHER_FIELD_NUMBER: _ClassVar[int]
     LOADING_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_HERE_FIELD_NUMBER: _ClassVar[int]
     available: bool
     unavailable_reason: str
     model_id: str
@@ -132,7 +133,8 @@ class EmbeddingStatus(_message.Message):
     pending_questions: int
     enricher: EnricherStatus
     loading: bool
-    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ..., pending_items: _Optional[int] = ..., chunks_with_questions: _Optional[int] = ..., chunks_without_questions: _Optional[int] = ..., pending_questions: _Optional[int] = ..., enricher: _Optional[_Union[EnricherStatus, _Mapping]] = ..., loading: _Optional[bool] = ...) -> None: ...
+    embedded_here: int
+    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ..., pending_items: _Optional[int] = ..., chunks_with_questions: _Optional[int] = ..., chunks_without_questions: _Optional[int] = ..., pending_questions: _Optional[int] = ..., enricher: _Optional[_Union[EnricherStatus, _Mapping]] = ..., loading: _Optional[bool] = ..., embedded_here: _Optional[int] = ...) -> None: ...
 
 class EnricherStatus(_message.Message):
     __slots__ = ("endpoint", "model", "pending_chunks", "enriched_chunks", "failed_calls", "last_error", "last_error_at")
@@ -167,7 +169,7 @@ class IndexStatus(_message.Message):
     def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., chunk_count: _Optional[int] = ..., outbox_sequence: _Optional[int] = ..., applied_sequence: _Optional[int] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index", "disk")
+    __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index", "disk", "store")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     DATA_DIR_FIELD_NUMBER: _ClassVar[int]
@@ -178,6 +180,7 @@ class StatusResponse(_message.Message):
     EMBEDDING_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     DISK_FIELD_NUMBER: _ClassVar[int]
+    STORE_FIELD_NUMBER: _ClassVar[int]
     version: str
     started_at: _timestamp_pb2.Timestamp
     data_dir: str
@@ -188,4 +191,45 @@ class StatusResponse(_message.Message):
     embedding: EmbeddingStatus
     index: IndexStatus
     disk: _containers.RepeatedCompositeFieldContainer[DiskComponent]
-    def __init__(self, version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., data_dir: _Optional[str] = ..., item_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., store_file_bytes: _Optional[int] = ..., drives: _Optional[_Iterable[_Union[_types_pb2.DriveInfo, _Mapping]]] = ..., embedding: _Optional[_Union[EmbeddingStatus, _Mapping]] = ..., index: _Optional[_Union[IndexStatus, _Mapping]] = ..., disk: _Optional[_Iterable[_Union[DiskComponent, _Mapping]]] = ...) -> None: ...
+    store: StoreStatus
+    def __init__(self, version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., data_dir: _Optional[str] = ..., item_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., store_file_bytes: _Optional[int] = ..., drives: _Optional[_Iterable[_Union[_types_pb2.DriveInfo, _Mapping]]] = ..., embedding: _Optional[_Union[EmbeddingStatus, _Mapping]] = ..., index: _Optional[_Union[IndexStatus, _Mapping]] = ..., disk: _Optional[_Iterable[_Union[DiskComponent, _Mapping]]] = ..., store: _Optional[_Union[StoreStatus, _Mapping]] = ...) -> None: ...
+
+class StoreStatus(_message.Message):
+    __slots__ = ("location", "shared", "reachable", "unreachable_reason", "unreachable_since", "replica_id", "outbox_sequence", "replicas")
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
+    SHARED_FIELD_NUMBER: _ClassVar[int]
+    REACHABLE_FIELD_NUMBER: _ClassVar[int]
+    UNREACHABLE_REASON_FIELD_NUMBER: _ClassVar[int]
+    UNREACHABLE_SINCE_FIELD_NUMBER: _ClassVar[int]
+    REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTBOX_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    location: str
+    shared: bool
+    reachable: bool
+    unreachable_reason: str
+    unreachable_since: _timestamp_pb2.Timestamp
+    replica_id: str
+    outbox_sequence: int
+    replicas: _containers.RepeatedCompositeFieldContainer[ReplicaStatus]
+    def __init__(self, location: _Optional[str] = ..., shared: _Optional[bool] = ..., reachable: _Optional[bool] = ..., unreachable_reason: _Optional[str] = ..., unreachable_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., replica_id: _Optional[str] = ..., outbox_sequence: _Optional[int] = ..., replicas: _Optional[_Iterable[_Union[ReplicaStatus, _Mapping]]] = ...) -> None: ...
+
+class ReplicaStatus(_message.Message):
+    __slots__ = ("id", "host", "applied_sequence", "lag_changes", "lag_seconds", "reported_at", "gone", "self")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    LAG_CHANGES_FIELD_NUMBER: _ClassVar[int]
+    LAG_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    REPORTED_AT_FIELD_NUMBER: _ClassVar[int]
+    GONE_FIELD_NUMBER: _ClassVar[int]
+    SELF_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    host: str
+    applied_sequence: int
+    lag_changes: int
+    lag_seconds: float
+    reported_at: _timestamp_pb2.Timestamp
+    gone: bool
+    self: bool
+    def __init__(self_, id: _Optional[str] = ..., host: _Optional[str] = ..., applied_sequence: _Optional[int] = ..., lag_changes: _Optional[int] = ..., lag_seconds: _Optional[float] = ..., reported_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., gone: _Optional[bool] = ..., self: _Optional[bool] = ...) -> None: ...

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/admin.proto.
  */
 export const file_ctxd_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxImIKDFBydW5lUmVxdWVzdBIbChN1bnJldHJpZXZlZF9zZWNvbmRzGAEgASgDEg8KB2RyeV9ydW4YAiABKAgSFQoNcGF0aF9wcmVmaXhlcxgDIAMoCRINCgVsaW1pdBgEIAEoBSKiAQoKUHJ1bmVkSXRlbRILCgNyZWYYASABKAkSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBHNpemUYBCABKAMSEgoKZGVsZXRlX3JldhgFIAEoAyJSCg1QcnVuZVJlc3BvbnNlEiIKBWl0ZW1zGAEgAygLMhMuY3R4ZC52MS5QcnVuZWRJdGVtEgwKBG1vcmUYAiABKAgSDwoHZGVsZXRlZBgDIAEoCCIQCg5SZWluZGV4UmVxdWVzdCJrCg9SZWluZGV4UmVzcG9uc2USFgoObGV4aWNhbF9jaHVua3MYASABKAMSFQoNdmVjdG9yX2NodW5rcxgCIAEoAxIYChBhcHBsaWVkX3NlcXVlbmNlGAMgASgEEg8KB3NlY29uZHMYBCABKAEiDwoNRG9jdG9yUmVxdWVzdCK9AQoORG9jdG9yUmVzcG9uc2USCgoCb2sYASABKAgSEAoIcHJvYmxlbXMYAiADKAkSFAoMc3RvcmVfY2h1bmtzGAMgASgDEhYKDmxleGljYWxfY2h1bmtzGAQgASgDEhUKDXN0b3JlX3ZlY3RvcnMYBSABKAMSFQoNdmVjdG9yX2NodW5rcxgGIAEoAxIXCg9vdXRib3hfc2VxdWVuY2UYByABKAQSGAoQYXBwbGllZF9zZXF1ZW5jZRgIIAEoBCIdCg1TdGF0dXNSZXF1ZXN0EgwKBGRpc2sYASABKAgiTgoNRGlza0NvbXBvbmVudBIMCgRuYW1lGAEgASgJEg0KBWJ5dGVzGAIgASgDEhIKCnVzZWRfYnl0ZXMYAyABKAMSDAoEa2V5cxgEIAEoAyLhAgoPRW1iZWRkaW5nU3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEAoIbW9kZWxfaWQYAyABKAkSEgoKZGltZW5zaW9ucxgEIAEoBRIXCg9lbWJlZGRlZF9jaHVua3MYBSABKAMSFgoOcGVuZGluZ19jaHVua3MYBiABKAMSGQoRY2h1bmtzX3Blcl9zZWNvbmQYByABKAESFQoNcGVuZGluZ19pdGVtcxgIIAEoAxIdChVjaHVua3Nfd2l0aF9xdWVzdGlvbnMYCSABKAMSIAoYY2h1bmtzX3dpdGhvdXRfcXVlc3Rpb25zGAogASgDEhkKEXBlbmRpbmdfcXVlc3Rpb25zGAsgASgDEikKCGVucmljaGVyGAwgASgLMhcuY3R4ZC52MS5FbnJpY2hlclN0YXR1cxIPCgdsb2FkaW5nGA0gASgIIr8BCg5FbnJpY2hlclN0YXR1cxIQCghlbmRwb2ludBgBIAEoCRINCgVtb2RlbBgCIAEoCRIWCg5wZW5kaW5nX2NodW5rcxgDIAEoAxIXCg9lbnJpY2hlZF9jaHVua3MYBCABKAMSFAoMZmFpbGVkX2NhbGxzGAUgASgDEhIKCmxhc3RfZXJyb3IYBiABKAkSMQoNbGFzdF9lcnJvcl9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihAEKC0luZGV4U3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEwoLY2h1bmtfY291bnQYAyABKAMSFwoPb3V0Ym94X3NlcXVlbmNlGAQgASgEEhgKEGFwcGxpZWRfc2VxdWVuY2UYBSABKAQiwQIKDlN0YXR1c1Jlc3BvbnNlEg8KB3ZlcnNpb24YASABKAkSLgoKc3RhcnRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGF0YV9kaXIYAyABKAkSEgoKaXRlbV9jb3VudBgEIAEoAxISCgpzaXplX2J5dGVzGAUgASgDEhgKEHN0b3JlX2ZpbGVfYnl0ZXMYBiABKAMSIgoGZHJpdmVzGAcgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8SKwoJZW1iZWRkaW5nGAggASgLMhguY3R4ZC52MS5FbWJlZGRpbmdTdGF0dXMSIwoFaW5kZXgYCSABKAsyFC5jdHhkLnYxLkluZGV4U3RhdHVzEiQKBGRpc2sYCiADKAsyFi5jdHhkLnYxLkRpc2tDb21wb25lbnQy+gEKDEFkbWluU2VydmljZRI5CgZTdGF0dXMSFi5jdHhkLnYxLlN0YXR1c1JlcXVlc3QaFy5jdHhkLnYxLlN0YXR1c1Jlc3BvbnNlEjwKB1JlaW5kZXgSFy5jdHhkLnYxLlJlaW5kZXhSZXF1ZXN0GhguY3R4ZC52MS5SZWluZGV4UmVzcG9uc2USOQoGRG9jdG9yEhYuY3R4ZC52MS5Eb2N0b3JSZXF1ZXN0GhcuY3R4ZC52MS5Eb2N0b3JSZXNwb25zZRI2CgVQcnVuZRIVLmN0eGQudjEuUHJ1bmVSZXF1ZXN0GhYuY3R4ZC52MS5QcnVuZVJlc3BvbnNlQjBaJ2dpdGh1Yi5jb20vY3R4ZC9jdHhkL2dlbi9jdHhkL3YxO2N0eGR2MZIDBAgCIANiCGVkaXRpb25zcOgH", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxImIKDFBydW5lUmVxdWVzdBIbChN1bnJldHJpZXZlZF9zZWNvbmRzGAEgASgDEg8KB2RyeV9ydW4YAiABKAgSFQoNcGF0aF9wcmVmaXhlcxgDIAMoCRINCgVsaW1pdBgEIAEoBSKiAQoKUHJ1bmVkSXRlbRILCgNyZWYYASABKAkSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBHNpemUYBCABKAMSEgoKZGVsZXRlX3JldhgFIAEoAyJSCg1QcnVuZVJlc3BvbnNlEiIKBWl0ZW1zGAEgAygLMhMuY3R4ZC52MS5QcnVuZWRJdGVtEgwKBG1vcmUYAiABKAgSDwoHZGVsZXRlZBgDIAEoCCIQCg5SZWluZGV4UmVxdWVzdCJrCg9SZWluZGV4UmVzcG9uc2USFgoObGV4aWNhbF9jaHVua3MYASABKAMSFQoNdmVjdG9yX2NodW5rcxgCIAEoAxIYChBhcHBsaWVkX3NlcXVlbmNlGAMgASgEEg8KB3NlY29uZHMYBCABKAEiDwoNRG9jdG9yUmVxdWVzdCK9AQoORG9jdG9yUmVzcG9uc2USCgoCb2sYASABKAgSEAoIcHJvYmxlbXMYAiADKAkSFAoMc3RvcmVfY2h1bmtzGAMgASgDEhYKDmxleGljYWxfY2h1bmtzGAQgASgDEhUKDXN0b3JlX3ZlY3RvcnMYBSABKAMSFQoNdmVjdG9yX2NodW5rcxgGIAEoAxIXCg9vdXRib3hfc2VxdWVuY2UYByABKAQSGAoQYXBwbGllZF9zZXF1ZW5jZRgIIAEoBCIdCg1TdGF0dXNSZXF1ZXN0EgwKBGRpc2sYASABKAgiTgoNRGlza0NvbXBvbmVudBIMCgRuYW1lGAEgASgJEg0KBWJ5dGVzGAIgASgDEhIKCnVzZWRfYnl0ZXMYAyABKAMSDAoEa2V5cxgEIAEoAyL4AgoPRW1iZWRkaW5nU3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEAoIbW9kZWxfaWQYAyABKAkSEgoKZGltZW5zaW9ucxgEIAEoBRIXCg9lbWJlZGRlZF9jaHVua3MYBSABKAMSFgoOcGVuZGluZ19jaHVua3MYBiABKAMSGQoRY2h1bmtzX3Blcl9zZWNvbmQYByABKAESFQoNcGVuZGluZ19pdGVtcxgIIAEoAxIdChVjaHVua3Nfd2l0aF9xdWVzdGlvbnMYCSABKAMSIAoYY2h1bmtzX3dpdGhvdXRfcXVlc3Rpb25zGAogASgDEhkKEXBlbmRpbmdfcXVlc3Rpb25zGAsgASgDEikKCGVucmljaGVyGAwgASgLMhcuY3R4ZC52MS5FbnJpY2hlclN0YXR1cxIPCgdsb2FkaW5nGA0gASgIEhUKDWVtYmVkZGVkX2hlcmUYDiABKAMivwEKDkVucmljaGVyU3RhdHVzEhAKCGVuZHBvaW50GAEgASgJEg0KBW1vZGVsGAIgASgJEhYKDnBlbmRpbmdfY2h1bmtzGAMgASgDEhcKD2VucmljaGVkX2NodW5rcxgEIAEoAxIUCgxmYWlsZWRfY2FsbHMYBSABKAMSEgoKbGFzdF9lcnJvchgGIAEoCRIxCg1sYXN0X2Vycm9yX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKEAQoLSW5kZXhTdGF0dXMSEQoJYXZhaWxhYmxlGAEgASgIEhoKEnVuYXZhaWxhYmxlX3JlYXNvbhgCIAEoCRITCgtjaHVua19jb3VudBgDIAEoAxIXCg9vdXRib3hfc2VxdWVuY2UYBCABKAQSGAoQYXBwbGllZF9zZXF1ZW5jZRgFIAEoBCLmAgoOU3RhdHVzUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIuCgpzdGFydGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghkYXRhX2RpchgDIAEoCRISCgppdGVtX2NvdW50GAQgASgDEhIKCnNpemVfYnl0ZXMYBSABKAMSGAoQc3RvcmVfZmlsZV9ieXRlcxgGIAEoAxIiCgZkcml2ZXMYByADKAsyEi5jdHhkLnYxLkRyaXZlSW5mbxIrCgllbWJlZGRpbmcYCCABKAsyGC5jdHhkLnYxLkVtYmVkZGluZ1N0YXR1cxIjCgVpbmRleBgJIAEoCzIULmN0eGQudjEuSW5kZXhTdGF0dXMSJAoEZGlzaxgKIAMoCzIWLmN0eGQudjEuRGlza0NvbXBvbmVudBIjCgVzdG9yZRgLIAEoCzIULmN0eGQudjEuU3RvcmVTdGF0dXMi7AEKC1N0b3JlU3RhdHVzEhAKCGxvY2F0aW9uGAEgASgJEg4KBnNoYXJlZBgCIAEoCBIRCglyZWFjaGFibGUYAyABKAgSGgoSdW5yZWFjaGFibGVfcmVhc29uGAQgASgJEjUKEXVucmVhY2hhYmxlX3NpbmNlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXBsaWNhX2lkGAYgASgJEhcKD291dGJveF9zZXF1ZW5jZRgHIAEoBBIoCghyZXBsaWNhcxgIIAMoCzIWLmN0eGQudjEuUmVwbGljYVN0YXR1cyK6AQoNUmVwbGljYVN0YXR1cxIKCgJpZBgBIAEoCRIMCgRob3N0GAIgASgJEhgKEGFwcGxpZWRfc2VxdWVuY2UYAyABKAQSEwoLbGFnX2NoYW5nZXMYBCABKAQSEwoLbGFnX3NlY29uZHMYBSABKAESLwoLcmVwb3J0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGdvbmUYByABKAgSDAoEc2VsZhgIIAEoCDL6AQoMQWRtaW5TZXJ2aWNlEjkKBlN0YXR1cxIWLmN0eGQudjEuU3RhdHVzUmVxdWVzdBoXLmN0eGQudjEuU3RhdHVzUmVzcG9uc2USPAoHUmVpbmRleBIXLmN0eGQudjEuUmVpbmRleFJlcXVlc3QaGC5jdHhkLnYxLlJlaW5kZXhSZXNwb25zZRI5CgZEb2N0b3ISFi5jdHhkLnYxLkRvY3RvclJlcXVlc3QaFy5jdHhkLnYxLkRvY3RvclJlc3BvbnNlEjYKBVBydW5lEhUuY3R4ZC52MS5QcnVuZVJlcXVlc3QaFi5jdHhkLnYxLlBydW5lUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * PruneRequest selects what to prune.
@@ -464,6 +464,15 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
    * @generated from field: bool loading = 13;
    */
   loading: boolean;
+
+  /**
+   * Chunk texts this daemon's model embedded since it started. On a store
+   * that replicas share each chunk is embedded by one of them, so the sum
+   * over the replicas is what the team's model computed.
+   *
+   * @generated from field: int64 embedded_here = 14;
+   */
+  embeddedHere: bigint;
 };
 
 /**
@@ -663,6 +672,16 @@ export type StatusResponse = Message<"ctxd.v1.StatusResponse"> & {
    * @generated from field: repeated ctxd.v1.DiskComponent disk = 10;
    */
   disk: DiskComponent[];
+
+  /**
+   * The store: which one, whether it answers and, on a store that replicas
+   * share, where each replica's indexes stand. While the store does not
+   * answer, Status still answers with store.reachable false and the figures
+   * it needs the store for left at zero.
+   *
+   * @generated from field: ctxd.v1.StoreStatus store = 11;
+   */
+  store?: StoreStatus | undefined;
 };
 
 /**
@@ -671,6 +690,157 @@ export type StatusResponse = Message<"ctxd.v1.StatusResponse"> & {
  */
 export const StatusResponseSchema: GenMessage<StatusResponse> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_admin, 12);
+
+/**
+ * StoreStatus describes the store the daemon serves.
+ *
+ * @generated from message ctxd.v1.StoreStatus
+ */
+export type StoreStatus = Message<"ctxd.v1.StoreStatus"> & {
+  /**
+   * The bbolt file's path, or the PostgreSQL URL with its password
+   * replaced by "xxxxx".
+   *
+   * @generated from field: string location = 1;
+   */
+  location: string;
+
+  /**
+   * True for a PostgreSQL store, which several daemons (replicas) may
+   * share.
+   *
+   * @generated from field: bool shared = 2;
+   */
+  shared: boolean;
+
+  /**
+   * False while the store does not answer: calls that need it answer
+   * UNAVAILABLE, health reports NOT_SERVING, and the daemon serves again by
+   * itself once it answers.
+   *
+   * @generated from field: bool reachable = 3;
+   */
+  reachable: boolean;
+
+  /**
+   * Why the store is unreachable; empty when reachable.
+   *
+   * @generated from field: string unreachable_reason = 4;
+   */
+  unreachableReason: string;
+
+  /**
+   * Since when it is unreachable; unset when reachable.
+   *
+   * @generated from field: google.protobuf.Timestamp unreachable_since = 5;
+   */
+  unreachableSince?: Timestamp | undefined;
+
+  /**
+   * This daemon's replica id: the UUID in its data directory's replica-id
+   * file on a shared store, "local" on a store of its own.
+   *
+   * @generated from field: string replica_id = 6;
+   */
+  replicaId: string;
+
+  /**
+   * Sequence of the last change written to the store's outbox.
+   *
+   * @generated from field: uint64 outbox_sequence = 7;
+   */
+  outboxSequence: bigint;
+
+  /**
+   * Every replica that has reported where its indexes stand, this one
+   * included, by id.
+   *
+   * @generated from field: repeated ctxd.v1.ReplicaStatus replicas = 8;
+   */
+  replicas: ReplicaStatus[];
+};
+
+/**
+ * Describes the message ctxd.v1.StoreStatus.
+ * Use `create(StoreStatusSchema)` to create a new message.
+ */
+export const StoreStatusSchema: GenMessage<StoreStatus> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 13);
+
+/**
+ * ReplicaStatus is where one replica's search indexes stand in the store's
+ * outbox. A replica reports when it trims the outbox (after its indexes
+ * made changes durable: at most every few minutes while it applies, and
+ * when it stops), so another replica's row is as of its last report.
+ *
+ * @generated from message ctxd.v1.ReplicaStatus
+ */
+export type ReplicaStatus = Message<"ctxd.v1.ReplicaStatus"> & {
+  /**
+   * The replica's id (its data directory's replica-id).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The host it runs on, as it reported.
+   *
+   * @generated from field: string host = 2;
+   */
+  host: string;
+
+  /**
+   * The outbox sequence its indexes have applied.
+   *
+   * @generated from field: uint64 applied_sequence = 3;
+   */
+  appliedSequence: bigint;
+
+  /**
+   * Changes written to the outbox after applied_sequence.
+   *
+   * @generated from field: uint64 lag_changes = 4;
+   */
+  lagChanges: bigint;
+
+  /**
+   * How long the first of those changes has waited; 0 when caught up or
+   * when that change is no longer retained.
+   *
+   * @generated from field: double lag_seconds = 5;
+   */
+  lagSeconds: number;
+
+  /**
+   * When it last reported.
+   *
+   * @generated from field: google.protobuf.Timestamp reported_at = 6;
+   */
+  reportedAt?: Timestamp | undefined;
+
+  /**
+   * Silent for over an hour: it no longer holds back the trimming of the
+   * outbox, and rebuilds its indexes from the store if it returns.
+   *
+   * @generated from field: bool gone = 7;
+   */
+  gone: boolean;
+
+  /**
+   * This daemon: its row shows its live index state, not its last report.
+   *
+   * @generated from field: bool self = 8;
+   */
+  self: boolean;
+};
+
+/**
+ * Describes the message ctxd.v1.ReplicaStatus.
+ * Use `create(ReplicaStatusSchema)` to create a new message.
+ */
+export const ReplicaStatusSchema: GenMessage<ReplicaStatus> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 14);
 
 /**
  * AdminService reports on the daemon itself.
