@@ -34,6 +34,10 @@ const (
 	applyBytes  = 256 << 10
 	// trimEvery is how many applied entries accumulate before the outbox is trimmed.
 	trimEvery = 4096
+	// reportEvery is how often an engine on a store shared by replicas
+	// reports where it stands even when it has nothing to trim: a replica
+	// silent for vfs.ReplicaRetention counts as gone.
+	reportEvery = vfs.ReplicaRetention / 4
 	// After a write wakes the applier it waits a moment so that one Bleve
 	// batch carries many changes: every batch becomes a segment, and merging
 	// many tiny segments costs far more than indexing. A busy stream of
@@ -96,6 +100,8 @@ type Engine struct {
 
 	// Owned by the run goroutine.
 	lexSeq, vecSeq, snapSeq, trimmed uint64
+	reported                         uint64     // the position last reported to a shared store (TrimOutbox)
+	reportedAt                       time.Time  // when; zero before the first report
 	marked                           uint64     // lexSeq the store's IndexedAt reflects (Store.MarkIndexed)
 	marking                          chan error // the Store.MarkIndexed in flight (markAsync), or nil
 	markingTo                        uint64     // its target
@@ -827,19 +833,23 @@ func (e *Engine) maybeSnapshot(busy bool) error {
 // enough have accumulated (or, when not busy, any). A snapshot on disk bounds
 // trimming even before its model is known, so that loading it never finds
 // entries missing; so does marking, which needs the entries it has not
-// walked.
+// walked. On a store shared by replicas trimming is also how this replica
+// reports its position: when idle after it moved (a replica started after
+// others trimmed has nothing to trim, yet must say where it stands), and at
+// least every reportEvery.
 func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
 	upto := min(e.lexSeq, e.marked)
 	if e.vec != nil || e.haveSnap {
 		upto = min(upto, e.snapSeq)
 	}
-	if upto <= e.trimmed || (busy && upto-e.trimmed < trimEvery) {
+	report := e.store.Shared() && (!busy && upto != e.reported || time.Since(e.reportedAt) >= reportEvery)
+	if !report && (upto <= e.trimmed || (busy && upto-e.trimmed < trimEvery)) {
 		return nil
 	}
 	if err := e.store.TrimOutbox(ctx, upto); err != nil {
 		return err
 	}
-	e.trimmed = upto
+	e.trimmed, e.reported, e.reportedAt = max(e.trimmed, upto), upto, time.Now()
 	return nil
 }
 
