@@ -32,7 +32,7 @@ const pgPassword = "pw-4f1d9c"
 
 // pgStore starts a PostgreSQL of the test's own and returns it with the URL
 // of a fresh database on it (carrying pgPassword).
-func pgStore(t *testing.T) (*pgtest.Server, string) {
+func pgStore(t testing.TB) (*pgtest.Server, string) {
 	t.Helper()
 	srv := pgtest.StartServer(t)
 	return srv, srv.NewDatabase(t) + "&password=" + pgPassword
@@ -517,5 +517,25 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 			t.Fatalf("waited %s for %s", timeout, what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestReplicas_StartWithoutDatabase: a replica whose PostgreSQL does not
+// answer at start fails with an error naming the store, without its
+// password (systemd's Restart= starts it again).
+func TestReplicas_StartWithoutDatabase(t *testing.T) {
+	srv, url := pgStore(t)
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	buf := &syncBuffer{}
+	d, err := Start(context.Background(), replicaConfig(t, url), slog.New(slog.NewTextHandler(buf, nil)))
+	if err == nil {
+		d.Stop(context.Background())
+		t.Fatal("a replica started without its database")
+	}
+	if !strings.Contains(err.Error(), "open store postgres://") || !strings.Contains(err.Error(), "password=xxxxx") ||
+		strings.Contains(err.Error()+buf.String(), pgPassword) {
+		t.Errorf("start without the database: %v\nlog:\n%s", err, buf.String())
 	}
 }
