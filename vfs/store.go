@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/ctxd/ctxd/vfs/boltstore"
+	"github.com/ctxd/ctxd/vfs/storecopy"
 	"github.com/google/uuid"
 )
 
@@ -98,6 +99,9 @@ func New(db backend.DB, opts Options) (*Store, error) {
 	}
 	var gap bool // history was off: record what changed meanwhile
 	err = db.Update(context.Background(), func(tx backend.Tx) error {
+		if tx.Bucket([]byte(storecopy.ProgressBucket)) != nil {
+			return errors.New("the store is the destination of an unfinished migration: run the same ctxd migrate again to finish it")
+		}
 		meta, err := tx.CreateBucketIfNotExists([]byte(bucketMeta))
 		if err != nil {
 			return err
