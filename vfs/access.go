@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // Access is the part of the store a caller may see and change: whole drives
@@ -163,7 +163,7 @@ func (a Access) CheckChange(drive, p string) error {
 
 // visibleBelow reports whether anything visible lies below dir, a
 // directory outside the caller's access.
-func (t *txn) visibleBelow(b *bolt.Bucket, drive, dir string) bool {
+func (t *txn) visibleBelow(b backend.Bucket, drive, dir string) bool {
 	if b == nil {
 		return false
 	}
@@ -182,7 +182,7 @@ type keyRange struct{ self, prefix []byte }
 // walkVisible calls fn for every visible entry below dir, in key order,
 // starting after the key after (nil: from the start), until fn returns
 // false. Without an access limit it is one prefix scan.
-func (t *txn) walkVisible(b *bolt.Bucket, drive, dir string, after []byte, fn func(k, v []byte) bool) {
+func (t *txn) walkVisible(b backend.Bucket, drive, dir string, after []byte, fn func(k, v []byte) bool) {
 	if b == nil {
 		return
 	}
@@ -216,7 +216,7 @@ func (t *txn) walkVisible(b *bolt.Bucket, drive, dir string, after []byte, fn fu
 // visibleChildren is children restricted to the caller's access: below a
 // directory outside it, only the directories leading to visible items, and
 // the allowed subtrees themselves, are children (v nil for the former).
-func (t *txn) visibleChildren(b *bolt.Bucket, drive, dir string, after []byte, fn func(k, v []byte) bool) {
+func (t *txn) visibleChildren(b backend.Bucket, drive, dir string, after []byte, fn func(k, v []byte) bool) {
 	if b == nil {
 		return
 	}

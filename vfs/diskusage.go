@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // BucketUsage is what one top-level bucket of the store file takes.
@@ -37,17 +37,12 @@ func (s *Store) DiskUsage(ctx context.Context) (StoreUsage, error) {
 	err := s.view(ctx, func(t *txn) error {
 		u = StoreUsage{FileSize: t.tx.Size()}
 		var inBuckets int64
-		err := t.tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		err := t.tx.ForEach(func(name []byte, b backend.Bucket) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			st := b.Stats()
-			bu := BucketUsage{
-				Name:  string(name),
-				Bytes: int64(st.BranchAlloc + st.LeafAlloc),
-				Used:  int64(st.BranchInuse + st.LeafInuse),
-				Keys:  int64(st.KeyN),
-			}
+			bu := BucketUsage{Name: string(name), Bytes: st.Bytes, Used: st.Used, Keys: st.Keys}
 			u.Buckets = append(u.Buckets, bu)
 			inBuckets += bu.Bytes
 			return nil
@@ -55,9 +50,11 @@ func (s *Store) DiskUsage(ctx context.Context) (StoreUsage, error) {
 		if err != nil {
 			return fmt.Errorf("disk usage: %w", err)
 		}
-		// The freelist is the database's, as of the last commit: with
-		// writes going on, Free and so Meta are close, not exact.
-		u.Free = int64(s.db.Stats().FreeAlloc)
+		bu, err := s.db.Usage(ctx)
+		if err != nil {
+			return fmt.Errorf("disk usage: %w", err)
+		}
+		u.Free = bu.Free
 		u.Meta = max(u.FileSize-inBuckets-u.Free, 0)
 		return nil
 	})

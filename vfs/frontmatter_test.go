@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 func TestParseFrontmatter(t *testing.T) {
@@ -338,7 +338,7 @@ func TestStore_Frontmatter_ParsedOnRechunk(t *testing.T) {
 	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
 	it := mustWrite(t, s, "self:/soul.md", soul)
 	// What an older ctxd stored: no frontmatter metadata, the block chunked.
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(ctx, func(tx backend.Tx) error {
 		tt := s.newTxn(tx)
 		id, _ := parseID(it.ID)
 		old := it

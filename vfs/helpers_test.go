@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/google/uuid"
-	bolt "go.etcd.io/bbolt"
 )
 
 // mustOpenStore opens a store in a temp dir; at cleanup it checks the store's
@@ -43,7 +43,7 @@ func (s *Store) check() error {
 	if err := s.Verify(context.Background()); err != nil {
 		return err
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.db.View(ctx, func(tx backend.Tx) error {
 		t := s.newTxn(tx)
 		type tally struct{ count, size int64 }
 		counts := map[string]tally{}
@@ -104,10 +104,10 @@ func (s *Store) check() error {
 		if err != nil {
 			return err
 		}
-		if n := t.items.Stats().KeyN; n != len(ids) {
+		if n := t.items.Stats().Keys; n != int64(len(ids)) {
 			return fmt.Errorf("%d item records for %d paths", n, len(ids))
 		}
-		if n := t.content.Stats().KeyN; n != len(ids) {
+		if n := t.content.Stats().Keys; n != int64(len(ids)) {
 			return fmt.Errorf("%d content records for %d paths", n, len(ids))
 		}
 		seen := 0
@@ -209,7 +209,7 @@ func checkIndex(t *txn) error {
 			return fmt.Errorf("counter %s = %d, actual %d", name, got, want)
 		}
 	}
-	if n := int64(t.chunkq.Stats().KeyN); n != nPending {
+	if n := t.chunkq.Stats().Keys; n != nPending {
 		return fmt.Errorf("%d chunking queue entries for %d pending items", n, nPending)
 	}
 	return t.vectors.ForEachBucket(func(model []byte) error {
@@ -250,8 +250,8 @@ func blankText(t *txn, pv pathVal) bool {
 func snapshot(t testing.TB, s *Store) string {
 	t.Helper()
 	var sb strings.Builder
-	var walk func(prefix string, b *bolt.Bucket)
-	walk = func(prefix string, b *bolt.Bucket) {
+	var walk func(prefix string, b backend.Bucket)
+	walk = func(prefix string, b backend.Bucket) {
 		b.ForEach(func(k, v []byte) error {
 			if v == nil {
 				walk(prefix+string(k)+"/", b.Bucket(k))
@@ -261,8 +261,8 @@ func snapshot(t testing.TB, s *Store) string {
 			return nil
 		})
 	}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+	err := s.db.View(ctx, func(tx backend.Tx) error {
+		return tx.ForEach(func(name []byte, b backend.Bucket) error {
 			walk(string(name)+"/", b)
 			return nil
 		})
@@ -321,7 +321,7 @@ func wantErr(t testing.TB, err, kind error) *Error {
 func paths(t testing.TB, s *Store) []string {
 	t.Helper()
 	var out []string
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(ctx, func(tx backend.Tx) error {
 		t := s.newTxn(tx)
 		for _, d := range t.driveNames() {
 			subtree(t.driveBucket(d), "/", func(k, v []byte) {

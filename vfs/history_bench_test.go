@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // BenchmarkHistory_WriteThroughput measures durable writes (each an
@@ -119,25 +119,20 @@ func BenchmarkHistory_BytesPerEdit(b *testing.B) {
 // storeBytes returns the bytes of the pages s uses.
 func storeBytes(b *testing.B, s *Store) (used int64) {
 	b.Helper()
-	err := s.db.View(func(tx *bolt.Tx) error {
-		st := s.db.Stats()
-		used = tx.Size() - int64(st.FreePageN+st.PendingPageN)*int64(s.db.Info().PageSize)
-		return nil
-	})
+	u, err := s.db.Usage(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return used
+	return u.Size - u.Free
 }
 
 // historyBytes returns the bytes the history buckets' pages hold.
 func historyBytes(b *testing.B, s *Store) int64 {
 	b.Helper()
 	var n int64
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(ctx, func(tx backend.Tx) error {
 		for _, name := range []string{bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack} {
-			st := tx.Bucket([]byte(name)).Stats()
-			n += int64(st.BranchInuse + st.LeafInuse + st.InlineBucketInuse)
+			n += tx.Bucket([]byte(name)).Stats().Used
 		}
 		return nil
 	})

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // revSummary renders a revision as "rev op actor ref deleted?" for comparisons.
@@ -76,7 +76,7 @@ func blobKinds(t testing.TB, s *Store) map[byte]int {
 func archivedBytes(t testing.TB, s *Store) (n int) {
 	t.Helper()
 	forEachEntry(t, s, func(_ entry, v []byte) { n += len(v) })
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(ctx, func(tx backend.Tx) error {
 		return tx.Bucket([]byte(bucketBlobs)).ForEach(func(k, v []byte) error {
 			if k[32] == 0 {
 				n += len(v)
@@ -94,7 +94,7 @@ func archivedBytes(t testing.TB, s *Store) (n int) {
 // its value.
 func forEachEntry(t testing.TB, s *Store, fn func(e entry, v []byte)) {
 	t.Helper()
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(ctx, func(tx backend.Tx) error {
 		tn := s.newTxn(tx)
 		return tn.revs.ForEach(func(k, _ []byte) error {
 			if !isIndexKey(k) {
@@ -370,7 +370,7 @@ func TestStore_History_ArchiveLayout(t *testing.T) {
 			shared++
 		}
 	})
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(ctx, func(tx backend.Tx) error {
 		return tx.Bucket([]byte(bucketBlobs)).ForEach(func(k, _ []byte) error {
 			if k[32] == 0 {
 				blobs++
@@ -398,7 +398,7 @@ func TestStore_History_ArchiveLayout(t *testing.T) {
 	if k := blobKinds(t, s); len(k) != 0 {
 		t.Errorf("archived after pruning all but the current revisions = %v", k)
 	}
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := s.db.View(ctx, func(tx backend.Tx) error {
 		if k, _ := tx.Bucket([]byte(bucketBlobs)).Cursor().First(); k != nil {
 			return fmt.Errorf("blob %x left after pruning", k)
 		}
@@ -882,7 +882,7 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			if err := s.Verify(ctx); err != nil {
 				t.Fatalf("Verify before corrupting: %v", err)
 			}
-			if err := s.db.Update(func(tx *bolt.Tx) error { return corrupt(s.newTxn(tx)) }); err != nil {
+			if err := s.db.Update(ctx, func(tx backend.Tx) error { return corrupt(s.newTxn(tx)) }); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Verify(ctx); err == nil || !strings.Contains(err.Error(), "history") {
@@ -893,7 +893,7 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 }
 
 // lastKey returns (copies of) the last key of b that match reports true for, and its value.
-func lastKey(b *bolt.Bucket, match func([]byte) bool) (k, v []byte) {
+func lastKey(b backend.Bucket, match func([]byte) bool) (k, v []byte) {
 	c := b.Cursor()
 	for k, v = c.Last(); k != nil && !match(k); k, v = c.Prev() {
 	}
@@ -964,7 +964,7 @@ func TestStore_History_MetadataOfRecord(t *testing.T) {
 			}
 			copies := func() (n int) {
 				t.Helper()
-				err := s.db.View(func(tx *bolt.Tx) error {
+				err := s.db.View(ctx, func(tx backend.Tx) error {
 					return s.newTxn(tx).revs.ForEach(func(k, v []byte) error {
 						if len(k) == 26 && k[17] == 'm' {
 							n++

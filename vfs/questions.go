@@ -13,7 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // This file keeps question vectors (the Knowledge Hive's hypothetical prompt
@@ -133,7 +133,7 @@ func usableQuestions(questions []string) []string {
 }
 
 // qvectorBucket returns the current model's question vectors, or nil.
-func (t *txn) qvectorBucket() *bolt.Bucket {
+func (t *txn) qvectorBucket() backend.Bucket {
 	if t.model == "" {
 		return nil
 	}
@@ -280,11 +280,11 @@ func (t *txn) dropOrphanQuestions() error {
 
 // indexChunkHashes creates the chunk hash index, filling it from the chunk
 // records of a store written before the index existed.
-func indexChunkHashes(tx *bolt.Tx) error {
+func indexChunkHashes(tx backend.Tx) error {
 	if tx.Bucket([]byte(bucketChunkHash)) != nil {
 		return nil
 	}
-	b, err := tx.CreateBucket([]byte(bucketChunkHash))
+	b, err := tx.CreateBucketIfNotExists([]byte(bucketChunkHash))
 	if err != nil {
 		return err
 	}
@@ -626,22 +626,22 @@ type PendingQuestion struct {
 	Have bool
 }
 
+func (p PendingQuestion) queueKey() []byte { return p.key }
+
 // PendingQuestions returns up to limit queued questions, in queue order.
 func (s *Store) PendingQuestions(ctx context.Context, limit int) ([]PendingQuestion, error) {
 	var out []PendingQuestion
-	err := s.view(ctx, func(t *txn) error {
-		out = out[:0]
-		c := t.qembedq.Cursor()
-		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+	err := s.claimQueue(ctx, claimQuestion, func(t *txn) backend.Bucket { return t.qembedq }, limit,
+		func() { out = out[:0] },
+		func(t *txn, k, v []byte) error {
 			rec := t.questions.Get(k)
 			if rec == nil {
 				return fmt.Errorf("queued question %x has no record", k)
 			}
 			out = append(out, PendingQuestion{key: bytes.Clone(k), Hash: [32]byte(v[:32]), Text: string(rec[32:]),
 				Have: len(v) == 32 && t.questionVector(v) != nil})
-		}
-		return nil
-	})
+			return nil
+		})
 	return out, err
 }
 
@@ -654,6 +654,9 @@ func (s *Store) SaveQuestionVectors(ctx context.Context, model string, done []Pe
 		return fmt.Errorf("save question vectors: %d vectors for %d questions", len(vecs), len(done))
 	}
 	return s.update(ctx, func(t *txn) error {
+		if err := releaseClaims(s, t, claimQuestion, done); err != nil {
+			return err
+		}
 		if t.model != model {
 			return nil
 		}

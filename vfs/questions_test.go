@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // checkQuestions verifies the question state: the chunk hash index holds
@@ -29,7 +29,7 @@ func checkQuestions(t *txn) error {
 	if err != nil {
 		return err
 	}
-	if got := t.chunkhash.Stats().KeyN; got != n {
+	if got := t.chunkhash.Stats().Keys; got != int64(n) {
 		return fmt.Errorf("chunk hash index holds %d entries for %d chunks", got, n)
 	}
 	err = t.questions.ForEach(func(k, v []byte) error {
@@ -618,7 +618,7 @@ func TestOpen_IndexesChunkHashesOfAnOlderStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeQ(t, s, "notes:/a.md", "one\n\ntwo\n")
-	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte(bucketChunkHash)) }); err != nil {
+	if err := s.db.Update(ctx, func(tx backend.Tx) error { return tx.DeleteBucket([]byte(bucketChunkHash)) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

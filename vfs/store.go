@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctxd/ctxd/vfs/backend"
+	"github.com/ctxd/ctxd/vfs/boltstore"
 	"github.com/google/uuid"
-	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Bucket and key names of the bbolt file; see doc.go for the layout.
@@ -30,11 +30,6 @@ const (
 	schemaVersion = 1
 )
 
-// batchDelay bounds how long a write waits for others to share its fsync. bbolt's
-// 10ms default caps 16 synchronous writers at ~1,600 writes/s; 1ms keeps batching
-// while a lone writer barely notices.
-const batchDelay = time.Millisecond
-
 // Options configures Open.
 type Options struct {
 	MaxContentBytes int64         // 0 means DefaultMaxContentBytes
@@ -48,11 +43,18 @@ type Options struct {
 	History Retention
 	// HistoryOff stops recording revisions; existing history stays readable.
 	HistoryOff bool
+	// ReplicaID names this process among the daemons sharing the store
+	// (replicas over PostgreSQL): its index position is recorded under it
+	// and its claims on queued work are its own. "" means "local".
+	ReplicaID, ReplicaHost string
+	// ClaimLease is how long a claim on queued work lasts on a shared
+	// store; 0 means DefaultClaimLease.
+	ClaimLease time.Duration
 }
 
 // Store is the item store. It is safe for concurrent use.
 type Store struct {
-	db         *bolt.DB
+	db         backend.DB
 	maxContent int64
 	roots      []Ref // context roots, parsed
 	retention  Retention
@@ -67,44 +69,49 @@ type Store struct {
 
 	// questionsWith memoises QuestionStats' one costly count.
 	questionsWith questionCount
+
+	// shared is set when other processes write the same store (the backend
+	// is a backend.Notifier): queued work is then claimed before it is done.
+	shared                 bool
+	replicaID, replicaHost string
+	claimLease             time.Duration
+	stopNotify             chan struct{} // ends the relay of the backend's change notices
 }
 
-// Open opens or creates the store at path, creating its buckets and checking
-// the schema version. A second opener of the same file fails after
+// Open opens or creates the bbolt store at path, creating its buckets and
+// checking the schema version. A second opener of the same file fails after
 // opts.OpenTimeout.
 func Open(path string, opts Options) (*Store, error) {
-	if opts.MaxContentBytes < 0 || opts.OpenTimeout < 0 || opts.History.Keep < 0 || opts.History.MinAge < 0 {
+	if opts.OpenTimeout < 0 {
 		return nil, fmt.Errorf("open %s: negative option", path)
+	}
+	db, err := boltstore.Open(path, boltstore.Options{OpenTimeout: opts.OpenTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s, err := New(db, opts)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// New opens the store kept in db, creating its buckets and checking the
+// schema version. The Store owns db from then on: Close closes it.
+func New(db backend.DB, opts Options) (*Store, error) {
+	if opts.MaxContentBytes < 0 || opts.History.Keep < 0 || opts.History.MinAge < 0 {
+		return nil, errors.New("negative option")
 	}
 	if opts.MaxContentBytes == 0 {
 		opts.MaxContentBytes = DefaultMaxContentBytes
 	}
-	if opts.OpenTimeout == 0 {
-		opts.OpenTimeout = time.Second
-	}
 	roots, err := parseContextRoots(opts.ContextRoots)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout: opts.OpenTimeout,
-		// The freelist is rebuilt on open instead of written on every commit.
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
-		// Growing the map inside a write copies every value that write
-		// holds to the heap (a 60 MB item, once per doubling); address
-		// space is cheap, and bbolt grows by 1 GB steps beyond this.
-		InitialMmapSize: 1 << 30,
-	})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("open %s: the store is locked by another process (gave up after %s); stop the other ctxd or use another data dir", path, opts.OpenTimeout)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	db.MaxBatchDelay = batchDelay
 	var gap bool // history was off: record what changed meanwhile
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(context.Background(), func(tx backend.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists([]byte(bucketMeta))
 		if err != nil {
 			return err
@@ -116,7 +123,7 @@ func Open(path string, opts Options) (*Store, error) {
 		} else if string(v) != strconv.Itoa(schemaVersion) {
 			return fmt.Errorf("schema version %q is not supported (this ctxd reads version %d); use a matching ctxd build", v, schemaVersion)
 		}
-		for _, name := range []string{bucketDrives, bucketCounters} {
+		for _, name := range []string{bucketDrives, bucketCounters, bucketReplicas} {
 			if _, err := meta.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -126,7 +133,7 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		for _, name := range []string{bucketItems, bucketContent, bucketText, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox,
 			bucketQuestions, bucketQVectors, bucketQEmbedQ,
-			bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack} {
+			bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack, bucketClaims} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -137,28 +144,65 @@ func Open(path string, opts Options) (*Store, error) {
 		return indexEmbedQueue(tx)
 	})
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
+	}
+	if opts.ReplicaID == "" {
+		opts.ReplicaID = "local"
+	}
+	if opts.ClaimLease <= 0 {
+		opts.ClaimLease = DefaultClaimLease
 	}
 	s := &Store{db: db, maxContent: opts.MaxContentBytes, roots: roots,
-		retention: opts.History.withDefaults(), historyOff: opts.HistoryOff, now: time.Now}
+		retention: opts.History.withDefaults(), historyOff: opts.HistoryOff, now: time.Now,
+		replicaID: opts.ReplicaID, replicaHost: opts.ReplicaHost, claimLease: opts.ClaimLease,
+		stopNotify: make(chan struct{})}
 	if gap {
 		if err := s.closeHistoryGap(); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("open %s: record changes made while history was off: %w", path, err)
+			return nil, fmt.Errorf("record changes made while history was off: %w", err)
 		}
+	}
+	if n, ok := db.(backend.Notifier); ok {
+		s.shared = true
+		go s.relayChanges(n.Changed())
 	}
 	return s, nil
 }
 
-// Close writes the freelist and closes the bbolt file.
+// relayChanges signals the Work channels when another process commits to a
+// shared store, as a commit of this one does.
+func (s *Store) relayChanges(changed <-chan struct{}) {
+	for {
+		select {
+		case <-s.stopNotify:
+			return
+		case _, ok := <-changed:
+			if !ok {
+				return
+			}
+			s.signalWork()
+		}
+	}
+}
+
+// signalWork wakes every Work channel.
+func (s *Store) signalWork() {
+	s.workMu.Lock()
+	for _, w := range s.work {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+	s.workMu.Unlock()
+}
+
+// Shared reports whether other processes write this store.
+func (s *Store) Shared() bool { return s.shared }
+
+// Close closes the store's backend.
 func (s *Store) Close() error {
-	// Commits skip writing the freelist (NoFreelistSync), so an open must
-	// rebuild it by reading every page: seconds for a store of gigabytes.
-	// Writing it once here lets the next open after a clean stop skip that.
-	s.db.NoFreelistSync = false
-	err := s.db.Update(func(*bolt.Tx) error { return nil })
-	return errors.Join(err, s.db.Close())
+	close(s.stopNotify)
+	return s.db.Close()
 }
 
 // MaxContentBytes returns the limit on one item's content.
@@ -171,7 +215,7 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 		return err
 	}
 	actor, access := ActorFrom(ctx), AccessFrom(ctx)
-	err := s.db.Batch(func(tx *bolt.Tx) error {
+	err := s.db.Batch(ctx, func(tx backend.Tx) error {
 		t := s.newTxn(tx)
 		t.actor, t.access = actor, access
 		if err := fn(t); err != nil {
@@ -180,14 +224,7 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 		return t.dropOrphanQuestions()
 	})
 	if err == nil {
-		s.workMu.Lock()
-		for _, w := range s.work {
-			select {
-			case w <- struct{}{}:
-			default:
-			}
-		}
-		s.workMu.Unlock()
+		s.signalWork()
 	}
 	return err
 }
@@ -207,7 +244,7 @@ func (s *Store) view(ctx context.Context, fn func(t *txn) error) error {
 		}
 		return fn(t)
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.db.View(ctx, func(tx backend.Tx) error {
 		t := s.newTxn(tx)
 		t.access = access
 		return fn(t)
@@ -216,19 +253,19 @@ func (s *Store) view(ctx context.Context, fn func(t *txn) error) error {
 
 // txn wraps a bbolt transaction with the store's buckets and record helpers.
 type txn struct {
-	tx       *bolt.Tx
-	items    *bolt.Bucket
-	content  *bolt.Bucket
-	text     *bolt.Bucket
-	paths    *bolt.Bucket
-	drives   *bolt.Bucket
-	counters *bolt.Bucket
-	chunks   *bolt.Bucket
-	embedq   *bolt.Bucket
-	waitq    *bolt.Bucket
-	chunkq   *bolt.Bucket
-	vectors  *bolt.Bucket
-	outbox   *bolt.Bucket
+	tx       backend.Tx
+	items    backend.Bucket
+	content  backend.Bucket
+	text     backend.Bucket
+	paths    backend.Bucket
+	drives   backend.Bucket
+	counters backend.Bucket
+	chunks   backend.Bucket
+	embedq   backend.Bucket
+	waitq    backend.Bucket
+	chunkq   backend.Bucket
+	vectors  backend.Bucket
+	outbox   backend.Bucket
 	chunker  Chunker // nil while no chunker is installed
 	model    string  // embedding model id; "" while unknown
 	now      time.Time
@@ -238,11 +275,11 @@ type txn struct {
 	op       string // the history operation of the public mutation running (update only)
 
 	// History buckets (see history.go); historyOff skips recording.
-	revs, revLog, revActor, deleted, blobs, repack *bolt.Bucket
+	revs, revLog, revActor, deleted, blobs, repack backend.Bucket
 	historyOff                                     bool
 
 	// Question buckets (see questions.go).
-	questions, qvectors, qembedq, chunkhash *bolt.Bucket
+	questions, qvectors, qembedq, chunkhash backend.Bucket
 
 	emitted     map[[16]byte]uint64 // outbox entries this transaction appended, by item
 	precomputed *Embeddings         // vectors supplied with a Write, consumed by putChunks
@@ -260,7 +297,7 @@ type txn struct {
 	attachedMemo *attachment
 }
 
-func (s *Store) newTxn(tx *bolt.Tx) *txn {
+func (s *Store) newTxn(tx backend.Tx) *txn {
 	meta := tx.Bucket([]byte(bucketMeta))
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -388,20 +425,20 @@ func segmentEnd(k []byte, pos int) int {
 	return len(k)
 }
 
-func (t *txn) driveBucket(drive string) *bolt.Bucket {
+func (t *txn) driveBucket(drive string) backend.Bucket {
 	b := t.paths.Bucket([]byte(drive))
 	if b != nil {
-		b.FillPercent = pathsFill
+		b.SetFillPercent(pathsFill)
 	}
 	return b
 }
 
-func (t *txn) createDriveBucket(drive string) (*bolt.Bucket, error) {
+func (t *txn) createDriveBucket(drive string) (backend.Bucket, error) {
 	b, err := t.paths.CreateBucketIfNotExists([]byte(drive))
 	if err != nil {
 		return nil, fmt.Errorf("create drive bucket %q: %w", drive, err)
 	}
-	b.FillPercent = pathsFill
+	b.SetFillPercent(pathsFill)
 	return b, nil
 }
 
@@ -699,13 +736,13 @@ func (t *txn) lookup(r Ref) (node, error) {
 	return n, nil
 }
 
-func hasPrefix(b *bolt.Bucket, prefix []byte) bool {
+func hasPrefix(b backend.Bucket, prefix []byte) bool {
 	k, _ := b.Cursor().Seek(prefix)
 	return k != nil && bytes.HasPrefix(k, prefix)
 }
 
 // fileAncestor returns the nearest ancestor of path stored as a file, if any.
-func fileAncestor(b *bolt.Bucket, path string) (string, bool) {
+func fileAncestor(b backend.Bucket, path string) (string, bool) {
 	if b == nil {
 		return "", false
 	}
@@ -718,7 +755,7 @@ func fileAncestor(b *bolt.Bucket, path string) (string, bool) {
 }
 
 // subtree calls fn for every entry below dir, in key order.
-func subtree(b *bolt.Bucket, dir string, fn func(k, v []byte)) {
+func subtree(b backend.Bucket, dir string, fn func(k, v []byte)) {
 	if b == nil {
 		return
 	}
@@ -732,7 +769,7 @@ func subtree(b *bolt.Bucket, dir string, fn func(k, v []byte)) {
 // children calls fn for each direct child of dir, in name order, starting
 // after the child whose key is after (nil: from the start). v is nil for
 // implicit directories. fn returns false to stop.
-func children(b *bolt.Bucket, dir string, after []byte, fn func(k, v []byte) bool) {
+func children(b backend.Bucket, dir string, after []byte, fn func(k, v []byte) bool) {
 	if b == nil {
 		return
 	}

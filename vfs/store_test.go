@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/google/uuid"
-	bolt "go.etcd.io/bbolt"
 )
 
 var ctx = context.Background()
@@ -590,7 +590,7 @@ func TestStore_Reopen(t *testing.T) {
 		t.Error(err)
 	}
 	// An unknown schema version is refused.
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.db.Update(ctx, func(tx backend.Tx) error {
 		return tx.Bucket([]byte(bucketMeta)).Put([]byte(keySchema), []byte("99"))
 	})
 	if err != nil {
@@ -657,7 +657,7 @@ func TestStore_ItemRecordLeavesOutItsKey(t *testing.T) {
 	written := mustWrite(t, s, "notes:/a.md", "body")
 	key := uuid.MustParse(written.ID)
 	var rec []byte
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := s.db.View(ctx, func(tx backend.Tx) error {
 		rec = bytes.Clone(tx.Bucket([]byte(bucketItems)).Get(key[:]))
 		return nil
 	}); err != nil {
@@ -667,7 +667,7 @@ func TestStore_ItemRecordLeavesOutItsKey(t *testing.T) {
 		t.Errorf("record %s repeats the id or the update time", rec)
 	}
 	withID := bytes.Replace(rec, []byte("{"), []byte(`{"ID":"`+written.ID+`",`), 1)
-	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketItems)).Put(key[:], withID) }); err != nil {
+	if err := s.db.Update(ctx, func(tx backend.Tx) error { return tx.Bucket([]byte(bucketItems)).Put(key[:], withID) }); err != nil {
 		t.Fatal(err)
 	}
 	for _, ref := range []Ref{mustRef(t, "notes:/a.md"), {ID: written.ID}} {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // TestStore_TextContentValidated sends text that is not valid UTF-8, or that
@@ -67,7 +67,7 @@ func TestStore_LegacyInvalidText(t *testing.T) {
 	s := mustOpenStore(t, Options{HistoryOff: true})
 	mustWrite(t, s, "/old.md", "one\ntwo\n")
 	// Replace the stored bytes in place, as an older version could leave them.
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(ctx, func(tx backend.Tx) error {
 		tn := s.newTxn(tx)
 		n, err := tn.lookup(mustRef(t, "/old.md"))
 		if err != nil {

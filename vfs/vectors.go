@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // Vectors are keyed by the hash of the text a chunk embeds, so one vector
@@ -48,7 +48,7 @@ const (
 // extend buf within its capacity and Put it again rather than copy the
 // block for every vector.
 type blockTail struct {
-	blocks *bolt.Bucket
+	blocks backend.Bucket
 	key    [8]byte
 	buf    []byte
 }
@@ -56,11 +56,11 @@ type blockTail struct {
 // vectorSet reads one model's vectors; it opens the blocks bucket once,
 // not per vector (a search rescores dozens).
 type vectorSet struct {
-	b, blocks *bolt.Bucket
+	b, blocks backend.Bucket
 }
 
 // openVectors returns the reader of model bucket b (nil: no vectors).
-func openVectors(b *bolt.Bucket) *vectorSet { return &vectorSet{b: b} }
+func openVectors(b backend.Bucket) *vectorSet { return &vectorSet{b: b} }
 
 // get returns the encoded vector stored for hash, or nil.
 func (s *vectorSet) get(hash []byte) []byte {
@@ -91,12 +91,12 @@ func (s *vectorSet) get(hash []byte) []byte {
 // storeVector stores encoded vector enc for hash in model bucket b: over
 // the old one in its block when it has a place, else appended to the last
 // block.
-func (t *txn) storeVector(b *bolt.Bucket, hash, enc []byte) error {
+func (t *txn) storeVector(b backend.Bucket, hash, enc []byte) error {
 	blocks, err := b.CreateBucketIfNotExists([]byte(vectorBlocks))
 	if err != nil {
 		return fmt.Errorf("put vector: %w", err)
 	}
-	blocks.FillPercent = 1 // appended in key order
+	blocks.SetFillPercent(1) // appended in key order
 	if old := b.Get(hash); len(old) == placeLen && old[0] == vectorPlaced {
 		if err := t.overwriteSlot(blocks, old, enc); err == nil || !errors.Is(err, errSlotMismatch) {
 			return err
@@ -126,7 +126,7 @@ func (t *txn) storeVector(b *bolt.Bucket, hash, enc []byte) error {
 var errSlotMismatch = errors.New("slot size differs")
 
 // overwriteSlot writes enc over the vector at place.
-func (t *txn) overwriteSlot(blocks *bolt.Bucket, place, enc []byte) error {
+func (t *txn) overwriteSlot(blocks backend.Bucket, place, enc []byte) error {
 	key := place[1:9]
 	var blk []byte
 	if t.tail != nil && t.tail.blocks == blocks && bytes.Equal(t.tail.key[:], key) {
@@ -151,7 +151,7 @@ func (t *txn) overwriteSlot(blocks *bolt.Bucket, place, enc []byte) error {
 // blockTail returns the block to append a vector of size bytes to: the
 // last one while it has room for it and holds vectors of that size, else a
 // new one.
-func (t *txn) blockTail(blocks *bolt.Bucket, size int) (*blockTail, error) {
+func (t *txn) blockTail(blocks backend.Bucket, size int) (*blockTail, error) {
 	room := func(buf []byte) bool {
 		return len(buf) >= 2 && int(binary.BigEndian.Uint16(buf)) == size && len(buf)+size <= max(blockBytes, 2+size)
 	}
@@ -259,11 +259,11 @@ func (t *txn) dequeueEmbed(key []byte) error {
 
 // indexEmbedQueue creates the queue's hash index, filling it from the
 // queue for a store written before the index existed.
-func indexEmbedQueue(tx *bolt.Tx) error {
+func indexEmbedQueue(tx backend.Tx) error {
 	if tx.Bucket([]byte(bucketEmbedWait)) != nil {
 		return nil
 	}
-	w, err := tx.CreateBucket([]byte(bucketEmbedWait))
+	w, err := tx.CreateBucketIfNotExists([]byte(bucketEmbedWait))
 	if err != nil {
 		return err
 	}

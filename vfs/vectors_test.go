@@ -10,7 +10,7 @@ import (
 	"slices"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // TestStore_NewVectorRecordsEveryChunkWithItsText: vectors are keyed by
@@ -104,7 +104,7 @@ func TestStore_OpenIndexesAnOlderQueue(t *testing.T) {
 	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
 	mustWrite(t, s, "notes:/a.md", "same text")
 	mustWrite(t, s, "notes:/b.md", "same text")
-	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte(bucketEmbedWait)) }); err != nil {
+	if err := s.db.Update(ctx, func(tx backend.Tx) error { return tx.DeleteBucket([]byte(bucketEmbedWait)) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // pinKey marks a context that carries a pinned read transaction.
@@ -29,7 +29,7 @@ func (s *Store) Pin(ctx context.Context) (_ context.Context, release func(), _ e
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	tx, err := s.db.Begin(false)
+	tx, err := s.db.Begin(ctx, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pin: %w", err)
 	}
@@ -44,24 +44,20 @@ func (s *Store) pinnedTxn(ctx context.Context) *txn {
 	return nil
 }
 
-// Verify checks the store file's pages, that the derived counters agree
-// with what they count, and history against the items (see verifyHistory).
-// It reads the whole file and decompresses all history; it is for `ctxd doctor`
-// and tests, not for hot paths.
+// Verify checks the backend's own structures (bbolt's pages, PostgreSQL's
+// schema and bucket catalog: backend.DB.Check), that the derived counters
+// agree with what they count, and history against the items (see
+// verifyHistory). It reads the whole store and decompresses all history; it
+// is for `ctxd doctor` and tests, not for hot paths.
 //
-// The page check runs in a write transaction that is rolled back: bbolt's
-// Tx.Check compares the pages a transaction reaches with the file's free
-// list, which only a write transaction holds still (in a read transaction,
-// commits meanwhile change the free list under it, which reports pages that
-// are fine and races on bbolt's maps). Writes wait while pages are checked.
 // The counters are compared in one read transaction. Verify refuses a
-// context from Pin: the page check would wait for the writer lock, which a
+// context from Pin: bbolt's page check waits for the writer lock, which a
 // write that grows the file holds while it waits for the pinned read.
 func (s *Store) Verify(ctx context.Context) error {
 	if s.pinnedTxn(ctx) != nil {
 		return errors.New("verify: called under a pinned read")
 	}
-	pages := s.checkPages(ctx)
+	pages := s.db.Check(ctx)
 	derived := s.view(ctx, func(t *txn) error { return errors.Join(t.verifyDerived(ctx), t.verifyHistory(ctx)) })
 	if err := ctx.Err(); err != nil {
 		return err
@@ -69,30 +65,12 @@ func (s *Store) Verify(ctx context.Context) error {
 	return errors.Join(pages, derived)
 }
 
-// checkPages runs bbolt's page check. Once started it cannot be
-// interrupted; it costs about one read of the file.
-func (s *Store) checkPages(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	tx, err := s.db.Begin(true)
-	if err != nil {
-		return fmt.Errorf("check pages: %w", err)
-	}
-	defer tx.Rollback()
-	var errs []error
-	for err := range tx.Check(bolt.WithKVStringer(bolt.HexKVStringer())) {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
 // verifyDerived compares the counters with what they count, the embedding
 // queue with its hash index, and requires every chunk record to belong to
 // an item.
 func (t *txn) verifyDerived(ctx context.Context) error {
 	var errs []error
-	count := func(b *bolt.Bucket) (int64, error) {
+	count := func(b backend.Bucket) (int64, error) {
 		var n int64
 		c := b.Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
@@ -106,7 +84,7 @@ func (t *txn) verifyDerived(ctx context.Context) error {
 	}
 	for _, c := range []struct {
 		counter string
-		b       *bolt.Bucket
+		b       backend.Bucket
 	}{
 		{counterChunks, t.chunks},
 		{counterEmbedQ, t.embedq},

@@ -3,7 +3,6 @@ package vfs
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 )
@@ -77,11 +76,11 @@ func BenchmarkStore_Verify(b *testing.B) {
 					}
 				}
 			}
-			fi, err := os.Stat(s.db.Path())
+			u, err := s.db.Usage(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.SetBytes(fi.Size())
+			b.SetBytes(u.Size)
 			b.ResetTimer()
 			for b.Loop() {
 				if err := s.Verify(ctx); err != nil {

@@ -1,0 +1,233 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ctxd/ctxd/vfs/backend"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Options configures Open.
+type Options struct {
+	OpenTimeout time.Duration // how long to wait for another process's lock; 0 means 1s
+}
+
+// DB is a store in one bbolt file.
+type DB struct {
+	db *bolt.DB
+}
+
+var _ backend.DB = (*DB)(nil)
+
+// Open opens or creates the bbolt file at path. A second opener of the same
+// file fails with backend.ErrLocked after opts.OpenTimeout.
+func Open(path string, opts Options) (*DB, error) {
+	if opts.OpenTimeout == 0 {
+		opts.OpenTimeout = time.Second
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: opts.OpenTimeout,
+		// The freelist is rebuilt on open instead of written on every commit.
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+		// Growing the map inside a write copies every value that write
+		// holds to the heap (a 60 MB item, once per doubling); address
+		// space is cheap, and bbolt grows by 1 GB steps beyond this.
+		InitialMmapSize: 1 << 30,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w (gave up after %s); stop the other ctxd or use another data dir", backend.ErrLocked, opts.OpenTimeout)
+	}
+	if err != nil {
+		return nil, err
+	}
+	db.MaxBatchDelay = backend.BatchDelay
+	return &DB{db: db}, nil
+}
+
+// Close writes the freelist and closes the file.
+func (d *DB) Close() error {
+	// Commits skip writing the freelist (NoFreelistSync), so an open must
+	// rebuild it by reading every page: seconds for a store of gigabytes.
+	// Writing it once here lets the next open after a clean stop skip that.
+	d.db.NoFreelistSync = false
+	err := d.db.Update(func(*bolt.Tx) error { return nil })
+	return errors.Join(err, d.db.Close())
+}
+
+// View implements backend.DB.
+func (d *DB) View(ctx context.Context, fn func(backend.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return d.db.View(func(t *bolt.Tx) error { return fn((*tx)(t)) })
+}
+
+// Update implements backend.DB.
+func (d *DB) Update(ctx context.Context, fn func(backend.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return d.db.Update(func(t *bolt.Tx) error { return fn((*tx)(t)) })
+}
+
+// Batch implements backend.DB with bbolt's Batch.
+func (d *DB) Batch(ctx context.Context, fn func(backend.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return d.db.Batch(func(t *bolt.Tx) error { return fn((*tx)(t)) })
+}
+
+// Begin implements backend.DB. bbolt read transactions may be shared by
+// goroutines that only read.
+func (d *DB) Begin(ctx context.Context, writable bool) (backend.Tx, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t, err := d.db.Begin(writable)
+	if err != nil {
+		return nil, err
+	}
+	return (*tx)(t), nil
+}
+
+// Usage implements backend.DB. The freelist is the file's as of the last
+// commit: with writes going on, Free is close, not exact.
+func (d *DB) Usage(ctx context.Context) (backend.Usage, error) {
+	var u backend.Usage
+	err := d.View(ctx, func(t backend.Tx) error {
+		u.Size = t.Size()
+		return nil
+	})
+	u.Free = int64(d.db.Stats().FreeAlloc)
+	return u, err
+}
+
+// Check runs bbolt's page check. It runs in a write transaction that is
+// rolled back: Tx.Check compares the pages a transaction reaches with the
+// file's free list, which only a write transaction holds still (in a read
+// transaction, commits meanwhile change the free list under it, which
+// reports pages that are fine and races on bbolt's maps). Writes wait while
+// pages are checked; once started it cannot be interrupted.
+func (d *DB) Check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t, err := d.db.Begin(true)
+	if err != nil {
+		return fmt.Errorf("check pages: %w", err)
+	}
+	defer t.Rollback()
+	var errs []error
+	for err := range t.Check(bolt.WithKVStringer(bolt.HexKVStringer())) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Path returns the file's path.
+func (d *DB) Path() string { return d.db.Path() }
+
+type (
+	tx     bolt.Tx
+	bucket bolt.Bucket
+	cursor bolt.Cursor
+)
+
+func wrapBucket(b *bolt.Bucket) backend.Bucket {
+	if b == nil {
+		return nil // not a non-nil interface holding a nil pointer
+	}
+	return (*bucket)(b)
+}
+
+// translate gives bbolt's errors the contract's identity.
+func translate(err error) error {
+	for _, m := range [...]struct{ bolt, contract error }{
+		{berrors.ErrBucketExists, backend.ErrBucketExists},
+		{berrors.ErrBucketNotFound, backend.ErrBucketNotFound},
+		{berrors.ErrIncompatibleValue, backend.ErrIncompatible},
+		{berrors.ErrTxClosed, backend.ErrTxClosed},
+		{berrors.ErrTxNotWritable, backend.ErrTxNotWritable},
+		{berrors.ErrKeyRequired, backend.ErrKeyRequired},
+		{berrors.ErrKeyTooLarge, backend.ErrKeyTooLarge},
+		{berrors.ErrValueTooLarge, backend.ErrValueTooLarge},
+	} {
+		if errors.Is(err, m.bolt) {
+			return m.contract
+		}
+	}
+	return err
+}
+
+func (t *tx) Bucket(name []byte) backend.Bucket { return wrapBucket((*bolt.Tx)(t).Bucket(name)) }
+
+func (t *tx) CreateBucketIfNotExists(name []byte) (backend.Bucket, error) {
+	b, err := (*bolt.Tx)(t).CreateBucketIfNotExists(name)
+	return wrapBucket(b), translate(err)
+}
+
+func (t *tx) DeleteBucket(name []byte) error { return translate((*bolt.Tx)(t).DeleteBucket(name)) }
+
+func (t *tx) ForEach(fn func(name []byte, b backend.Bucket) error) error {
+	return (*bolt.Tx)(t).ForEach(func(name []byte, b *bolt.Bucket) error { return fn(name, (*bucket)(b)) })
+}
+
+func (t *tx) Size() int64     { return (*bolt.Tx)(t).Size() }
+func (t *tx) Writable() bool  { return (*bolt.Tx)(t).Writable() }
+func (t *tx) Commit() error   { return translate((*bolt.Tx)(t).Commit()) }
+func (t *tx) Rollback() error { return translate((*bolt.Tx)(t).Rollback()) }
+
+func (b *bucket) Get(key []byte) []byte { return (*bolt.Bucket)(b).Get(key) }
+func (b *bucket) Put(key, value []byte) error {
+	return translate((*bolt.Bucket)(b).Put(key, value))
+}
+func (b *bucket) Delete(key []byte) error { return translate((*bolt.Bucket)(b).Delete(key)) }
+func (b *bucket) Cursor() backend.Cursor  { return (*cursor)((*bolt.Bucket)(b).Cursor()) }
+func (b *bucket) ForEach(fn func(k, v []byte) error) error {
+	return (*bolt.Bucket)(b).ForEach(fn)
+}
+func (b *bucket) Bucket(name []byte) backend.Bucket {
+	return wrapBucket((*bolt.Bucket)(b).Bucket(name))
+}
+func (b *bucket) CreateBucket(name []byte) (backend.Bucket, error) {
+	nb, err := (*bolt.Bucket)(b).CreateBucket(name)
+	return wrapBucket(nb), translate(err)
+}
+func (b *bucket) CreateBucketIfNotExists(name []byte) (backend.Bucket, error) {
+	nb, err := (*bolt.Bucket)(b).CreateBucketIfNotExists(name)
+	return wrapBucket(nb), translate(err)
+}
+func (b *bucket) DeleteBucket(name []byte) error {
+	return translate((*bolt.Bucket)(b).DeleteBucket(name))
+}
+func (b *bucket) ForEachBucket(fn func(name []byte) error) error {
+	return (*bolt.Bucket)(b).ForEachBucket(fn)
+}
+func (b *bucket) Sequence() uint64 { return (*bolt.Bucket)(b).Sequence() }
+func (b *bucket) NextSequence() (uint64, error) {
+	v, err := (*bolt.Bucket)(b).NextSequence()
+	return v, translate(err)
+}
+func (b *bucket) SetSequence(v uint64) error { return translate((*bolt.Bucket)(b).SetSequence(v)) }
+func (b *bucket) Stats() backend.BucketStats {
+	st := (*bolt.Bucket)(b).Stats()
+	return backend.BucketStats{
+		Keys:  int64(st.KeyN),
+		Bytes: int64(st.BranchAlloc + st.LeafAlloc),
+		Used:  int64(st.BranchInuse + st.LeafInuse),
+	}
+}
+func (b *bucket) SetFillPercent(f float64) { (*bolt.Bucket)(b).FillPercent = f }
+
+func (c *cursor) First() ([]byte, []byte)           { return (*bolt.Cursor)(c).First() }
+func (c *cursor) Last() ([]byte, []byte)            { return (*bolt.Cursor)(c).Last() }
+func (c *cursor) Next() ([]byte, []byte)            { return (*bolt.Cursor)(c).Next() }
+func (c *cursor) Prev() ([]byte, []byte)            { return (*bolt.Cursor)(c).Prev() }
+func (c *cursor) Seek(seek []byte) ([]byte, []byte) { return (*bolt.Cursor)(c).Seek(seek) }
+func (c *cursor) Delete() error                     { return translate((*bolt.Cursor)(c).Delete()) }

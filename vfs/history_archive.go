@@ -1,0 +1,580 @@
+package vfs
+
+// The archive of superseded content: per item and SHA-256, as trims,
+// zstd deltas or whole frames, large ones shared across items in blobs.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Archive entry kinds. Superseded content is stored once per item and
+// SHA-256 whatever the number of revisions that had it, and content stored
+// whole and large once per SHA-256 across items. Content that is still an
+// item's current content is not copied: the revisions recorded since the
+// item's content last changed are its pending revisions, which read the
+// content bucket and hold no reference until the content goes.
+const (
+	blobZstd  = 1 // payload is a zstd frame
+	blobDelta = 2 // payload is base hash (32) | zstd frame with the base's bytes as dictionary
+	// blobTrim is the cheap delta archive makes: payload is base hash (32) |
+	// depth (1) | uvarint prefix | uvarint suffix | the bytes between: the
+	// content is the base's first prefix bytes, those bytes, and the base's
+	// last suffix bytes.
+	blobTrim = 4
+	// blobShared has no payload: the content is the shared blob of its
+	// hash in the blobs bucket (kind blobZstd | zstd frame).
+	blobShared = 8
+)
+
+// maxTrimDepth bounds the chain of blobTrim deltas a read decodes.
+const maxTrimDepth = 32
+
+// maxInlineBlob bounds the payload of an entry stored under its item's
+// prefix; larger content goes to the shared blobs bucket, where it does not
+// make every later write of the item rewrite it.
+const maxInlineBlob = 1024
+
+func entryKey(u []byte, rev int64) []byte { return append(revKey(u, rev), 1) }
+
+func isEntryKey(k []byte) bool { return len(k) == 25 && k[16] < 0x80 && k[24] == 1 }
+
+func indexKey(u, hash []byte) []byte {
+	return append(append(append(make([]byte, 0, 50), u...), 0xff, 'x'), hash...)
+}
+
+func isIndexKey(k []byte) bool { return len(k) == 50 && k[16] == 0xff && k[17] == 'x' }
+
+// entry is a decoded archive entry; its slices point into the transaction.
+// Its value is uvarint refs | uvarint uses | kind (1) | payload; the hash
+// is the index's.
+type entry struct {
+	key        []byte
+	refs, uses int64
+	hash       [32]byte
+	kind       byte
+	payload    []byte
+}
+
+func decodeEntry(k, v, hash []byte) (entry, error) {
+	e := entry{key: k, hash: [32]byte(hash)}
+	for _, p := range []*int64{&e.refs, &e.uses} {
+		x, n := binary.Uvarint(v)
+		if n <= 0 || x > math.MaxInt64 {
+			return entry{}, fmt.Errorf("archive entry %x is malformed", k)
+		}
+		*p, v = int64(x), v[n:]
+	}
+	if len(v) < 1 {
+		return entry{}, fmt.Errorf("archive entry %x is malformed", k)
+	}
+	e.kind, e.payload = v[0], v[1:]
+	switch e.kind {
+	case blobZstd, blobShared:
+	case blobDelta, blobTrim:
+		if len(e.payload) < 33 {
+			return entry{}, fmt.Errorf("archive entry %x: short delta", k)
+		}
+	default:
+		return entry{}, fmt.Errorf("archive entry %x has unknown kind %d", k, e.kind)
+	}
+	return e, nil
+}
+
+func (e *entry) encode() []byte {
+	b := make([]byte, 0, 2*binary.MaxVarintLen64+1+len(e.payload))
+	b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(e.refs)), uint64(e.uses))
+	return append(append(b, e.kind), e.payload...)
+}
+
+// base is the hash of the content a delta entry is relative to, or nil.
+func (e *entry) base() []byte {
+	if e.kind == blobDelta || e.kind == blobTrim {
+		return e.payload[:32]
+	}
+	return nil
+}
+
+// depth is how many deltas a read of e decodes.
+func (e *entry) depth() int {
+	switch e.kind {
+	case blobDelta:
+		return 1
+	case blobTrim:
+		return int(e.payload[32])
+	}
+	return 0
+}
+
+// whole reports whether e holds its content on its own (a delta base).
+func (e *entry) whole() bool { return e.kind == blobZstd || e.kind == blobShared }
+
+// entryOf returns item u's archive entry of content hash; found is false
+// when u has none.
+func (t *txn) entryOf(u, hash []byte) (e entry, found bool, err error) {
+	iv := t.revs.Get(indexKey(u, hash))
+	if iv == nil {
+		return entry{}, false, nil
+	}
+	if len(iv) != 8 {
+		return entry{}, false, fmt.Errorf("history: index of %x in item %x is malformed", hash, u)
+	}
+	k := entryKey(u, int64(binary.BigEndian.Uint64(iv)))
+	v := t.revs.Get(k)
+	if v == nil {
+		return entry{}, false, fmt.Errorf("history: archived content %x of item %x is missing", hash, u)
+	}
+	if e, err = decodeEntry(k, v, hash); err != nil {
+		return entry{}, false, fmt.Errorf("history: %w", err)
+	}
+	return e, true, nil
+}
+
+// putEntry stores a new archive entry of item u and its index.
+func (t *txn) putEntry(u []byte, e *entry) error {
+	if err := t.revs.Put(e.key, e.encode()); err != nil {
+		return fmt.Errorf("archive content: %w", err)
+	}
+	if err := t.revs.Put(indexKey(u, e.hash[:]), bytes.Clone(e.key[16:24])); err != nil {
+		return fmt.Errorf("archive content: %w", err)
+	}
+	return nil
+}
+
+// addRefs adjusts the reference and base-use counts of item u's archived
+// content hash, deleting the entry (and its references) at zero.
+func (t *txn) addRefs(u, hash []byte, dRefs, dUses int64) error {
+	e, ok, err := t.entryOf(u, hash)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("history: archived content %x of item %x is missing", hash, u)
+	}
+	e.refs, e.uses = e.refs+dRefs, e.uses+dUses
+	if e.refs > 0 {
+		return t.revs.Put(bytes.Clone(e.key), e.encode())
+	}
+	base, shared := bytes.Clone(e.base()), e.kind == blobShared
+	if err := t.revs.Delete(bytes.Clone(e.key)); err != nil {
+		return err
+	}
+	if err := t.revs.Delete(indexKey(u, hash)); err != nil {
+		return err
+	}
+	if base != nil {
+		return t.addRefs(u, base, -1, -1)
+	}
+	if shared {
+		return t.addBlobRefs(hash, -1)
+	}
+	return nil
+}
+
+func (t *txn) blobRefs(hash []byte) int64 {
+	if v := t.blobs.Get(blobKey(hash, 1)); len(v) == 8 {
+		return int64(binary.BigEndian.Uint64(v))
+	}
+	return 0
+}
+
+// addBlobRefs adjusts the reference count of shared blob hash (the
+// blobShared entries naming it), deleting the blob at zero.
+func (t *txn) addBlobRefs(hash []byte, d int64) error {
+	if n := t.blobRefs(hash) + d; n > 0 {
+		return t.blobs.Put(blobKey(hash, 1), binary.BigEndian.AppendUint64(nil, uint64(n)))
+	}
+	if err := t.blobs.Delete(blobKey(hash, 1)); err != nil {
+		return err
+	}
+	return t.blobs.Delete(blobKey(hash, 0))
+}
+
+// archive keeps content (item u's content with this hash, about to be
+// replaced or deleted) for u's pending revisions, which then reference its
+// entry: stored once per item, as a trim delta against the content u had
+// before when that is small, else compressed (and queued to become a delta).
+func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error {
+	n := t.pending(u)
+	if n == 0 {
+		return nil
+	}
+	if err := t.setPending(u, 0); err != nil {
+		return err
+	}
+	if _, ok, err := t.entryOf(u, hash[:]); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return t.addRefs(u, hash[:], n, 0)
+	}
+	e := entry{key: entryKey(u, rev), refs: n, hash: hash}
+	if t.blobs.Get(blobKey(hash[:], 0)) != nil { // another item's, stored whole
+		e.kind = blobShared
+		if err := t.addBlobRefs(hash[:], 1); err != nil {
+			return err
+		}
+		return t.putEntry(u, &e)
+	}
+	// The next archive of u is likely a delta against this content.
+	recentBlobs.put(hash, bytes.Clone(content))
+	// Against the content u had before, a one-line edit leaves a common
+	// prefix and suffix around a few bytes: store those bytes alone.
+	if base, depth, baseContent := t.trimBase(u, rev, hash); base != nil {
+		p, q := commonEnds(content, baseContent)
+		// The bytes between, stored raw, beat the whole compressed (about a
+		// third of text) while they are at most a quarter of it.
+		if middle := content[p : len(content)-q]; len(middle) <= len(content)/4 && len(middle) <= maxInlineBlob {
+			val := append(append(make([]byte, 0, 48+len(middle)), base...), byte(depth+1))
+			e.kind, e.payload = blobTrim, append(binary.AppendUvarint(binary.AppendUvarint(val, uint64(p)), uint64(q)), middle...)
+			if err := t.putEntry(u, &e); err != nil {
+				return err
+			}
+			return t.addRefs(u, base, 1, 1)
+		}
+	}
+	// Stored whole, compressed; PruneHistory makes it a zstd delta later,
+	// off the write path, where the dictionary holds up no writer.
+	e.kind, e.payload = blobZstd, zenc().EncodeAll(content, nil)
+	if len(e.payload) > maxInlineBlob {
+		if err := t.blobs.Put(blobKey(hash[:], 0), append([]byte{blobZstd}, e.payload...)); err != nil {
+			return fmt.Errorf("archive content: %w", err)
+		}
+		if err := t.addBlobRefs(hash[:], 1); err != nil {
+			return err
+		}
+		e.kind, e.payload = blobShared, nil
+	}
+	if err := t.putEntry(u, &e); err != nil {
+		return err
+	}
+	qk := binary.BigEndian.AppendUint64(make([]byte, 0, 40), uint64(t.histNow()))
+	if err := t.repack.Put(append(qk, hash[:]...), revKey(u, rev)); err != nil {
+		return fmt.Errorf("queue repack: %w", err)
+	}
+	return nil
+}
+
+// commonEnds returns the lengths of the longest common prefix and suffix of
+// a and b that do not overlap in either.
+func commonEnds(a, b []byte) (prefix, suffix int) {
+	n := min(len(a), len(b))
+	// Eight bytes at a time first: this runs inside the write transaction.
+	le := binary.LittleEndian
+	for prefix+8 <= n && le.Uint64(a[prefix:]) == le.Uint64(b[prefix:]) {
+		prefix += 8
+	}
+	for prefix < n && a[prefix] == b[prefix] {
+		prefix++
+	}
+	for suffix+8 <= n-prefix && le.Uint64(a[len(a)-suffix-8:]) == le.Uint64(b[len(b)-suffix-8:]) {
+		suffix += 8
+	}
+	for suffix < n-prefix && a[len(a)-1-suffix] == b[len(b)-1-suffix] {
+		suffix++
+	}
+	return prefix, suffix
+}
+
+// trimBase finds the entry of the content item u had before revision rev's
+// (content not), for a blobTrim delta: its hash, its depth and its bytes;
+// nil when there is none or its chain is already maxTrimDepth long.
+func (t *txn) trimBase(u []byte, rev int64, not [32]byte) (hash []byte, depth int, content []byte) {
+	t.olderEntries(u, rev, not, func(r revRec, e entry) bool {
+		if e.depth() >= maxTrimDepth {
+			return true
+		}
+		c, ok := recentBlobs.get(r.hash)
+		if !ok {
+			var err error
+			if c, err = t.blobContent(u, r.hash[:]); err != nil {
+				return true
+			}
+		}
+		hash, depth, content = bytes.Clone(r.hash[:]), e.depth(), c
+		return true
+	})
+	return hash, depth, content
+}
+
+// olderEntries calls fn, newest first, with up to 4 of item u's revisions
+// before rev whose content is not not and is archived, and that entry,
+// until fn returns true.
+func (t *txn) olderEntries(u []byte, rev int64, not [32]byte, fn func(r revRec, e entry) bool) {
+	c := t.revs.Cursor()
+	k, v := c.Seek(revKey(u, rev))
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	for i := 0; i < 4 && k != nil && bytes.HasPrefix(k, u); k, v = c.Prev() {
+		if isEntryKey(k) {
+			continue
+		}
+		i++
+		r, err := decodeRevRec(k, v)
+		if err != nil || r.hash == not {
+			continue
+		}
+		if e, ok, err := t.entryOf(u, r.hash[:]); err == nil && ok && fn(r, e) {
+			return
+		}
+	}
+}
+
+// recentBlobs keeps the content of recently archived blobs, by hash, so that
+// the next archive of the same item finds its delta base without decoding a
+// chain inside the write transaction. Content-addressed, it stays right
+// whatever transaction fails; it holds at most recentBlobsBytes.
+var recentBlobs = blobCache{m: map[[32]byte][]byte{}}
+
+const recentBlobsBytes = 16 << 20
+
+type blobCache struct {
+	mu    sync.Mutex
+	m     map[[32]byte][]byte
+	order [][32]byte // oldest first
+	size  int
+}
+
+func (c *blobCache) get(h [32]byte) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[h]
+	return b, ok
+}
+
+func (c *blobCache) put(h [32]byte, b []byte) {
+	if len(b) > recentBlobsBytes/16 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[h]; ok {
+		return
+	}
+	c.m[h], c.size, c.order = b, c.size+len(b), append(c.order, h)
+	for c.size > recentBlobsBytes {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.size -= len(c.m[old])
+		delete(c.m, old)
+	}
+}
+
+// repackOne stores content hash, archived whole from revision rev of item
+// u, as a delta against an older revision of u when the delta is at most
+// half its size (and small enough to keep under u's prefix). Content that is
+// the base of deltas stays whole, so zstd deltas never chain.
+func (t *txn) repackOne(hash, u []byte, rev int64) error {
+	e, ok, err := t.entryOf(u, hash)
+	if err != nil || !ok || !e.whole() || e.uses > 0 {
+		return err
+	}
+	frame := e.payload
+	if e.kind == blobShared {
+		blob := t.blobs.Get(blobKey(hash, 0))
+		if len(blob) < 1 || blob[0] != blobZstd {
+			return fmt.Errorf("history: shared blob %x is missing or malformed", hash)
+		}
+		frame = blob[1:]
+	}
+	base, baseContent := t.deltaBase(u, rev, [32]byte(hash))
+	if base == nil {
+		return nil
+	}
+	content, err := zdecode(frame, nil)
+	if err != nil {
+		return fmt.Errorf("history: archived content %x: %w", hash, err)
+	}
+	if len(content) > maxDeltaBytes {
+		return nil
+	}
+	delta := encodeDelta(bytes.Clone(base), content, baseContent)
+	if len(delta) > len(frame)/2 || len(delta) > maxInlineBlob {
+		return nil // different enough to be the base of later deltas
+	}
+	shared := e.kind == blobShared
+	e.kind, e.payload = blobDelta, delta
+	if err := t.revs.Put(bytes.Clone(e.key), e.encode()); err != nil {
+		return err
+	}
+	if err := t.addRefs(u, base, 1, 1); err != nil {
+		return err
+	}
+	if shared {
+		return t.addBlobRefs(hash, -1)
+	}
+	return nil
+}
+
+// deltaBase picks the content a delta of content not, item u's at revision
+// rev, is made against: the nearest older revision's entry stored whole (or
+// the base of a delta), so that zstd deltas are never chained.
+func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) (hash, content []byte) {
+	t.olderEntries(u, rev, not, func(_ revRec, e entry) bool {
+		if e.kind == blobDelta {
+			var ok bool
+			var err error
+			if e, ok, err = t.entryOf(u, bytes.Clone(e.base())); err != nil || !ok {
+				return false
+			}
+		}
+		if !e.whole() {
+			return false
+		}
+		c, err := t.blobContent(u, e.hash[:])
+		if err == nil && len(c) <= maxDeltaBytes {
+			hash, content = bytes.Clone(e.hash[:]), c
+		}
+		return true
+	})
+	return hash, content
+}
+
+// revContent returns the content of revision r: the item's current content
+// for a pending revision, else its archived content.
+func (t *txn) revContent(r *revRec) ([]byte, error) {
+	if t.items.Get(r.id) != nil {
+		latest, err := t.latestRev(r.id)
+		if err != nil {
+			return nil, err
+		}
+		if r.rev > latest.rev-t.pending(r.id) {
+			c := t.content.Get(r.id)
+			if sum := sha256.Sum256(c); sum != r.hash {
+				return nil, fmt.Errorf("history: revision %d of item %x is pending but the item's content is %x, not %x", r.rev, r.id, sum, r.hash)
+			}
+			return bytes.Clone(c), nil
+		}
+	}
+	return t.blobContent(r.id, r.hash[:])
+}
+
+// blobContent returns item u's archived content hash, checked against the hash.
+func (t *txn) blobContent(u, hash []byte) ([]byte, error) {
+	e, ok, err := t.entryOf(u, hash)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("history: archived content %x of item %x is missing", hash, u)
+	}
+	var out []byte
+	switch e.kind {
+	case blobZstd:
+		out, err = zdecode(e.payload, nil)
+	case blobShared:
+		blob := t.blobs.Get(blobKey(hash, 0))
+		if len(blob) < 1 || blob[0] != blobZstd {
+			return nil, fmt.Errorf("history: shared blob %x is missing or malformed", hash)
+		}
+		out, err = zdecode(blob[1:], nil)
+	case blobDelta:
+		var base []byte
+		if base, err = t.blobContent(u, e.payload[:32]); err == nil {
+			out, err = zdecode(e.payload[32:], base)
+		}
+	case blobTrim:
+		out, err = t.untrim(u, e.payload)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: archived content %x of item %x: %w", hash, u, err)
+	}
+	if sum := sha256.Sum256(out); !bytes.Equal(sum[:], hash) {
+		return nil, fmt.Errorf("history: archived content %x of item %x does not match its hash", hash, u)
+	}
+	return out, nil
+}
+
+// untrim rebuilds the content of a blobTrim payload of item u.
+func (t *txn) untrim(u, payload []byte) ([]byte, error) {
+	if len(payload) < 34 {
+		return nil, errors.New("short trim delta")
+	}
+	p, n1 := binary.Uvarint(payload[33:])
+	if n1 <= 0 {
+		return nil, errors.New("malformed trim delta")
+	}
+	q, n2 := binary.Uvarint(payload[33+n1:])
+	if n2 <= 0 {
+		return nil, errors.New("malformed trim delta")
+	}
+	middle := payload[33+n1+n2:]
+	base, err := t.blobContent(u, payload[:32])
+	if err != nil {
+		return nil, err
+	}
+	if p+q > uint64(len(base)) {
+		return nil, errors.New("trim delta longer than its base")
+	}
+	out := make([]byte, 0, int(p)+len(middle)+int(q))
+	return append(append(append(out, base[:p]...), middle...), base[uint64(len(base))-q:]...), nil
+}
+
+// One encoder for blobs on their own (EncodeAll is safe for concurrent use),
+// one for deltas (its dictionary changes per call), and pooled decoders.
+var (
+	zenc = sync.OnceValue(func() *zstd.Encoder {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(2))
+		if err != nil {
+			panic(err) // only invalid options fail
+		}
+		return e
+	})
+	deltaEnc struct {
+		sync.Mutex
+		e *zstd.Encoder
+	}
+	zdecoders sync.Pool
+)
+
+// deltaDictID names the dictionary in delta frames; the base blob, not the
+// id, says which bytes it is.
+const deltaDictID = 1
+
+// encodeDelta appends content compressed with base as the dictionary to dst.
+func encodeDelta(dst, content, base []byte) []byte {
+	deltaEnc.Lock()
+	defer deltaEnc.Unlock()
+	var err error
+	if deltaEnc.e == nil {
+		deltaEnc.e, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false),
+			zstd.WithEncoderConcurrency(1), zstd.WithEncoderDictRaw(deltaDictID, base))
+	} else {
+		err = deltaEnc.e.ResetWithOptions(nil, zstd.WithEncoderDictRaw(deltaDictID, base))
+	}
+	if err != nil {
+		panic(err) // only invalid options fail
+	}
+	// The encoder keeps base until the next call: resetting it to release
+	// the bytes would rebuild its match table, which costs more than the delta.
+	return deltaEnc.e.EncodeAll(content, dst)
+}
+
+// zdecode decodes a zstd frame, with dict as the raw dictionary of a delta.
+func zdecode(frame, dict []byte) ([]byte, error) {
+	d, _ := zdecoders.Get().(*zstd.Decoder)
+	if d == nil {
+		var err error
+		if d, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1)); err != nil {
+			return nil, err
+		}
+	}
+	defer zdecoders.Put(d)
+	if dict != nil {
+		if err := d.ResetWithOptions(nil, zstd.WithDecoderDictRaw(deltaDictID, dict)); err != nil {
+			return nil, err
+		}
+		defer d.ResetWithOptions(nil, zstd.WithDecoderDictRaw(deltaDictID, nil))
+	}
+	return d.DecodeAll(frame, nil)
+}

@@ -1,0 +1,268 @@
+package vfs
+
+// Retention: PruneHistory drops what it no longer keeps and repacks whole
+// archives as deltas; opening with history on again records the gap.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ctxd/ctxd/vfs/backend"
+)
+
+// withDefaults returns o, or the default retention for the zero Retention.
+func (o Retention) withDefaults() Retention {
+	if o.Keep == 0 {
+		return Retention{Keep: DefaultHistoryKeep, MinAge: DefaultHistoryMinAge}
+	}
+	return o
+}
+
+// PruneHistory removes the revisions retention no longer keeps, and the
+// content only they referenced, oldest first; then it stores the content
+// archived since its last run as deltas against older revisions (a one-line
+// edit of a 10 KB item then costs tens of bytes, not kilobytes). Both run in
+// transactions of at most pruneBatch entries; it stops between them when
+// ctx ends. It returns how many revisions it removed.
+func (s *Store) PruneHistory(ctx context.Context) (int, error) {
+	removed, err := s.prune(ctx)
+	if err != nil {
+		return removed, err
+	}
+	return removed, s.repackBlobs(ctx)
+}
+
+// repackBlobs works through the repack queue, oldest first.
+func (s *Store) repackBlobs(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		done := false
+		err := s.db.Update(ctx, func(tx backend.Tx) error {
+			t := s.newTxn(tx)
+			var keys, ids [][]byte
+			c := t.repack.Cursor()
+			for k, v := c.First(); k != nil && len(keys) < pruneBatch; k, v = c.Next() {
+				keys, ids = append(keys, bytes.Clone(k)), append(ids, bytes.Clone(v))
+			}
+			done = len(keys) < pruneBatch
+			for i, k := range keys {
+				if len(k) != 40 || len(ids[i]) != 24 {
+					return fmt.Errorf("repack queue: malformed entry %x", k)
+				}
+				if err := t.repackOne(k[8:], ids[i][:16], int64(binary.BigEndian.Uint64(ids[i][16:]))); err != nil {
+					return err
+				}
+				if err := t.repack.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("repack history: %w", err)
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// prune removes the revisions retention no longer keeps. Each batch is
+// examined in a read transaction, so a run that finds nothing to drop
+// writes (and syncs) nothing; the drops are checked again in the write.
+func (s *Store) prune(ctx context.Context) (int, error) {
+	cutoff := s.now().Add(-s.retention.MinAge).UnixNano()
+	keep := int64(s.retention.Keep)
+	var start []byte
+	removed := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return removed, err
+		}
+		var drop [][]byte
+		done := false
+		err := s.db.View(ctx, func(tx backend.Tx) error {
+			t := s.newTxn(tx)
+			drop = drop[:0]
+			c := t.revLog.Cursor()
+			k, _ := c.First()
+			if start != nil {
+				k, _ = c.Seek(start)
+			}
+			for examined := 0; ; k, _ = c.Next() {
+				if k == nil || int64(binary.BigEndian.Uint64(k[:8])) >= cutoff {
+					done = true
+					break
+				}
+				if examined == pruneBatch {
+					break
+				}
+				examined++
+				expired, err := t.expired(k, keep, cutoff)
+				if err != nil {
+					return err
+				}
+				if expired {
+					drop = append(drop, bytes.Clone(k))
+				}
+			}
+			start = bytes.Clone(k)
+			return nil
+		})
+		n := 0
+		if err == nil && len(drop) > 0 {
+			err = s.db.Update(ctx, func(tx backend.Tx) error {
+				t := s.newTxn(tx)
+				n = 0
+				for _, lk := range drop {
+					if t.revLog.Get(lk) == nil {
+						continue
+					}
+					// A write since the read may have changed the item.
+					expired, err := t.expired(lk, keep, cutoff)
+					if err != nil {
+						return err
+					}
+					if !expired {
+						continue
+					}
+					if err := t.dropRevision(lk); err != nil {
+						return err
+					}
+					n++
+				}
+				return nil
+			})
+		}
+		if err != nil {
+			return removed, fmt.Errorf("prune history: %w", err)
+		}
+		removed += n
+		if done {
+			return removed, nil
+		}
+	}
+}
+
+// expired reports whether the revision at log key lk (older than cutoff)
+// goes: it is not among its item's keep newest, or its item was deleted
+// before cutoff and not restored, so a deleted item's history lasts MinAge
+// after the delete and no longer.
+func (t *txn) expired(lk []byte, keep, cutoff int64) (bool, error) {
+	id, rev := lk[8:24], int64(binary.BigEndian.Uint64(lk[24:]))
+	latest, err := t.latestRev(id)
+	if err != nil {
+		return false, err
+	}
+	gone := latest.deleted && latest.time < cutoff && t.items.Get(id) == nil
+	return latest.rev-rev >= keep || gone, nil
+}
+
+// dropRevision removes the revision at log key lk with its index entries
+// and references.
+func (t *txn) dropRevision(lk []byte) error {
+	key := lk[8:]
+	rec, err := decodeRevRec(key, t.revs.Get(key))
+	if err != nil {
+		return fmt.Errorf("revision %x: %w", key, err)
+	}
+	if rec.deleted {
+		dk := deletedKey(rec.drive, rec.path, rec.id)
+		if v := t.deleted.Get(dk); len(v) == 8 && int64(binary.BigEndian.Uint64(v)) == rec.rev {
+			if err := t.deleted.Delete(dk); err != nil {
+				return err
+			}
+		}
+	}
+	latest, err := t.latestRev(rec.id)
+	if err != nil {
+		return err
+	}
+	held := true // it holds a reference to its archived content, unless it is pending
+	if t.items.Get(rec.id) != nil {
+		if p := t.pending(rec.id); rec.rev > latest.rev-p {
+			held = false
+			if err := t.setPending(rec.id, p-1); err != nil {
+				return err
+			}
+		}
+	}
+	for _, err := range []error{
+		t.revs.Delete(key),
+		t.revLog.Delete(lk),
+		t.revActor.Delete(append(actorPrefix(rec.actor), lk...)),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if held {
+		if err := t.addRefs(rec.id, rec.hash[:], -1, 0); err != nil {
+			return err
+		}
+	}
+	return t.unrefMeta(rec.id, rec.meta)
+}
+
+// openHistory runs in Open's transaction: it remembers that history is off,
+// and reports whether a gap left while it was off needs closing.
+func openHistory(meta backend.Bucket, off bool) (gap bool, err error) {
+	has := meta.Get([]byte(keyHistoryGap)) != nil
+	if off && !has {
+		return false, meta.Put([]byte(keyHistoryGap), []byte{1})
+	}
+	return !off && has, nil
+}
+
+// closeHistoryGap records a baseline revision of every item that changed
+// while history was off, in bounded transactions, then clears the gap mark.
+func (s *Store) closeHistoryGap() error {
+	var start []byte
+	for {
+		done := false
+		err := s.db.Update(context.Background(), func(tx backend.Tx) error {
+			t := s.newTxn(tx)
+			c := t.items.Cursor()
+			k, _ := c.First()
+			if start != nil {
+				k, _ = c.Seek(start)
+			}
+			var ids [][]byte
+			for ; k != nil && len(ids) < pruneBatch; k, _ = c.Next() {
+				ids = append(ids, bytes.Clone(k))
+			}
+			if k == nil {
+				done = true
+			} else {
+				start = bytes.Clone(k)
+			}
+			for _, id := range ids {
+				prev, err := t.prevState(id)
+				if err != nil {
+					return err
+				}
+				latest, err := t.latestRev(id)
+				if err != nil {
+					return err
+				}
+				if latest.rev == 0 {
+					continue // never recorded: its first change records it
+				}
+				if _, err := t.baseline(id, prev); err != nil {
+					return err
+				}
+			}
+			if done {
+				return tx.Bucket([]byte(bucketMeta)).Delete([]byte(keyHistoryGap))
+			}
+			return nil
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}
