@@ -88,6 +88,8 @@ type PendingChunk struct {
 	Have bool
 }
 
+func (p PendingChunk) queueKey() []byte { return p.key }
+
 const (
 	bucketChunks   = "chunks"   // item id (16) | index (4) -> chunkVal
 	bucketEmbedQ   = "embedq"   // item id (16) | index (4) -> hash (32) | force (1)
@@ -535,21 +537,18 @@ func (s *Store) ChunkPending(ctx context.Context, limit int) (int, error) {
 }
 
 // PendingEmbeddings returns up to limit queued chunks with their text, in
-// queue order.
+// queue order. On a store shared by replicas it leaves out the chunks
+// another replica has claimed and claims those it returns (DefaultClaimLease),
+// so each chunk is embedded once for all of them.
 func (s *Store) PendingEmbeddings(ctx context.Context, limit int) ([]PendingChunk, error) {
 	var out []PendingChunk
-	err := s.view(ctx, func(t *txn) error {
-		out = out[:0]
-		c := t.embedq.Cursor()
-		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+	err := s.claimQueue(ctx, claimEmbed, func(t *txn) backend.Bucket { return t.embedq }, limit,
+		func() { out = out[:0] },
+		func(t *txn, k, v []byte) error {
 			p, err := t.pendingChunk(k, v)
-			if err != nil {
-				return err
-			}
 			out = append(out, p)
-		}
-		return nil
-	})
+			return err
+		})
 	return out, err
 }
 
@@ -620,6 +619,9 @@ func (s *Store) SaveEmbeddings(ctx context.Context, model string, done []Pending
 		return fmt.Errorf("save embeddings: %d vectors for %d chunks", len(vecs), len(done))
 	}
 	return s.update(ctx, func(t *txn) error {
+		if err := releaseClaims(s, t, claimEmbed, done); err != nil {
+			return err
+		}
 		if t.model != model {
 			return nil
 		}

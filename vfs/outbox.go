@@ -19,9 +19,13 @@ import (
 // and re-reads those items' current state, which makes applying idempotent.
 
 // seq (8) -> item id (16) | chunk records before the change (4) | what changed (1) |
-// first (4) and one past the last (4) chunk whose vector changed. Entries
-// written before the chunk range existed end after what changed.
+// first (4) and one past the last (4) chunk whose vector changed | time (8,
+// unix ns). Entries written before the chunk range (or the time) existed end
+// after what changed (or the range).
 const bucketOutbox = "outbox"
+
+// outboxTimeEnd is the length of an entry that records its time.
+const outboxTimeEnd = 37
 
 // What an outbox entry says changed.
 const (
@@ -123,8 +127,9 @@ func (t *txn) emitKind(id []byte, kind byte, i int) error {
 		return fmt.Errorf("outbox sequence: %w", err)
 	}
 	t.emitted[k] = seq
-	v := make([]byte, 29)
+	v := make([]byte, outboxTimeEnd)
 	copy(v, id)
+	binary.BigEndian.PutUint64(v[29:], uint64(t.now.UnixNano()))
 	binary.BigEndian.PutUint32(v[16:], uint32(t.chunkCount(id)))
 	v[20] = kind
 	if kind == changedVectors {
@@ -204,30 +209,31 @@ func (s *Store) Changes(ctx context.Context, after uint64, limit int) (changes [
 // trimBatch bounds the outbox entries one trim transaction deletes.
 const trimBatch = 10_000
 
-// TrimOutbox deletes the entries up to and including seq, once every index
-// has applied them durably, in transactions of at most trimBatch deletes.
+// TrimOutbox records that this replica's indexes applied the outbox
+// durably through seq and deletes the entries every live replica has
+// applied (see ReplicaRetention), up to seq, in transactions of at most
+// trimBatch deletes.
 func (s *Store) TrimOutbox(ctx context.Context, seq uint64) error {
 	for {
-		var any bool
-		if err := s.view(ctx, func(t *txn) error {
-			k, _ := t.outbox.Cursor().First()
-			any = k != nil && binary.BigEndian.Uint64(k) <= seq
-			return nil
-		}); err != nil || !any {
-			return err
-		}
+		more := false
 		err := s.update(ctx, func(t *txn) error {
+			upto, err := t.reportReplica(s.replicaID, s.replicaHost, seq)
+			if err != nil {
+				return err
+			}
 			c := t.outbox.Cursor()
 			n := 0
-			for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= seq && n < trimBatch; k, _ = c.First() {
+			k, _ := c.First()
+			for ; k != nil && binary.BigEndian.Uint64(k) <= upto && n < trimBatch; k, _ = c.First() {
 				if err := c.Delete(); err != nil {
 					return fmt.Errorf("trim outbox: %w", err)
 				}
 				n++
 			}
+			more = k != nil && binary.BigEndian.Uint64(k) <= upto
 			return nil
 		})
-		if err != nil {
+		if err != nil || !more {
 			return err
 		}
 	}

@@ -626,22 +626,22 @@ type PendingQuestion struct {
 	Have bool
 }
 
+func (p PendingQuestion) queueKey() []byte { return p.key }
+
 // PendingQuestions returns up to limit queued questions, in queue order.
 func (s *Store) PendingQuestions(ctx context.Context, limit int) ([]PendingQuestion, error) {
 	var out []PendingQuestion
-	err := s.view(ctx, func(t *txn) error {
-		out = out[:0]
-		c := t.qembedq.Cursor()
-		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+	err := s.claimQueue(ctx, claimQuestion, func(t *txn) backend.Bucket { return t.qembedq }, limit,
+		func() { out = out[:0] },
+		func(t *txn, k, v []byte) error {
 			rec := t.questions.Get(k)
 			if rec == nil {
 				return fmt.Errorf("queued question %x has no record", k)
 			}
 			out = append(out, PendingQuestion{key: bytes.Clone(k), Hash: [32]byte(v[:32]), Text: string(rec[32:]),
 				Have: len(v) == 32 && t.questionVector(v) != nil})
-		}
-		return nil
-	})
+			return nil
+		})
 	return out, err
 }
 
@@ -654,6 +654,9 @@ func (s *Store) SaveQuestionVectors(ctx context.Context, model string, done []Pe
 		return fmt.Errorf("save question vectors: %d vectors for %d questions", len(vecs), len(done))
 	}
 	return s.update(ctx, func(t *txn) error {
+		if err := releaseClaims(s, t, claimQuestion, done); err != nil {
+			return err
+		}
 		if t.model != model {
 			return nil
 		}

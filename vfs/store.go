@@ -44,6 +44,13 @@ type Options struct {
 	History Retention
 	// HistoryOff stops recording revisions; existing history stays readable.
 	HistoryOff bool
+	// ReplicaID names this process among the daemons sharing the store
+	// (replicas over PostgreSQL): its index position is recorded under it
+	// and its claims on queued work are its own. "" means "local".
+	ReplicaID, ReplicaHost string
+	// ClaimLease is how long a claim on queued work lasts on a shared
+	// store; 0 means DefaultClaimLease.
+	ClaimLease time.Duration
 }
 
 // Store is the item store. It is safe for concurrent use.
@@ -63,6 +70,13 @@ type Store struct {
 
 	// questionsWith memoises QuestionStats' one costly count.
 	questionsWith questionCount
+
+	// shared is set when other processes write the same store (the backend
+	// is a backend.Notifier): queued work is then claimed before it is done.
+	shared                 bool
+	replicaID, replicaHost string
+	claimLease             time.Duration
+	stopNotify             chan struct{} // ends the relay of the backend's change notices
 }
 
 // Open opens or creates the bbolt store at path, creating its buckets and
@@ -113,7 +127,7 @@ func New(db backend.DB, opts Options) (*Store, error) {
 		} else if string(v) != strconv.Itoa(schemaVersion) {
 			return fmt.Errorf("schema version %q is not supported (this ctxd reads version %d); use a matching ctxd build", v, schemaVersion)
 		}
-		for _, name := range []string{bucketDrives, bucketCounters} {
+		for _, name := range []string{bucketDrives, bucketCounters, bucketReplicas} {
 			if _, err := meta.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -123,7 +137,7 @@ func New(db backend.DB, opts Options) (*Store, error) {
 		}
 		for _, name := range []string{bucketItems, bucketContent, bucketText, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox,
 			bucketQuestions, bucketQVectors, bucketQEmbedQ,
-			bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack} {
+			bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack, bucketClaims} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -136,18 +150,64 @@ func New(db backend.DB, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.ReplicaID == "" {
+		opts.ReplicaID = "local"
+	}
+	if opts.ClaimLease <= 0 {
+		opts.ClaimLease = DefaultClaimLease
+	}
 	s := &Store{db: db, maxContent: opts.MaxContentBytes, roots: roots,
-		retention: opts.History.withDefaults(), historyOff: opts.HistoryOff, now: time.Now}
+		retention: opts.History.withDefaults(), historyOff: opts.HistoryOff, now: time.Now,
+		replicaID: opts.ReplicaID, replicaHost: opts.ReplicaHost, claimLease: opts.ClaimLease,
+		stopNotify: make(chan struct{})}
 	if gap {
 		if err := s.closeHistoryGap(); err != nil {
 			return nil, fmt.Errorf("record changes made while history was off: %w", err)
 		}
 	}
+	if n, ok := db.(backend.Notifier); ok {
+		s.shared = true
+		go s.relayChanges(n.Changed())
+	}
 	return s, nil
 }
 
+// relayChanges signals the Work channels when another process commits to a
+// shared store, as a commit of this one does.
+func (s *Store) relayChanges(changed <-chan struct{}) {
+	for {
+		select {
+		case <-s.stopNotify:
+			return
+		case _, ok := <-changed:
+			if !ok {
+				return
+			}
+			s.signalWork()
+		}
+	}
+}
+
+// signalWork wakes every Work channel.
+func (s *Store) signalWork() {
+	s.workMu.Lock()
+	for _, w := range s.work {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+	s.workMu.Unlock()
+}
+
+// Shared reports whether other processes write this store.
+func (s *Store) Shared() bool { return s.shared }
+
 // Close closes the store's backend.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	close(s.stopNotify)
+	return s.db.Close()
+}
 
 // MaxContentBytes returns the limit on one item's content.
 func (s *Store) MaxContentBytes() int64 { return s.maxContent }
@@ -168,14 +228,7 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 		return t.dropOrphanQuestions()
 	})
 	if err == nil {
-		s.workMu.Lock()
-		for _, w := range s.work {
-			select {
-			case w <- struct{}{}:
-			default:
-			}
-		}
-		s.workMu.Unlock()
+		s.signalWork()
 	}
 	return err
 }
