@@ -11,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxd/ctxd/internal/pgtest"
 	"github.com/ctxd/ctxd/internal/testchunk"
 	"github.com/ctxd/ctxd/vfs"
 	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/ctxd/ctxd/vfs/boltstore"
+	"github.com/ctxd/ctxd/vfs/pgstore"
 	"github.com/ctxd/ctxd/vfs/storecopy"
 )
 
@@ -25,17 +27,32 @@ const testModel = "test-model"
 // destination opens an empty store of one backend for a test.
 type destination struct {
 	name string
-	open func(t *testing.T) backend.DB
+	open func(t testing.TB) backend.DB
 }
 
 // destinations are the backends a store is copied into.
 var destinations = []destination{
-	{"bolt", func(t *testing.T) backend.DB { return openBolt(t, filepath.Join(t.TempDir(), "dst.db")) }},
+	{"bolt", func(t testing.TB) backend.DB { return openBolt(t, filepath.Join(t.TempDir(), "dst.db")) }},
+	{"postgres", openPostgres},
+}
+
+func TestMain(m *testing.M) { pgtest.Run(m) }
+
+// openPostgres opens a fresh database of the test's PostgreSQL and closes
+// it when the test ends (unless the test closed it first).
+func openPostgres(t testing.TB) backend.DB {
+	t.Helper()
+	db, err := pgstore.Open(ctx, pgtest.NewDatabase(t), pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // openBolt opens the bbolt file at path and closes it when the test ends
 // (unless the test closed it first).
-func openBolt(t *testing.T, path string) backend.DB {
+func openBolt(t testing.TB, path string) backend.DB {
 	t.Helper()
 	db, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
@@ -454,19 +471,21 @@ func TestVerify_NamesTheBucketThatDiffers(t *testing.T) {
 			return tx.DeleteBucket([]byte("text"))
 		}, "bucket text: in the source, missing from the destination"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dst := destinations[0].open(t)
-			if _, err := storecopy.Copy(ctx, src, dst, storecopy.Options{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := dst.Update(ctx, tc.change); err != nil {
-				t.Fatal(err)
-			}
-			_, err := storecopy.Verify(ctx, src, dst)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Count(err.Error(), "\n") != 0 {
-				t.Fatalf("Verify = %v, want one problem: %s", err, tc.want)
-			}
-		})
+		for _, dest := range destinations {
+			t.Run(tc.name+"/"+dest.name, func(t *testing.T) {
+				dst := dest.open(t)
+				if _, err := storecopy.Copy(ctx, src, dst, storecopy.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				if err := dst.Update(ctx, tc.change); err != nil {
+					t.Fatal(err)
+				}
+				_, err := storecopy.Verify(ctx, src, dst)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Count(err.Error(), "\n") != 0 {
+					t.Fatalf("Verify = %v, want one problem: %s", err, tc.want)
+				}
+			})
+		}
 	}
 }
 
@@ -499,7 +518,13 @@ func TestCopy_EmptyValuesAndDeepBuckets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := destinations[0].open(t)
+	for _, dest := range destinations {
+		t.Run(dest.name, func(t *testing.T) { copyOneKeyARun(t, src, dest.open(t)) })
+	}
+}
+
+// copyOneKeyARun copies src into dst one key a run, then checks the copy.
+func copyOneKeyARun(t *testing.T, src, dst backend.DB) {
 	var runs int
 	for ; ; runs++ {
 		runCtx, cancel := context.WithCancel(ctx)
@@ -529,5 +554,28 @@ func TestCopy_EmptyValuesAndDeepBuckets(t *testing.T) {
 	})
 	if err != nil {
 		t.Error(err)
+	}
+}
+
+// TestCopy_PostgresToBolt copies a store to PostgreSQL and from there into a
+// new bbolt file, which must equal the first.
+func TestCopy_PostgresToBolt(t *testing.T) {
+	srcPath := sourceStore(t)
+	src, pg := openBolt(t, srcPath), openPostgres(t)
+	if _, err := storecopy.Copy(ctx, src, pg, storecopy.Options{BatchKeys: 100}); err != nil {
+		t.Fatal(err)
+	}
+	back := openBolt(t, filepath.Join(t.TempDir(), "back.db"))
+	rep, err := storecopy.Copy(ctx, pg, back, storecopy.Options{BatchKeys: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := storecopy.Verify(ctx, src, back)
+	if err != nil || counts != rep.Copied {
+		t.Fatalf("Verify of the round trip = %+v, %v; copied %+v", counts, err, rep.Copied)
+	}
+	want := takeSnapshot(t, storeOf(t, src))
+	if got := takeSnapshot(t, storeOf(t, back)); !reflect.DeepEqual(got, want) {
+		t.Errorf("the round trip reads differently:\n got %+v\nwant %+v", got, want)
 	}
 }

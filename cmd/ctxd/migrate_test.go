@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxd/ctxd/daemon"
+	"github.com/ctxd/ctxd/internal/pgtest"
+	"github.com/ctxd/ctxd/vfs"
+	"github.com/ctxd/ctxd/vfs/boltstore"
+	"github.com/ctxd/ctxd/vfs/pgstore"
+	"github.com/ctxd/ctxd/vfs/storecopy"
+)
+
+// TestCLI_Migrate moves a daemon's store to PostgreSQL and from there into a
+// new data directory that a daemon then serves: refused while the source's
+// daemon runs, copied and verified once it stopped, refused when repeated.
+func TestCLI_Migrate(t *testing.T) {
+	cfg, dir := tempConfig(t)
+	d, err := daemon.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct{ ref, content string }{
+		{"agent:/notes/a.md", "first\n"},
+		{"agent:/notes/a.md", "second\n"},
+		{"agent:/notes/a.md", "third\n"},
+		{"work:/b.md", "# B\n\nbody of b\n"},
+		{"work:/gone.md", "deleted below\n"},
+	} {
+		if code, _, errOut := ctxd(t, cfg.Socket, w.content, "write", w.ref, "--on-conflict", "overwrite"); code != 0 {
+			t.Fatalf("write %s: %s", w.ref, errOut)
+		}
+	}
+	if code, _, errOut := ctxd(t, cfg.Socket, "", "rm", "work:/gone.md"); code != 0 {
+		t.Fatal(errOut)
+	}
+
+	halfway := filepath.Join(dir, "halfway.db")
+	code, _, errOut := ctxd(t, cfg.Socket, "", "migrate", "--from", cfg.DataDir, "--to", halfway)
+	if code != 1 || !strings.Contains(errOut, "locked") {
+		t.Errorf("migrate from a served store: %d %s", code, errOut)
+	}
+	if _, err := os.Stat(halfway); !os.IsNotExist(err) {
+		t.Errorf("the refused migrate left %s behind: %v", halfway, err)
+	}
+	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.Stop(stop); err != nil {
+		t.Fatal(err)
+	}
+
+	dsn := pgtest.NewDatabase(t)
+	code, out, errOut := ctxd(t, cfg.Socket, "", "migrate", "--from", cfg.DataDir, "--to", dsn, "--batch-keys", "5")
+	if code != 0 || !strings.Contains(out, "copied ") || !strings.Contains(out, "verified: both stores hold the same") || !strings.Contains(errOut, "verifying") {
+		t.Fatalf("migrate to PostgreSQL: %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	code, _, errOut = ctxd(t, cfg.Socket, "", "migrate", "--from", cfg.DataDir, "--to", dsn)
+	if code != 1 || !strings.Contains(errOut, "migrating into a used store is refused") {
+		t.Errorf("second migrate into the same database: %d %s", code, errOut)
+	}
+
+	// The copy is the store: read through the store's API on PostgreSQL.
+	db, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := vfs.New(db, vfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := vfs.ParseRef("agent:/notes/a.md")
+	res, err := s.Read(context.Background(), ref, 0, 0)
+	hist, herr := s.History(context.Background(), ref, 0, 0)
+	s.Close()
+	if err != nil || herr != nil || string(res.Content) != "third\n" || len(hist) != 3 {
+		t.Fatalf("a.md on PostgreSQL: %q, %d revisions, %v, %v", res.Content, len(hist), err, herr)
+	}
+
+	// PostgreSQL to a new data directory, which a daemon then serves.
+	cfg2 := cfg
+	cfg2.DataDir, cfg2.Socket = filepath.Join(dir, "data2"), filepath.Join(dir, "s2.sock")
+	if code, out, errOut := ctxd(t, cfg.Socket, "", "migrate", "--from", dsn, "--to", cfg2.DataDir); code != 0 || !strings.Contains(out, "verified") {
+		t.Fatalf("migrate to a data directory: %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	runDaemon(t, cfg2)
+	for _, st := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"read", "agent:/notes/a.md"}, "third\n"},
+		{[]string{"read", "work:/b.md"}, "# B\n\nbody of b\n"},
+		{[]string{"history", "agent:/notes/a.md"}, "\n3 "},
+		{[]string{"exists", "work:/gone.md"}, "no"},
+	} {
+		if _, out, errOut := ctxd(t, cfg2.Socket, "", st.args...); !strings.Contains("\n"+out, st.want) {
+			t.Errorf("ctxd %v on the migrated store = %q (%s), want %q", st.args, out, errOut, st.want)
+		}
+	}
+}
+
+// TestCLI_MigrateResumes finishes a copy that an interruption left in the
+// destination, and says so.
+func TestCLI_MigrateResumes(t *testing.T) {
+	dir := t.TempDir()
+	srcPath, dstPath := filepath.Join(dir, "src.db"), filepath.Join(dir, "dst.db")
+	s, err := vfs.Open(srcPath, vfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		ref, _ := vfs.ParseRef("agent:/n" + strings.Repeat("x", i) + ".md")
+		if _, err := s.Write(context.Background(), vfs.WriteParams{Ref: ref, Content: []byte("note\n"), IsText: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	src, err := boltstore.Open(srcPath, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := boltstore.Open(dstPath, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = storecopy.Copy(ctx, src, dst, storecopy.Options{BatchKeys: 10, Source: srcPath, Progress: func(storecopy.Report) { cancel() }})
+	src.Close()
+	dst.Close()
+	if err != context.Canceled {
+		t.Fatalf("interrupted copy: %v", err)
+	}
+	code, out, errOut := ctxd(t, "", "", "migrate", "--from", srcPath, "--to", dstPath)
+	if code != 0 || !strings.Contains(out, "resumed after") || !strings.Contains(out, "verified") {
+		t.Fatalf("resumed migrate: %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}
+
+func TestCLI_MigrateUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no --to", []string{"--from", dir}, 2, "give both --from and --to"},
+		{"batch keys", []string{"--from", dir, "--to", dir + "/b.db", "--batch-keys", "0"}, 2, "--batch-keys must be 1 to"},
+		{"same store", []string{"--from", dir, "--to", filepath.Join(dir, "ctxd.db")}, 2, "are the same store"},
+		{"other scheme", []string{"--from", dir, "--to", "mysql://u:secret@h/db"}, 2, `"mysql://u@h/db": a store is a postgres:// URL`},
+		{"no source", []string{"--from", filepath.Join(dir, "nothing"), "--to", dir + "/b.db"}, 1, "no store at " + filepath.Join(dir, "nothing")},
+		{"json", []string{"--json", "--from", dir, "--to", dir + "/b.db"}, 2, "--json is not supported"},
+	} {
+		code, _, errOut := ctxd(t, "", "", append([]string{"migrate"}, tc.args...)...)
+		if code != tc.wantCode || !strings.Contains(errOut, tc.wantErr) || strings.Contains(errOut, "secret") {
+			t.Errorf("%s: migrate %v = %d %q, want %d %q", tc.name, tc.args, code, errOut, tc.wantCode, tc.wantErr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.db")); !os.IsNotExist(err) {
+		t.Errorf("a refused migrate created its destination: %v", err)
+	}
+}
