@@ -44,7 +44,7 @@ func TestStatus_Disk(t *testing.T) {
 			t.Errorf("not largest first: %s after %s", c.Name, st.Disk[i-1].Name)
 		}
 	}
-	info, err := os.Stat(filepath.Join(cfg.DataDir, StoreFile))
+	info, err := os.Stat(filepath.Join(cfg.DataDir, storeFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,8 +144,8 @@ func (s *adminService) Prune(ctx context.Context, req *ctxdv1.PruneRequest) (*ct
 	return out, nil
 }
 
-// StoreFile is the bbolt store's file name in the data directory.
-const StoreFile = "ctxd.db"
+// storeFile is the store's file name in the data directory.
+const storeFile = "ctxd.db"
 
 // diskUsage breaks dataDir's disk use down: the store file by what its
 // pages hold, everything else by path, a directory summed at two levels.
@@ -180,7 +180,7 @@ func diskUsage(ctx context.Context, store *vfs.Store, dataDir string) ([]*ctxdv1
 		if err != nil {
 			return err
 		}
-		if rel == StoreFile {
+		if rel == storeFile {
 			byPath["store/(unused)"] = max(info.Size()-u.FileSize, 0)
 			return nil
 		}

@@ -149,7 +149,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		}
 	}
 
-	if d.b.store, err = vfs.Open(filepath.Join(cfg.DataDir, StoreFile), vfs.Options{
+	if d.b.store, err = vfs.Open(filepath.Join(cfg.DataDir, storeFile), vfs.Options{
 		MaxContentBytes: cfg.MaxContentBytes,
 		ContextRoots:    cfg.ContextRoots,
 		History:         vfs.Retention{Keep: cfg.HistoryKeep, MinAge: cfg.HistoryMinAge.Duration},

@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxd/ctxd/daemon"
 	"github.com/ctxd/ctxd/vfs"
 	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/ctxd/ctxd/vfs/boltstore"
@@ -103,7 +102,7 @@ func parseLocation(s string) (storeLocation, error) {
 	if strings.HasSuffix(path, ".db") {
 		return storeLocation{path: path}, nil
 	}
-	return storeLocation{path: filepath.Join(path, daemon.StoreFile), dir: true}, nil
+	return storeLocation{path: filepath.Join(path, boltstore.FileName), dir: true}, nil
 }
 
 // String names the store without its password: in messages, and recorded
@@ -115,20 +114,18 @@ func (l storeLocation) String() string {
 	return l.path
 }
 
-// redactURL drops a URL's password, in its user part or its query.
+// redactURL shows a URL's password, in its user part or its query, as
+// xxxxx.
 func redactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(a URL that does not parse)"
 	}
-	if u.User != nil {
-		u.User = url.User(u.User.Username())
-	}
 	if q := u.Query(); q.Has("password") {
-		q.Del("password")
+		q.Set("password", "xxxxx")
 		u.RawQuery = q.Encode()
 	}
-	return u.String()
+	return u.Redacted()
 }
 
 // open opens the store's backend; the source (create false) must exist.
@@ -142,7 +139,7 @@ func (l storeLocation) open(ctx context.Context, create bool) (backend.DB, error
 	}
 	if _, err := os.Stat(l.path); errors.Is(err, os.ErrNotExist) && !create {
 		if l.dir {
-			return nil, fmt.Errorf("no store at %s: give a data directory holding %s, a .db file or a postgres:// URL", filepath.Dir(l.path), daemon.StoreFile)
+			return nil, fmt.Errorf("no store at %s: give a data directory holding %s, a .db file or a postgres:// URL", filepath.Dir(l.path), boltstore.FileName)
 		}
 		return nil, fmt.Errorf("no store at %s", l.path)
 	}

@@ -153,7 +153,7 @@ func TestCLI_MigrateUsage(t *testing.T) {
 		{"no --to", []string{"--from", dir}, 2, "give both --from and --to"},
 		{"batch keys", []string{"--from", dir, "--to", dir + "/b.db", "--batch-keys", "0"}, 2, "--batch-keys must be 1 to"},
 		{"same store", []string{"--from", dir, "--to", filepath.Join(dir, "ctxd.db")}, 2, "are the same store"},
-		{"other scheme", []string{"--from", dir, "--to", "mysql://u:secret@h/db"}, 2, `"mysql://u@h/db": a store is a postgres:// URL`},
+		{"other scheme", []string{"--from", dir, "--to", "mysql://u:secret@h/db"}, 2, `"mysql://u:xxxxx@h/db": a store is a postgres:// URL`},
 		{"no source", []string{"--from", filepath.Join(dir, "nothing"), "--to", dir + "/b.db"}, 1, "no store at " + filepath.Join(dir, "nothing")},
 		{"json", []string{"--json", "--from", dir, "--to", dir + "/b.db"}, 2, "--json is not supported"},
 	} {
@@ -164,5 +164,17 @@ func TestCLI_MigrateUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "b.db")); !os.IsNotExist(err) {
 		t.Errorf("a refused migrate created its destination: %v", err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://ctxd:s3cret@db:5432/ctxd?sslmode=disable":       "postgres://ctxd:xxxxx@db:5432/ctxd?sslmode=disable",
+		"postgresql://db/ctxd?password=s3cret&user=ctxd":            "postgresql://db/ctxd?password=xxxxx&user=ctxd",
+		"postgres:///t1?host=/tmp/pg&user=postgres&sslmode=disable": "postgres:///t1?host=/tmp/pg&user=postgres&sslmode=disable",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
