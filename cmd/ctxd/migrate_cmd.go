@@ -86,7 +86,7 @@ type storeLocation struct {
 
 // parseLocation reads a --from or --to value.
 func parseLocation(s string) (storeLocation, error) {
-	if strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
+	if vfs.IsPostgresURL(s) {
 		if _, err := url.Parse(s); err != nil {
 			return storeLocation{}, fmt.Errorf("%q is not a URL: %w", redactURL(s), err)
 		}
@@ -128,9 +128,15 @@ func redactURL(s string) string {
 	return u.Redacted()
 }
 
+// pgOpenTimeout bounds connecting to PostgreSQL and migrating its schema
+// (the copy itself has no deadline unless --timeout is given).
+const pgOpenTimeout = 30 * time.Second
+
 // open opens the store's backend; the source (create false) must exist.
 func (l storeLocation) open(ctx context.Context, create bool) (backend.DB, error) {
 	if l.url != "" {
+		ctx, cancel := context.WithTimeout(ctx, pgOpenTimeout)
+		defer cancel()
 		db, err := pgstore.Open(ctx, l.url, pgstore.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", l, err)
@@ -180,6 +186,9 @@ func (c *cli) migrate(ctx context.Context, fromArg, toArg string, batchKeys int)
 			err = errors.Join(err, src.Close())
 		}
 	}()
+	if err := requireBuckets(ctx, src, from); err != nil {
+		return err
+	}
 	dst, err := to.open(ctx, true)
 	if err != nil {
 		return err
@@ -246,6 +255,19 @@ func (c *cli) migrate(ctx context.Context, fromArg, toArg string, batchKeys int)
 	return nil
 }
 
+// requireBuckets refuses a source that holds nothing: the wrong file or
+// database, whose copy would verify as equal.
+func requireBuckets(ctx context.Context, db backend.DB, l storeLocation) error {
+	var n int
+	err := db.View(ctx, func(tx backend.Tx) error {
+		return tx.ForEach(func([]byte, backend.Bucket) error { n++; return nil })
+	})
+	if err == nil && n == 0 {
+		err = fmt.Errorf("%s holds no store: nothing to migrate", l)
+	}
+	return err
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""
@@ -259,7 +281,7 @@ func (c *cli) printCopySummary(rep storecopy.Report) {
 	cp := rep.Copied
 	fmt.Fprint(c.stdout, grouped.Sprintf("copied %d buckets, %d keys, %s in %.1fs", cp.Buckets, cp.Keys, humanBytes(cp.Bytes), rep.Duration.Seconds()))
 	if s := rep.Duration.Seconds(); s >= rateAfter.Seconds() && cp.Keys > 0 {
-		fmt.Fprintf(c.stdout, " (%s keys/s)", humanRate(float64(cp.Keys)/s))
+		fmt.Fprint(c.stdout, grouped.Sprintf(" (%d keys/s)", int64(float64(cp.Keys)/s)))
 	}
 	if e := rep.Earlier; e != (storecopy.Counts{}) {
 		fmt.Fprint(c.stdout, grouped.Sprintf("; resumed after %d keys (%s) an earlier run copied", e.Keys, humanBytes(e.Bytes)))
@@ -323,7 +345,7 @@ func (p *copyProgress) line(rep storecopy.Report, elapsed time.Duration) string 
 		return b.String()
 	}
 	rate := float64(copied) / elapsed.Seconds()
-	fmt.Fprintf(&b, ", %s keys/s", humanRate(rate))
+	b.WriteString(grouped.Sprintf(", %d keys/s", int64(rate)))
 	if total > entries {
 		fmt.Fprintf(&b, ", ETA %s", formatETA(time.Duration(min(float64(total-entries)/rate, 1e8)*float64(time.Second))))
 	}

@@ -144,6 +144,12 @@ func TestCLI_MigrateResumes(t *testing.T) {
 
 func TestCLI_MigrateUsage(t *testing.T) {
 	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	db, err := boltstore.Open(empty, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 	for _, tc := range []struct {
 		name     string
 		args     []string
@@ -155,6 +161,7 @@ func TestCLI_MigrateUsage(t *testing.T) {
 		{"same store", []string{"--from", dir, "--to", filepath.Join(dir, "ctxd.db")}, 2, "are the same store"},
 		{"other scheme", []string{"--from", dir, "--to", "mysql://u:secret@h/db"}, 2, `"mysql://u:xxxxx@h/db": a store is a postgres:// URL`},
 		{"no source", []string{"--from", filepath.Join(dir, "nothing"), "--to", dir + "/b.db"}, 1, "no store at " + filepath.Join(dir, "nothing")},
+		{"empty source", []string{"--from", empty, "--to", dir + "/b.db"}, 1, empty + " holds no store"},
 		{"json", []string{"--json", "--from", dir, "--to", dir + "/b.db"}, 2, "--json is not supported"},
 	} {
 		code, _, errOut := ctxd(t, "", "", append([]string{"migrate"}, tc.args...)...)
@@ -175,6 +182,28 @@ func TestRedactURL(t *testing.T) {
 	} {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCopyProgress_Line(t *testing.T) {
+	rep := storecopy.Report{Copied: storecopy.Counts{Buckets: 100, Keys: 900, Bytes: 2_000_000}, SourceKeys: 2000}
+	for _, tc := range []struct {
+		terminal bool
+		elapsed  time.Duration
+		rep      storecopy.Report
+		want     string
+	}{
+		{true, 2 * time.Second, rep, "copying [==========>         ]  50% 1,000 of ~2,000 keys, 2.0 MB, 500 keys/s, ETA 2s"},
+		{false, 2 * time.Second, rep, "copying 1,000 of ~2,000 keys, 2.0 MB, 500 keys/s, ETA 2s"},
+		{true, 500 * time.Millisecond, rep, "copying [==========>         ]  50% 1,000 of ~2,000 keys, 2.0 MB"},
+		// A resumed copy: the rate counts this run's keys, the bar all.
+		{false, 2 * time.Second, storecopy.Report{Earlier: storecopy.Counts{Keys: 1000}, Copied: storecopy.Counts{Keys: 500}, SourceKeys: 2000},
+			"copying 1,500 of ~2,000 keys, 0 B, 250 keys/s, ETA 2s"},
+	} {
+		p := &copyProgress{terminal: tc.terminal}
+		if got := p.line(tc.rep, tc.elapsed); got != tc.want {
+			t.Errorf("line(terminal=%v, %s) = %q, want %q", tc.terminal, tc.elapsed, got, tc.want)
 		}
 	}
 }
