@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +17,7 @@ import (
 	"github.com/ctxd/ctxd/daemon"
 	"github.com/ctxd/ctxd/internal/pgtest"
 	"github.com/ctxd/ctxd/vfs"
+	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/ctxd/ctxd/vfs/boltstore"
 	"github.com/ctxd/ctxd/vfs/pgstore"
 	"github.com/ctxd/ctxd/vfs/storecopy"
@@ -139,6 +144,79 @@ func TestCLI_MigrateResumes(t *testing.T) {
 	code, out, errOut := ctxd(t, "", "", "migrate", "--from", srcPath, "--to", dstPath)
 	if code != 0 || !strings.Contains(out, "resumed after") || !strings.Contains(out, "verified") {
 		t.Fatalf("resumed migrate: %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}
+
+// TestCLI_MigrateKilled kills a migrate process (SIGKILL) in the middle of
+// its copy into PostgreSQL; the next migrate finishes the copy, having
+// copied every key exactly once.
+func TestCLI_MigrateKilled(t *testing.T) {
+	srcDir := t.TempDir()
+	s, err := vfs.Open(filepath.Join(srcDir, boltstore.FileName), vfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []vfs.WriteParams
+	for i := range 300 {
+		ref, _ := vfs.ParseRef(fmt.Sprintf("agent:/notes/%03d.md", i))
+		ps = append(ps, vfs.WriteParams{Ref: ref, Content: []byte(fmt.Sprintf("note %d\n", i)), IsText: true})
+	}
+	if _, err := s.WriteBatch(context.Background(), ps); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	dsn := pgtest.NewDatabase(t)
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "migrate", "--from", srcDir, "--to", dsn, "--batch-keys", "1")
+	cmd.Env = append(os.Environ(), "CTXD_TEST_AS_CLI=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Kill it once the copy has reached the items bucket, a third of the way.
+	inItems := func() (marker, items bool) {
+		err := db.View(context.Background(), func(tx backend.Tx) error {
+			marker, items = tx.Bucket([]byte(storecopy.ProgressBucket)) != nil, tx.Bucket([]byte("items")) != nil
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return marker, items
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if _, items := inItems(); items {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the copy did not reach the items bucket within a minute")
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if marker, _ := inItems(); !marker {
+		t.Fatal("the copy finished before the kill: give it more keys")
+	}
+
+	code, out, errOut := ctxd(t, "", "", "migrate", "--from", srcDir, "--to", dsn)
+	m := regexp.MustCompile(`copied \d+ buckets, ([\d,]+) keys.*resumed after ([\d,]+) keys(?s:.*)verified: both stores hold the same \d+ buckets, ([\d,]+) keys`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("migrate after the kill: %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(strings.ReplaceAll(s, ",", "")); return v }
+	if copied, earlier, total := n(m[1]), n(m[2]), n(m[3]); earlier == 0 || copied+earlier != total {
+		t.Errorf("the killed run copied %d keys and the second %d, of %d", earlier, copied, total)
 	}
 }
 
