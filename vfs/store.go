@@ -129,7 +129,9 @@ func newOwning(db backend.DB, opts Options, what string) (*Store, error) {
 }
 
 // New opens the store kept in db, creating its buckets and checking the
-// schema version. The Store owns db from then on: Close closes it.
+// schema version. It refuses the destination of an unfinished copy
+// (storecopy, ctxd migrate), which is not a whole store yet. The Store owns
+// db from then on: Close closes it.
 func New(db backend.DB, opts Options) (*Store, error) {
 	if opts.MaxContentBytes < 0 || opts.History.Keep < 0 || opts.History.MinAge < 0 {
 		return nil, errors.New("negative option")

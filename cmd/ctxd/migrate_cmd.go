@@ -30,7 +30,7 @@ func (c *cli) migrateCommand() *cobra.Command {
 		Use:   "migrate --from STORE --to STORE",
 		Short: "Copy a store to another backend or file (stop its daemon first)",
 		Long: `Copy the store at --from into the empty store at --to: every bucket, key,
-value and sequence, in transactions of at most --batch-keys keys and 32 MB.
+value and sequence, in transactions of at most --batch-keys keys and 32 MiB.
 migrate opens both stores itself, no daemon involved: stop the daemon (every
 replica) serving the source first; a running daemon holds a bbolt file's lock.
 
