@@ -120,8 +120,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-replicas eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-replicas ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -178,6 +178,11 @@ bench-hook: setup-run ## `ctxd hook claude-code` per event as Claude Code runs i
 bench-replicas: setup-run $(VENV)/.deps ## Replication lag A -> B: two replica processes on a private PostgreSQL, 16 writers write through A and search B for each note; lag p50/p99 and misses (CTXD_BENCH_WRITERS, CTXD_BENCH_WRITES)
 	mkdir -p bench-results
 	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Replicas_Lag -benchtime=1x -count=1 -timeout=30m ./daemon/ | tee bench-results/replicas.txt
+
+bench-migrate: setup-run $(VENV)/.deps ## ctxd migrate's copy of a 10k-item store (184k keys) from bbolt into bbolt and into PostgreSQL: keys/s, MB/s, Verify seconds; last line `copy keys/s postgres/bolt=…` (CTXD_BENCH_MIGRATE_ITEMS, CTXD_BENCH_MIGRATE_BATCH_KEYS)
+	mkdir -p bench-results
+	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Copy -benchtime=3x -count=1 -timeout=1h ./vfs/storecopy/ | tee bench-results/migrate.txt
+	grep '^copy keys/s' bench-results/migrate.txt
 
 eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm, vaswani and tldr; table in bench-results/eval.md
 	mkdir -p bench-results

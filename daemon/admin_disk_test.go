@@ -9,6 +9,7 @@ import (
 	"time"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/vfs/boltstore"
 )
 
 // TestStatus_Disk breaks the data directory down: the store components add
@@ -44,7 +45,7 @@ func TestStatus_Disk(t *testing.T) {
 			t.Errorf("not largest first: %s after %s", c.Name, st.Disk[i-1].Name)
 		}
 	}
-	info, err := os.Stat(filepath.Join(cfg.DataDir, storeFile))
+	info, err := os.Stat(filepath.Join(cfg.DataDir, boltstore.FileName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/session"
 	"github.com/ctxd/ctxd/vfs"
+	"github.com/ctxd/ctxd/vfs/boltstore"
 )
 
 // adminService reports on the daemon.
@@ -241,7 +242,7 @@ func diskUsage(ctx context.Context, store *vfs.Store, dataDir string) ([]*ctxdv1
 		if err != nil {
 			return err
 		}
-		if rel == storeFile {
+		if rel == boltstore.FileName {
 			byPath["store/(unused)"] = max(info.Size()-u.FileSize, 0)
 			return nil
 		}

@@ -534,7 +534,7 @@ func TestReplicas_StartWithoutDatabase(t *testing.T) {
 		d.Stop(context.Background())
 		t.Fatal("a replica started without its database")
 	}
-	if !strings.Contains(err.Error(), "open store postgres://") || !strings.Contains(err.Error(), "password=xxxxx") ||
+	if !strings.HasPrefix(err.Error(), "store postgres://") || !strings.Contains(err.Error(), "password=xxxxx") ||
 		strings.Contains(err.Error()+buf.String(), pgPassword) {
 		t.Errorf("start without the database: %v\nlog:\n%s", err, buf.String())
 	}

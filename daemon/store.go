@@ -18,15 +18,13 @@ import (
 
 	"github.com/ctxd/ctxd/vfs"
 	vfsbackend "github.com/ctxd/ctxd/vfs/backend"
+	"github.com/ctxd/ctxd/vfs/boltstore"
 )
 
 // This file is the store the daemon serves, as the daemon names it: the
 // bbolt file in the data directory, or a PostgreSQL database that replicas
 // share; how logs, status and errors name it (never with its password);
 // and this replica's id.
-
-// storeFile is the bbolt store's file name in the data directory.
-const storeFile = "ctxd.db"
 
 // replicaIDFile (in the data directory) holds this replica's id on a shared
 // store: a UUID made on first start.
@@ -53,23 +51,18 @@ type storeInfo struct {
 	secret string
 }
 
-// isPostgresURL reports whether a store setting names PostgreSQL.
-func isPostgresURL(s string) bool {
-	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
-}
-
 // validateStore checks the store setting: empty or a PostgreSQL URL that
 // parses. The setting itself is never echoed: it may hold a password.
 func validateStore(s string) error {
 	if s == "" {
 		return nil
 	}
-	if !isPostgresURL(s) {
+	if !vfs.IsPostgresURL(s) {
 		return errors.New(`config: store must be empty (the bbolt file ctxd.db in data_dir) or a postgres:// or postgresql:// URL, ` +
 			`for example "postgres://ctxd@db.example:5432/ctxd"; keyword=value connection strings are not accepted`)
 	}
 	if _, err := pgconn.ParseConfig(s); err != nil {
-		return fmt.Errorf("config: store %s: %s", redactURL(s), scrubText(err.Error(), passwordOf(s)))
+		return fmt.Errorf("config: store %s: %s", RedactStoreURL(s), scrubText(err.Error(), passwordOf(s)))
 	}
 	return nil
 }
@@ -77,9 +70,9 @@ func validateStore(s string) error {
 // newStoreInfo describes the store cfg names (validated).
 func newStoreInfo(cfg Config) *storeInfo {
 	if cfg.Store == "" {
-		return &storeInfo{location: filepath.Join(cfg.DataDir, storeFile)}
+		return &storeInfo{location: filepath.Join(cfg.DataDir, boltstore.FileName)}
 	}
-	si := &storeInfo{location: redactURL(cfg.Store), shared: true, endpoint: "(unparsable URL)", secret: passwordOf(cfg.Store)}
+	si := &storeInfo{location: RedactStoreURL(cfg.Store), shared: true, endpoint: "(unparsable URL)", secret: passwordOf(cfg.Store)}
 	if pc, err := pgconn.ParseConfig(cfg.Store); err == nil {
 		si.endpoint = net.JoinHostPort(pc.Host, strconv.Itoa(int(pc.Port))) + "/" + pc.Database
 		if pc.Password != "" { // PGPASSWORD or a passfile may supply it
@@ -102,9 +95,10 @@ func passwordOf(s string) string {
 	return u.Query().Get("password")
 }
 
-// redactURL returns the URL with its password, in the user info or the
-// password parameter, replaced by redacted.
-func redactURL(s string) string {
+// RedactStoreURL returns a store URL with its password, in the user info
+// or the password parameter, shown as xxxxx: how ctxd names a PostgreSQL
+// store wherever it shows one.
+func RedactStoreURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(unparsable URL)"
@@ -173,8 +167,12 @@ func openStore(cfg Config, si *storeInfo) (*vfs.Store, string, error) {
 		opts.ReplicaID, opts.ReplicaHost, location = id, host, cfg.Store
 	}
 	s, err := vfs.Open(location, opts)
+	if err != nil && si.shared {
+		// The text only: the error's chain may hold the URL.
+		return nil, "", fmt.Errorf("store %s: %s", si.location, si.scrub(err.Error()))
+	}
 	if err != nil {
-		return nil, "", fmt.Errorf("open store %s: %s", si.location, si.scrub(err.Error()))
+		return nil, "", fmt.Errorf("open store: %w", err)
 	}
 	return s, opts.ReplicaID, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	vfsbackend "github.com/ctxd/ctxd/vfs/backend"
+	"github.com/ctxd/ctxd/vfs/boltstore"
 )
 
 // testSecret is a password as written in a URL (percent-encoded: the
@@ -67,7 +68,7 @@ func TestStoreInfo_RedactsPassword(t *testing.T) {
 		}
 	}
 	cfg := DefaultConfig()
-	if si := newStoreInfo(cfg); si.shared || si.location != filepath.Join(cfg.DataDir, storeFile) {
+	if si := newStoreInfo(cfg); si.shared || si.location != filepath.Join(cfg.DataDir, boltstore.FileName) {
 		t.Errorf("default store = %+v, want the bbolt file in the data dir", si)
 	}
 }
@@ -146,7 +147,7 @@ func TestStatus_BboltStore(t *testing.T) {
 		return st.Index.AppliedSequence >= st.Index.OutboxSequence
 	})
 	s := st.Store
-	if s.Location != filepath.Join(d.cfg.DataDir, storeFile) || s.Shared || !s.Reachable || s.ReplicaId != localReplica ||
+	if s.Location != filepath.Join(d.cfg.DataDir, boltstore.FileName) || s.Shared || !s.Reachable || s.ReplicaId != localReplica ||
 		s.OutboxSequence != st.Index.OutboxSequence || s.OutboxSequence < 3 {
 		t.Fatalf("store status = %v", s)
 	}

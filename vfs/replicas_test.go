@@ -2,18 +2,17 @@ package vfs
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 )
 
-// TestStore_Replicas plays two replicas on one bbolt file, one after the
+// TestStore_Replicas plays two replicas on one store, one after the
 // other: a trim waits for the live replica that trails, reports say how far
 // each trails (Replicas, Lag), and a replica silent past ReplicaRetention
 // counts as gone and stops holding the trim back.
 func TestStore_Replicas(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "ctxd.db")
+	path := newLocation(t)
 	open := func(id string) *Store {
 		s, err := Open(path, Options{ReplicaID: id, ReplicaHost: "host-" + id})
 		if err != nil {

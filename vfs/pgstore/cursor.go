@@ -1,0 +1,209 @@
+package pgstore
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ctxd/ctxd/vfs/backend"
+)
+
+// A cursor reads its bucket in pages: the first holds firstPage keys, each
+// next one four times more up to maxPage, so a short walk costs one round
+// trip and a scan of 100,000 keys about a hundred. A page also stops at
+// pageBytes of keys and values (a page of large values is small), though
+// never before its first key.
+const (
+	firstPage = 16
+	maxPage   = 1024
+	pageBytes = 4 << 20
+)
+
+// row is a key and its value; bucket marks the name of a nested bucket.
+type row struct {
+	key, value []byte
+	bucket     bool
+}
+
+// cursor is a backend.Cursor holding one page: consecutive keys of its
+// bucket around its position.
+type cursor struct {
+	b     *bucket
+	rows  []row // ascending
+	i     int   // position in rows; -1 before them, len(rows) past them
+	first bool  // no key precedes rows[0]
+	last  bool  // no key follows rows[len(rows)-1]
+	seek  []byte
+	size  int // keys to ask for next
+}
+
+var _ backend.Cursor = (*cursor)(nil)
+
+// page directions and bounds.
+type pageQuery int
+
+const (
+	fromKey   pageQuery = iota // ascending, keys >= k
+	afterKey                   // ascending, keys > k
+	beforeKey                  // descending, keys < k
+	fromEnd                    // descending from the last key
+)
+
+// pageSQL is each pageQuery's statement: $1 bucket, $2 limit, $3 byte
+// budget, $4 head(k), $5 k. It returns each key with its value while the
+// running size stays under the budget, and past it only the key (so the
+// caller knows the page was cut, without fetching the values).
+var pageSQL = map[pageQuery]string{
+	fromKey:   pageStatement("", "AND head >= $4 AND key >= $5"),
+	afterKey:  pageStatement("", "AND head >= $4 AND key > $5"),
+	beforeKey: pageStatement("DESC", "AND head <= $4 AND key < $5"),
+	fromEnd:   pageStatement("DESC", ""),
+}
+
+func pageStatement(dir, where string) string {
+	return fmt.Sprintf(`SELECT key, CASE WHEN run - len < $3 THEN value END, value IS NULL, run - len < $3
+FROM (SELECT head, key, value, len, sum(len) OVER (ORDER BY head %[1]s, key %[1]s) AS run
+	FROM (SELECT head, key, value, octet_length(key) + coalesce(octet_length(value), 0) AS len
+		FROM ctxd_kv WHERE bucket = $1 %[2]s
+		ORDER BY head %[1]s, key %[1]s LIMIT $2) AS page) AS sized
+ORDER BY head %[1]s, key %[1]s`, dir, where)
+}
+
+// fetch reads a page in q's direction from k and reports whether it
+// reached the end of the bucket that way. Pages come back ascending. The
+// transaction's buffered writes go first, in the same round trip.
+func (c *cursor) fetch(q pageQuery, k []byte) (rows []row, end bool) {
+	t := c.b.tx
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	limit := c.size
+	c.size = min(c.size*4, maxPage)
+	args := []any{c.b.meta.id, limit, int64(pageBytes)}
+	if q != fromEnd {
+		args = append(args, head(k), k)
+	}
+	cut := false
+	err := t.roundTrip(func(b *pgx.Batch) {
+		b.Queue(pageSQL[q], args...)
+	}, func(br pgx.BatchResults) error {
+		res, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer res.Close()
+		for res.Next() {
+			var r row
+			var within bool
+			if err := res.Scan(&r.key, &r.value, &r.bucket, &within); err != nil {
+				return err
+			}
+			if !within {
+				cut = true
+				continue
+			}
+			if !r.bucket && r.value == nil {
+				r.value = []byte{}
+			}
+			rows = append(rows, r)
+		}
+		return res.Err()
+	})
+	if err != nil {
+		return nil, true
+	}
+	if q == beforeKey || q == fromEnd {
+		slices.Reverse(rows)
+	}
+	return rows, !cut && len(rows) < limit
+}
+
+func (c *cursor) at() ([]byte, []byte) {
+	if c.i < 0 || c.i >= len(c.rows) {
+		return nil, nil
+	}
+	r := c.rows[c.i]
+	return r.key, r.value
+}
+
+func (c *cursor) First() ([]byte, []byte) {
+	c.size = firstPage
+	c.rows, c.last = c.fetch(fromKey, []byte{})
+	c.first, c.i, c.seek = true, 0, nil
+	return c.at()
+}
+
+func (c *cursor) Last() ([]byte, []byte) {
+	c.size = firstPage
+	c.rows, c.first = c.fetch(fromEnd, nil)
+	c.last, c.i, c.seek = true, len(c.rows)-1, nil
+	return c.at()
+}
+
+func (c *cursor) Seek(seek []byte) ([]byte, []byte) {
+	c.size = firstPage
+	c.rows, c.last = c.fetch(fromKey, seek)
+	c.first, c.i, c.seek = false, 0, nil
+	if len(c.rows) == 0 {
+		// Past the end: remember where, for Prev.
+		c.seek = append([]byte{}, seek...)
+	}
+	return c.at()
+}
+
+func (c *cursor) Next() ([]byte, []byte) {
+	switch {
+	case len(c.rows) == 0, c.i >= len(c.rows):
+		return nil, nil
+	case c.i+1 < len(c.rows):
+		c.i++
+		return c.at()
+	case c.last:
+		c.i = len(c.rows)
+		return nil, nil
+	}
+	rows, end := c.fetch(afterKey, c.rows[c.i].key)
+	if len(rows) == 0 {
+		c.last, c.i = true, len(c.rows)
+		return nil, nil
+	}
+	c.rows, c.i, c.first, c.last = rows, 0, false, end
+	return c.at()
+}
+
+func (c *cursor) Prev() ([]byte, []byte) {
+	switch {
+	case len(c.rows) == 0 && c.seek != nil:
+		rows, end := c.fetch(beforeKey, c.seek)
+		c.seek = nil
+		c.rows, c.i, c.first, c.last = rows, len(rows)-1, end, true
+		return c.at()
+	case c.i < 0:
+		return nil, nil
+	case c.i > 0:
+		c.i = min(c.i, len(c.rows)) - 1
+		return c.at()
+	case len(c.rows) == 0 || c.first:
+		c.i = -1
+		return nil, nil
+	}
+	rows, end := c.fetch(beforeKey, c.rows[0].key)
+	if len(rows) == 0 {
+		c.first, c.i = true, -1
+		return nil, nil
+	}
+	c.rows, c.i, c.first, c.last = rows, len(rows)-1, end, false
+	return c.at()
+}
+
+// Delete buffers the delete of the current key, like Bucket.Delete; the
+// page keeps it, so the walk goes on from it.
+func (c *cursor) Delete() error {
+	if c.i < 0 || c.i >= len(c.rows) {
+		return nil
+	}
+	if c.rows[c.i].bucket {
+		return backend.ErrIncompatible
+	}
+	return c.b.Delete(c.rows[c.i].key)
+}
