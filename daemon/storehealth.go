@@ -91,11 +91,11 @@ func (h *storeHealth) set(err error) {
 	}
 	if err != nil {
 		h.down, h.reason, h.since = true, h.info.scrub(err.Error()), time.Now()
-		h.log.Warn("store unreachable; serving NOT_SERVING until it answers", "store", h.info.location, "err", h.reason)
+		h.log.Warn("store unreachable; health reports NOT_SERVING until it answers", "store", h.info.location, "err", h.reason)
 		h.setStatus(healthpb.HealthCheckResponse_NOT_SERVING)
 		return
 	}
-	h.log.Info("store reachable again; serving", "store", h.info.location, "after", time.Since(h.since).Round(time.Millisecond))
+	h.log.Info("store reachable again; health reports SERVING", "store", h.info.location, "after", time.Since(h.since).Round(time.Millisecond))
 	h.down, h.reason, h.since = false, "", time.Time{}
 	h.setStatus(healthpb.HealthCheckResponse_SERVING)
 }
