@@ -56,6 +56,7 @@ var cases = []struct {
 	{"SnapshotIsolation", testSnapshotIsolation},
 	{"PinnedReadTxGoroutines", testPinnedReadTxGoroutines},
 	{"ContextCancelled", testContextCancelled},
+	{"ContextCancelledInFn", testContextCancelledInFn},
 	{"Check", testCheck},
 }
 

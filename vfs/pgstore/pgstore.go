@@ -36,15 +36,15 @@ type DB struct {
 	srv       server
 	writeLock int64 // advisory lock key every write transaction takes
 
-	closing   context.Context // done once Close starts
-	close     context.CancelFunc
-	mu        sync.Mutex
-	closed    bool
-	txs       map[*tx]struct{}
-	batchMu   sync.Mutex
-	batch     *batch
-	listen    sync.Once
-	listener  *listener
+	closing  context.Context // done once Close starts
+	close    context.CancelFunc
+	mu       sync.Mutex
+	closed   bool
+	txs      map[*tx]struct{}
+	batchMu  sync.Mutex
+	batch    *batch
+	listen   sync.Once
+	listener *listener
 }
 
 var (
