@@ -45,6 +45,8 @@ var cases = []struct {
 	{"CursorSeesOwnWrites", testCursorSeesOwnWrites},
 	{"CursorLargeValues", testCursorLargeValues},
 	{"CursorEmptyBucket", testCursorEmptyBucket},
+	{"CursorDeleteAfterWrites", testCursorDeleteAfterWrites},
+	{"RandomAgainstModel", testRandomAgainstModel},
 	{"Rollback", testRollback},
 	{"ClosedTx", testClosedTx},
 	{"ReadOnlyTx", testReadOnlyTx},

@@ -302,3 +302,30 @@ func testCursorEmptyBucket(t *testing.T, db backend.DB) {
 		return nil
 	})
 }
+
+// testCursorDeleteAfterWrites deletes while walking in a transaction that
+// wrote to the bucket first: Next after Delete still goes to the key after
+// the deleted one. (bbolt's own cursor skips a key there once the page
+// was changed in the transaction: etcd-io/bbolt#146.)
+func testCursorDeleteAfterWrites(t *testing.T, db backend.DB) {
+	fill(t, db, "b", 100)
+	update(t, db, func(tx backend.Tx) error {
+		b := bucket(t, tx, "b")
+		put(t, b, string(numKey(0))+"x", "written first")
+		var seen [][]byte
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			seen = append(seen, k)
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		if len(seen) != 101 {
+			t.Errorf("walk deleting every key saw %d keys, want 101", len(seen))
+		}
+		if k, _ := b.Cursor().First(); k != nil {
+			t.Errorf("key %q left after deleting every key", k)
+		}
+		return nil
+	})
+}

@@ -204,8 +204,7 @@ func (b *bucket) Put(key, value []byte) error {
 	case b.meta.children[string(key)] != nil:
 		return backend.ErrIncompatible
 	}
-	t.pending[kvKey{b.meta.id, string(key)}] = append(make([]byte, 0, len(value)), value...)
-	t.changed = true
+	t.buffer(b.meta.id, key, append(make([]byte, 0, len(value)), value...))
 	return nil
 }
 
@@ -222,8 +221,7 @@ func (b *bucket) Delete(key []byte) error {
 	if b.meta.children[string(key)] != nil {
 		return backend.ErrIncompatible
 	}
-	t.pending[kvKey{b.meta.id, string(key)}] = nil
-	t.changed = true
+	t.buffer(b.meta.id, key, nil)
 	return nil
 }
 

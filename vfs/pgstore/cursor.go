@@ -3,6 +3,8 @@ package pgstore
 import (
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -71,12 +73,89 @@ ORDER BY head %[1]s, key %[1]s`, dir, where)
 }
 
 // fetch reads a page in q's direction from k and reports whether it
-// reached the end of the bucket that way. Pages come back ascending. The
-// transaction's buffered writes go first, in the same round trip.
+// reached the end of the bucket that way. Pages come back ascending, with
+// the transaction's buffered puts laid over them, so a write transaction
+// mixing cursors and puts sends its writes once, at commit. Buffered
+// deletes in the bucket are sent first instead, with the page's query:
+// laid over pages, they would make a loop that deletes the first key and
+// seeks it again (the way around bbolt's skipping Next after a Delete)
+// read every deleted key again on every seek.
 func (c *cursor) fetch(q pageQuery, k []byte) (rows []row, end bool) {
 	t := c.b.tx
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	pk := t.pendKeys[c.b.meta.id]
+	flush := pk != nil && pk.deletes > 0
+	page, end, err := c.page(q, k, flush)
+	if err != nil || pk == nil || flush {
+		return page, end
+	}
+	// The page covers the keys from k to its far end (to the bucket's end
+	// if it reached it); buffered puts in that span join it.
+	lo, hi := span{unbounded: true}, span{unbounded: true}
+	switch {
+	case q == fromKey || q == afterKey:
+		lo = span{key: k, open: q == afterKey}
+		if !end {
+			hi = span{key: page[len(page)-1].key}
+		}
+	default:
+		if q == beforeKey {
+			hi = span{key: k, open: true}
+		}
+		if !end {
+			lo = span{key: page[0].key}
+		}
+	}
+	return overlay(t, c.b.meta.id, page, pk.inOrder(), lo, hi), end
+}
+
+// span is one end of the keys a page covers.
+type span struct {
+	key       []byte
+	open      bool // the key itself is outside
+	unbounded bool
+}
+
+// overlay lays buffered puts (pending, sorted) over page (ascending): the
+// keys within [lo, hi] take their new values, joining the page in order
+// where it lacks them.
+func overlay(t *tx, bucket int64, page []row, pending []string, lo, hi span) []row {
+	from, to := 0, len(pending)
+	if !lo.unbounded {
+		from = sort.Search(len(pending), func(i int) bool {
+			c := strings.Compare(pending[i], string(lo.key))
+			return c > 0 || c == 0 && !lo.open
+		})
+	}
+	if !hi.unbounded {
+		to = sort.Search(len(pending), func(i int) bool {
+			c := strings.Compare(pending[i], string(hi.key))
+			return c > 0 || c == 0 && hi.open
+		})
+	}
+	if from >= to {
+		return page
+	}
+	out := make([]row, 0, len(page)+to-from)
+	i := 0
+	for _, key := range pending[from:to] {
+		for i < len(page) && string(page[i].key) < key {
+			out = append(out, page[i])
+			i++
+		}
+		if i < len(page) && string(page[i].key) == key {
+			i++ // replaced
+		}
+		out = append(out, row{key: []byte(key), value: t.pending[kvKey{bucket, key}]})
+	}
+	return append(out, page[i:]...)
+}
+
+// page reads one page from the server, after the buffered writes if flush.
+// With t.mu held.
+func (c *cursor) page(q pageQuery, k []byte, flush bool) (rows []row, end bool, err error) {
+	t := c.b.tx
 	limit := c.size
 	c.size = min(c.size*4, maxPage)
 	args := []any{c.b.meta.id, limit, int64(pageBytes)}
@@ -84,7 +163,7 @@ func (c *cursor) fetch(q pageQuery, k []byte) (rows []row, end bool) {
 		args = append(args, head(k), k)
 	}
 	cut := false
-	err := t.roundTrip(func(b *pgx.Batch) {
+	err = t.send(flush, func(b *pgx.Batch) {
 		b.Queue(pageSQL[q], args...)
 	}, func(br pgx.BatchResults) error {
 		res, err := br.Query()
@@ -110,12 +189,12 @@ func (c *cursor) fetch(q pageQuery, k []byte) (rows []row, end bool) {
 		return res.Err()
 	})
 	if err != nil {
-		return nil, true
+		return nil, true, err
 	}
 	if q == beforeKey || q == fromEnd {
 		slices.Reverse(rows)
 	}
-	return rows, !cut && len(rows) < limit
+	return rows, !cut && len(rows) < limit, nil
 }
 
 func (c *cursor) at() ([]byte, []byte) {

@@ -59,6 +59,7 @@ type tx struct {
 	// stay right because no one else writes while a write transaction
 	// holds the write lock, and a read transaction sees one snapshot.
 	pending  map[kvKey][]byte
+	pendKeys map[int64]*pendingKeys // pending's keys per bucket, for cursors
 	cache    map[kvKey][]byte
 	seqs     map[*bucketMeta]struct{} // buckets whose sequence changed
 	changed  bool                     // something to commit (and notify)
@@ -85,8 +86,9 @@ func (db *DB) begin(ctx context.Context, writable bool) (*tx, error) {
 	t := &tx{
 		db: db, parent: ctx, ctx: tctx, writable: writable,
 		cancel:  func() { stop(); cancel() },
-		cache:   map[kvKey][]byte{},
-		pending: map[kvKey][]byte{},
+		cache:    map[kvKey][]byte{},
+		pending:  map[kvKey][]byte{},
+		pendKeys: map[int64]*pendingKeys{},
 		seqs:    map[*bucketMeta]struct{}{},
 	}
 	var err error
@@ -452,18 +454,69 @@ func (t *tx) flushed() {
 		t.cache[k] = v
 	}
 	clear(t.pending)
+	clear(t.pendKeys)
 	clear(t.seqs)
+}
+
+// buffer records a Put (v non-nil) or Delete (v nil) until the next
+// flush; with t.mu held.
+func (t *tx) buffer(bucket int64, key []byte, v []byte) {
+	k := kvKey{bucket, string(key)}
+	pk := t.pendKeys[bucket]
+	if pk == nil {
+		pk = &pendingKeys{sorted: true}
+		t.pendKeys[bucket] = pk
+	}
+	prev, ok := t.pending[k]
+	switch {
+	case !ok:
+		if n := len(pk.keys); n > 0 && pk.keys[n-1] > k.key {
+			pk.sorted = false
+		}
+		pk.keys = append(pk.keys, k.key)
+	case prev == nil:
+		pk.deletes--
+	}
+	if v == nil {
+		pk.deletes++
+	}
+	t.pending[k] = v
+	t.changed = true
+}
+
+// pendingKeys lists a bucket's buffered keys, sorted when a cursor needs
+// them (keys written in order, the common case, never need sorting).
+type pendingKeys struct {
+	keys    []string
+	sorted  bool
+	deletes int // how many of keys are deleted
+}
+
+func (pk *pendingKeys) inOrder() []string {
+	if !pk.sorted {
+		slices.Sort(pk.keys)
+		pk.sorted = true
+	}
+	return pk.keys
 }
 
 // roundTrip sends the buffered writes, then what queue adds, in one round
 // trip, and hands read the results of the latter. A failure fails the
 // transaction. With t.mu held.
 func (t *tx) roundTrip(queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
+	return t.send(true, queue, read)
+}
+
+// send is roundTrip, leaving the buffered writes buffered unless flush.
+func (t *tx) send(flush bool, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
 	if err := t.usable(); err != nil {
 		return err
 	}
 	b := &pgx.Batch{}
-	n := t.queueFlush(b)
+	n := 0
+	if flush {
+		n = t.queueFlush(b)
+	}
 	queue(b)
 	br := t.conn.SendBatch(t.ctx, b)
 	err := execN(br, n)
@@ -476,7 +529,9 @@ func (t *tx) roundTrip(queue func(*pgx.Batch), read func(pgx.BatchResults) error
 	if err != nil {
 		return t.fail(err)
 	}
-	t.flushed()
+	if n > 0 {
+		t.flushed()
+	}
 	return nil
 }
 
