@@ -85,11 +85,11 @@ func (db *DB) begin(ctx context.Context, writable bool) (*tx, error) {
 	stop := context.AfterFunc(db.closing, cancel)
 	t := &tx{
 		db: db, parent: ctx, ctx: tctx, writable: writable,
-		cancel:  func() { stop(); cancel() },
+		cancel:   func() { stop(); cancel() },
 		cache:    map[kvKey][]byte{},
 		pending:  map[kvKey][]byte{},
 		pendKeys: map[int64]*pendingKeys{},
-		seqs:    map[*bucketMeta]struct{}{},
+		seqs:     map[*bucketMeta]struct{}{},
 	}
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
