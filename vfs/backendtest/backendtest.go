@@ -46,6 +46,7 @@ var cases = []struct {
 	{"CursorLargeValues", testCursorLargeValues},
 	{"CursorEmptyBucket", testCursorEmptyBucket},
 	{"CursorDeleteAfterWrites", testCursorDeleteAfterWrites},
+	{"CursorPrevAfterDeletes", testCursorPrevAfterDeletes},
 	{"RandomAgainstModel", testRandomAgainstModel},
 	{"Rollback", testRollback},
 	{"ClosedTx", testClosedTx},

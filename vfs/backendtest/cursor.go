@@ -329,3 +329,30 @@ func testCursorDeleteAfterWrites(t *testing.T, db backend.DB) {
 		return nil
 	})
 }
+
+// testCursorPrevAfterDeletes walks back over a run of keys deleted in the
+// same transaction, long enough to empty whole pages of a paged store.
+// (bbolt's Prev stops there, returning nil, while Next goes on.)
+func testCursorPrevAfterDeletes(t *testing.T, db backend.DB) {
+	fill(t, db, "b", cursorKeys)
+	update(t, db, func(tx backend.Tx) error {
+		b := bucket(t, tx, "b")
+		for i := 100; i < 700; i++ {
+			if err := b.Delete(numKey(i)); err != nil {
+				return err
+			}
+		}
+		c := b.Cursor()
+		n := 0
+		for k, _ := c.Seek(numKey(800)); k != nil; k, _ = c.Prev() {
+			n++
+		}
+		if n != 200 {
+			t.Errorf("Prev from key 800 over deleted keys 100-699 saw %d keys, want 200", n)
+		}
+		if n := len(walk(b.Cursor())); n != cursorKeys-600 {
+			t.Errorf("Next over the deleted keys saw %d keys, want %d", n, cursorKeys-600)
+		}
+		return nil
+	})
+}

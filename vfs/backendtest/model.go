@@ -172,7 +172,7 @@ func walkModel(t *testing.T, rng *rand.Rand, c backend.Cursor, m model, sorted [
 			return
 		}
 		if want := sorted[pos]; !bytes.Equal(k, []byte(want)) || string(v) != m[want] {
-			t.Errorf("cursor move %d: %q=%q, want %q=%q", move, k, v, want, m[want])
+			t.Errorf("cursor move %d (%s): %q=%q, want %q=%q", move, moveName(move, step), k, v, want, m[want])
 			return
 		}
 		if move == 600 {
@@ -189,4 +189,14 @@ func walkModel(t *testing.T, rng *rand.Rand, c backend.Cursor, m model, sorted [
 		}
 		pos += step
 	}
+}
+
+func moveName(move, step int) string {
+	switch {
+	case move == 0:
+		return "First, Last or Seek"
+	case step > 0:
+		return "Next"
+	}
+	return "Prev"
 }

@@ -98,7 +98,9 @@
 // nil commits. A lost server (refused, reset, shutting down: SQLSTATE
 // class 08, 57P01-57P03, 53300) becomes *backend.Unavailable naming the
 // server; pooled connections are then dropped, and calls succeed again
-// once it is back, without reopening. Errors at Open are one line naming
+// once it is back, without reopening. A connection lost during a COMMIT
+// leaves its outcome unknown, as for any client of a database: the write
+// may have committed. Errors at Open are one line naming
 // what to run: createdb for a missing database, CREATE ROLE for a missing
 // role, the GRANT a role lacks, CREATE EXTENSION vector as a superuser.
 // A cancelled context ends its transaction with ctx.Err().
