@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ctxd/ctxd/vfs/backend"
 )
@@ -66,7 +68,8 @@ var benchBuckets = []string{"paths", "items", "drives", "revisions", "outbox", "
 
 // BenchmarkWrite runs item writes from benchWriters goroutines, each its
 // own transaction (Update) or sharing them (Batch, as the store writes),
-// half of them overwriting existing items, and reports item writes/s.
+// half of them overwriting existing items, and reports item writes/s and
+// the latency percentiles of one write.
 func BenchmarkWrite(b *testing.B) {
 	for _, mode := range []string{"batch", "update"} {
 		b.Run(mode, func(b *testing.B) {
@@ -95,8 +98,9 @@ func BenchmarkWrite(b *testing.B) {
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			errs := make(chan error, benchWriters)
+			latencies := make([][]time.Duration, benchWriters)
 			b.ResetTimer()
-			for range benchWriters {
+			for w := range benchWriters {
 				wg.Go(func() {
 					for {
 						i := int(next.Add(1))
@@ -109,10 +113,12 @@ func BenchmarkWrite(b *testing.B) {
 						} else {
 							id = existing + i
 						}
+						start := time.Now()
 						if err := write(ctx, func(tx backend.Tx) error { return itemWrite(tx, id) }); err != nil {
 							errs <- err
 							return
 						}
+						latencies[w] = append(latencies[w], time.Since(start))
 					}
 				})
 			}
@@ -123,6 +129,11 @@ func BenchmarkWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
+			all := slices.Concat(latencies...)
+			slices.Sort(all)
+			for _, p := range []int{50, 99} {
+				b.ReportMetric(float64(all[len(all)*p/100].Microseconds())/1000, fmt.Sprintf("p%d-ms", p))
+			}
 		})
 	}
 }
