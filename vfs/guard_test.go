@@ -2,7 +2,6 @@ package vfs
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -172,7 +171,7 @@ func TestStore_Guard_ContextRoots(t *testing.T) {
 	}
 
 	for _, bad := range [][]string{{"self"}, {"0b7d3f4e-8c1a-4b2e-9f3d-2a6c5e8b1d40"}} {
-		if _, err := Open(filepath.Join(t.TempDir(), "x.db"), Options{ContextRoots: bad}); err == nil || !strings.Contains(err.Error(), "context root") {
+		if _, err := Open(newLocation(t), Options{ContextRoots: bad}); err == nil || !strings.Contains(err.Error(), "context root") {
 			t.Errorf("Open with context roots %q: %v, want an error naming the context root", bad, err)
 		}
 	}

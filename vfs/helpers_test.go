@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -23,7 +22,7 @@ func mustOpenStore(t testing.TB, opts ...Options) *Store {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	s, err := Open(filepath.Join(t.TempDir(), "ctxd.db"), o)
+	s, err := Open(newLocation(t), o)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

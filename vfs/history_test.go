@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -505,7 +504,7 @@ func tenKBLines() []string {
 // kept history (here: while history was off) gets its state recorded as a
 // baseline revision by its first change, which keeps its content.
 func TestStore_History_ItemFromBeforeHistory(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ctxd.db")
+	path := newLocation(t)
 	s, err := Open(path, Options{HistoryOff: true})
 	if err != nil {
 		t.Fatal(err)
@@ -540,7 +539,7 @@ func TestStore_History_ItemFromBeforeHistory(t *testing.T) {
 // recorded, content they replace stays readable, and the next open with
 // history on records the current state so that Verify holds.
 func TestStore_History_OffThenOn(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ctxd.db")
+	path := newLocation(t)
 	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -857,7 +856,7 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s, err := Open(filepath.Join(t.TempDir(), "ctxd.db"), Options{})
+			s, err := Open(newLocation(t), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -948,7 +947,7 @@ func TestCommonEnds(t *testing.T) {
 func TestStore_History_MetadataOfRecord(t *testing.T) {
 	for _, offThen := range []string{"write", "delete"} {
 		t.Run(offThen, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "ctxd.db")
+			path := newLocation(t)
 			s, err := Open(path, Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -183,7 +183,7 @@ func TestStore_Index_NoChunkerThenChunker(t *testing.T) {
 }
 
 func TestStore_Index_ModelAndChunkerChanges(t *testing.T) {
-	path := t.TempDir() + "/ctxd.db"
+	path := newLocation(t)
 	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -609,7 +608,7 @@ func TestStore_ItemQuestions_VectorOfAnyChunkRecordsTheItem(t *testing.T) {
 // chunk hash index existed gets it at Open, so generated questions find the
 // chunks they belong to.
 func TestOpen_IndexesChunkHashesOfAnOlderStore(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ctxd.db")
+	path := newLocation(t)
 	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/ctxd/ctxd/vfs/boltstore"
+	"github.com/ctxd/ctxd/vfs/pgstore"
 	"github.com/google/uuid"
 )
 
@@ -32,8 +34,10 @@ const (
 
 // Options configures Open.
 type Options struct {
-	MaxContentBytes int64         // 0 means DefaultMaxContentBytes
-	OpenTimeout     time.Duration // bbolt flock timeout; 0 means 1s
+	MaxContentBytes int64 // 0 means DefaultMaxContentBytes
+	// OpenTimeout bounds waiting for a bbolt file's lock (0 means 1s), or
+	// connecting to PostgreSQL and migrating its schema (0 means 30s).
+	OpenTimeout time.Duration
 	// ContextRoots are drive:/path refs of the directories holding agents'
 	// context files, which agents may change only where the frontmatter
 	// allows (ErrReadOnly); nil means DefaultContextRoots.
@@ -78,21 +82,47 @@ type Store struct {
 	stopNotify             chan struct{} // ends the relay of the backend's change notices
 }
 
-// Open opens or creates the bbolt store at path, creating its buckets and
-// checking the schema version. A second opener of the same file fails after
-// opts.OpenTimeout.
-func Open(path string, opts Options) (*Store, error) {
+// Open opens or creates the store at location, creating its buckets and
+// checking the schema version: a PostgreSQL URL (postgres:// or
+// postgresql://, see vfs/pgstore) for a store replicas share, else the path
+// of a bbolt file, which one process owns (a second opener fails after
+// opts.OpenTimeout).
+func Open(location string, opts Options) (*Store, error) {
 	if opts.OpenTimeout < 0 {
-		return nil, fmt.Errorf("open %s: negative option", path)
+		return nil, errors.New("open store: negative option")
 	}
-	db, err := boltstore.Open(path, boltstore.Options{OpenTimeout: opts.OpenTimeout})
+	if IsPostgresURL(location) {
+		ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(opts.OpenTimeout, pgOpenTimeout))
+		defer cancel()
+		db, err := pgstore.Open(ctx, location, pgstore.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("open store: %w", err) // pgstore's errors name the server, never the password
+		}
+		return newOwning(db, opts, "open store")
+	}
+	db, err := boltstore.Open(location, boltstore.Options{OpenTimeout: opts.OpenTimeout})
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("open %s: %w", location, err)
 	}
+	return newOwning(db, opts, "open "+location)
+}
+
+// pgOpenTimeout bounds connecting to PostgreSQL and migrating its schema
+// when Options.OpenTimeout is 0.
+const pgOpenTimeout = 30 * time.Second
+
+// IsPostgresURL reports whether a store location names a PostgreSQL
+// database rather than a bbolt file.
+func IsPostgresURL(location string) bool {
+	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
+}
+
+// newOwning is New that closes db when it fails.
+func newOwning(db backend.DB, opts Options, what string) (*Store, error) {
 	s, err := New(db, opts)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return s, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -566,14 +565,28 @@ func TestStore_StatsAndDrives(t *testing.T) {
 }
 
 func TestStore_Reopen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ctxd.db")
+	path := newLocation(t)
 	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	it := mustWrite(t, s, "/keep.md", "kept\n")
-	if _, err := Open(path, Options{OpenTimeout: 50 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "locked") {
+	// A bbolt file has one owner; a PostgreSQL store is shared by replicas.
+	var wait time.Duration // a PostgreSQL open connects and migrates: its default bound
+	if testBackend == "bolt" {
+		wait = 50 * time.Millisecond
+	}
+	second, err := Open(path, Options{OpenTimeout: wait})
+	switch {
+	case testBackend == "bolt" && (err == nil || !strings.Contains(err.Error(), "locked")):
 		t.Errorf("second Open = %v, want a lock error", err)
+	case testBackend == "postgres" && err != nil:
+		t.Errorf("second Open = %v, want a replica", err)
+	case testBackend == "postgres":
+		if res, err := second.Read(ctx, Ref{ID: it.ID}, 0, 0); err != nil || string(res.Content) != "kept\n" {
+			t.Errorf("read through a second replica: %+v, %v", res, err)
+		}
+		second.Close()
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

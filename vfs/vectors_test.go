@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -96,7 +95,7 @@ func TestStore_ModelBackAfterRunWithoutOneQueuesWhatLacksAVector(t *testing.T) {
 // TestStore_OpenIndexesAnOlderQueue: a store written before the queue's
 // hash index existed gets it at open, filled from the queue.
 func TestStore_OpenIndexesAnOlderQueue(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ctxd.db")
+	path := newLocation(t)
 	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -51,7 +51,11 @@ var dbSeq atomic.Int64
 // Run runs the package's tests and stops the shared server afterwards; call it
 // from TestMain in every package that uses NewDatabase. It exits the process
 // with the tests' exit code.
-func Run(m *testing.M) {
+func Run(m *testing.M) { os.Exit(Main(m)) }
+
+// Main is Run that returns the exit code instead of exiting, for a TestMain
+// with more to do after the tests.
+func Main(m *testing.M) int {
 	shared.inMain.Store(true)
 	code := m.Run()
 	shared.inMain.Store(false)
@@ -62,8 +66,9 @@ func Run(m *testing.M) {
 				code = 1
 			}
 		}
+		shared.srv = nil
 	}
-	os.Exit(code)
+	return code
 }
 
 // NewDatabase creates an empty database with the vector extension on the test
