@@ -69,6 +69,7 @@ func testCursorSeek(t *testing.T, db backend.DB) {
 			{"between keys", append(numKey(77), 'x'), 78},
 			{"before the first", []byte("a"), 0},
 			{"empty", []byte{}, 0},
+			{"nil", nil, 0},
 			{"past the end", []byte("z"), -1},
 			{"just past the last", append(numKey(cursorKeys-1), 0), -1},
 		} {

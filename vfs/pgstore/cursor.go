@@ -160,6 +160,9 @@ func (c *cursor) page(q pageQuery, k []byte, flush bool) (rows []row, end bool, 
 	c.size = min(c.size*4, maxPage)
 	args := []any{c.b.meta.id, limit, int64(pageBytes)}
 	if q != fromEnd {
+		if k == nil {
+			k = []byte{} // not NULL: Seek(nil) is First
+		}
 		args = append(args, head(k), k)
 	}
 	cut := false
