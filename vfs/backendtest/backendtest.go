@@ -47,6 +47,8 @@ var cases = []struct {
 	{"CursorEmptyBucket", testCursorEmptyBucket},
 	{"CursorDeleteAfterWrites", testCursorDeleteAfterWrites},
 	{"CursorPrevAfterDeletes", testCursorPrevAfterDeletes},
+	{"AppendAtEnd", testAppendAtEnd},
+	{"CursorEndsOfSizes", testCursorEndsOfSizes},
 	{"RandomAgainstModel", testRandomAgainstModel},
 	{"Rollback", testRollback},
 	{"ClosedTx", testClosedTx},

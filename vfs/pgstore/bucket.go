@@ -136,6 +136,10 @@ func (t *tx) createBucket(parent *bucketMeta, name []byte, ifNotExists bool) (ba
 	parent.children[m.name] = m
 	t.cat.byID[m.id] = m
 	t.cache[kvKey{parent.id, m.name}] = nil
+	t.learnEmpty(m.id)
+	if parent.id != 0 {
+		t.wrote(parent.id, name, nil, true)
+	}
 	t.changed = true
 	return &bucket{tx: t, meta: m}, nil
 }
@@ -175,7 +179,13 @@ func (t *tx) deleteBucket(parent *bucketMeta, name []byte) error {
 	}
 	delete(parent.children, m.name)
 	t.cat.remove(m)
+	for _, id := range ids {
+		delete(t.tails, id)
+	}
 	t.cache[kvKey{parent.id, m.name}] = nil
+	if parent.id != 0 {
+		t.wrote(parent.id, name, nil, false)
+	}
 	t.changed = true
 	return nil
 }

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sort"
@@ -152,9 +153,44 @@ func overlay(t *tx, bucket int64, page []row, pending []string, lo, hi span) []r
 	return append(out, page[i:]...)
 }
 
-// page reads one page from the server, after the buffered writes if flush.
-// With t.mu held.
+// page reads one page from the server, after the buffered writes if flush,
+// unless what the transaction knows of the bucket's end answers it (see
+// tail.go). With t.mu held.
 func (c *cursor) page(q pageQuery, k []byte, flush bool) (rows []row, end bool, err error) {
+	t := c.b.tx
+	id := c.b.meta.id
+	from := k
+	if q == afterKey {
+		from = successor(k)
+	}
+	if tl := t.tails[id]; tl != nil && tl.end != nil && !flush {
+		switch {
+		case len(tl.end) == 0,
+			(q == fromKey || q == afterKey) && bytes.Compare(from, tl.end) >= 0:
+			return nil, true, nil
+		case q == fromEnd && tl.last != nil:
+			return []row{*tl.last}, false, nil
+		}
+	}
+	rows, end, err = c.query(q, k, flush)
+	switch {
+	case err != nil:
+	case q == fromEnd && len(rows) > 0:
+		t.learnLast(id, rows[len(rows)-1])
+	case q == fromEnd:
+		t.learnEmpty(id)
+	case q == beforeKey || !end:
+	case len(rows) > 0:
+		t.learnLast(id, rows[len(rows)-1])
+	default:
+		t.learnEnd(id, from)
+	}
+	return rows, end, err
+}
+
+// query reads one page from the server, after the buffered writes if
+// flush. With t.mu held.
+func (c *cursor) query(q pageQuery, k []byte, flush bool) (rows []row, end bool, err error) {
 	t := c.b.tx
 	limit := c.size
 	c.size = min(c.size*4, maxPage)

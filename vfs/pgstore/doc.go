@@ -73,8 +73,11 @@
 // up to 1,024, each cut at 4 MB of keys and values (never before its first
 // key); in a write transaction the buffered puts of the bucket are laid
 // over each page, while buffered deletes of the bucket are sent before the
-// page is read. Creating or deleting a bucket, Stats and Size are round
-// trips of their own.
+// page is read. A transaction also remembers where each bucket it read
+// ends (tail.go): item ids are UUIDv7, so the lookups a new item makes
+// past the end of the id-keyed buckets are answered without a round trip,
+// for every item of a Batch after the first. Creating or deleting a
+// bucket, Stats and Size are round trips of their own.
 //
 // Batch gathers concurrent calls into one transaction, as bbolt's DB.Batch
 // does (at most backend.BatchDelay of waiting, at most 1,000 calls); when a

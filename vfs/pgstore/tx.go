@@ -61,6 +61,7 @@ type tx struct {
 	pending  map[kvKey][]byte
 	pendKeys map[int64]*pendingKeys // pending's keys per bucket, for cursors
 	cache    map[kvKey][]byte
+	tails    map[int64]*tail          // see tail.go
 	seqs     map[*bucketMeta]struct{} // buckets whose sequence changed
 	changed  bool                     // something to commit (and notify)
 	size     int64
@@ -89,6 +90,7 @@ func (db *DB) begin(ctx context.Context, writable bool) (*tx, error) {
 		cache:    map[kvKey][]byte{},
 		pending:  map[kvKey][]byte{},
 		pendKeys: map[int64]*pendingKeys{},
+		tails:    map[int64]*tail{},
 		seqs:     map[*bucketMeta]struct{}{},
 	}
 	var err error
@@ -359,15 +361,24 @@ func (t *tx) get(m *bucketMeta, key []byte) []byte {
 	if m.children[k.key] != nil {
 		return nil // a nested bucket
 	}
-	var v []byte
-	err := t.conn.QueryRow(t.ctx, `SELECT value FROM ctxd_kv WHERE bucket = $1 AND head = $2 AND key = $3`,
-		m.id, head(key), key).Scan(&v)
+	if t.absent(m.id, key) {
+		t.cache[k] = nil
+		return nil
+	}
+	// Ask for the first key at or after key: when there is none, the
+	// bucket's end is learnt as well.
+	var found, v []byte
+	err := t.conn.QueryRow(t.ctx, `SELECT key, value FROM ctxd_kv WHERE bucket = $1 AND head >= $2 AND key >= $3
+		ORDER BY head, key LIMIT 1`, m.id, head(key), key).Scan(&found, &v)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
+		t.learnEnd(m.id, key)
 		v = nil
 	case err != nil:
 		t.fail(err)
 		return nil
+	case !bytes.Equal(found, key):
+		v = nil
 	case v == nil:
 		v = []byte{} // an empty value, not a missing one
 	}
@@ -452,6 +463,7 @@ const (
 func (t *tx) flushed() {
 	for k, v := range t.pending {
 		t.cache[k] = v
+		t.wrote(k.bucket, []byte(k.key), v, false)
 	}
 	clear(t.pending)
 	clear(t.pendKeys)
