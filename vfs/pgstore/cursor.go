@@ -33,12 +33,12 @@ type row struct {
 // bucket around its position.
 type cursor struct {
 	b     *bucket
-	rows  []row // ascending
-	i     int   // position in rows; -1 before them, len(rows) past them
-	first bool  // no key precedes rows[0]
-	last  bool  // no key follows rows[len(rows)-1]
-	seek  []byte
-	size  int // keys to ask for next
+	rows  []row  // ascending
+	i     int    // position in rows; -1 before them, len(rows) past them
+	first bool   // no key precedes rows[0]
+	last  bool   // no key follows rows[len(rows)-1]
+	seek  []byte // after a Seek past the end: the key sought, for Prev
+	size  int    // keys to ask for next
 }
 
 var _ backend.Cursor = (*cursor)(nil)
