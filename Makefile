@@ -120,8 +120,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -174,6 +174,11 @@ bench-mcp: setup-run build ## Tool-call latency through `ctxd mcp` (stdio) again
 bench-hook: setup-run ## `ctxd hook claude-code` per event as Claude Code runs it (sh -c, JSON on stdin) against the daemon holding 100k wikipedia chunks: p50/p99 per event kind, the process floor, and the SessionStart context build time (CTXD_BENCH_HOOK_CHUNKS, CTXD_BENCH_HOOK_SESSIONS)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Hook_ClaudeCode -benchtime=1x -count=1 -timeout=1h ./daemon/ | tee bench-results/hook.txt
+
+bench-migrate: setup-run $(VENV)/.deps ## ctxd migrate's copy of a 10k-item store (184k keys) from bbolt into bbolt and into PostgreSQL: keys/s, MB/s, Verify seconds; last line `copy keys/s postgres/bolt=…` (CTXD_BENCH_MIGRATE_ITEMS, CTXD_BENCH_MIGRATE_BATCH_KEYS)
+	mkdir -p bench-results
+	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Copy -benchtime=3x -count=1 -timeout=1h ./vfs/storecopy/ | tee bench-results/migrate.txt
+	grep '^copy keys/s' bench-results/migrate.txt
 
 eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm, vaswani and tldr; table in bench-results/eval.md
 	mkdir -p bench-results

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/ctxd/ctxd/internal/pgtest"
@@ -58,5 +59,5 @@ func newLocation(t testing.TB) string {
 	if testBackend == "postgres" {
 		return pgtest.NewDatabase(t)
 	}
-	return newLocation(t)
+	return filepath.Join(t.TempDir(), "ctxd.db")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/ctxd/ctxd/vfs/boltstore"
 	"github.com/ctxd/ctxd/vfs/pgstore"
+	"github.com/ctxd/ctxd/vfs/storecopy"
 	"github.com/google/uuid"
 )
 
@@ -128,7 +129,9 @@ func newOwning(db backend.DB, opts Options, what string) (*Store, error) {
 }
 
 // New opens the store kept in db, creating its buckets and checking the
-// schema version. The Store owns db from then on: Close closes it.
+// schema version. It refuses the destination of an unfinished copy
+// (storecopy, ctxd migrate), which is not a whole store yet. The Store owns
+// db from then on: Close closes it.
 func New(db backend.DB, opts Options) (*Store, error) {
 	if opts.MaxContentBytes < 0 || opts.History.Keep < 0 || opts.History.MinAge < 0 {
 		return nil, errors.New("negative option")
@@ -142,6 +145,9 @@ func New(db backend.DB, opts Options) (*Store, error) {
 	}
 	var gap bool // history was off: record what changed meanwhile
 	err = db.Update(context.Background(), func(tx backend.Tx) error {
+		if tx.Bucket([]byte(storecopy.ProgressBucket)) != nil {
+			return errors.New("the store is the destination of an unfinished migration: run the same ctxd migrate again to finish it")
+		}
 		meta, err := tx.CreateBucketIfNotExists([]byte(bucketMeta))
 		if err != nil {
 			return err

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxd/ctxd/daemon"
+	"github.com/ctxd/ctxd/internal/pgtest"
 	"github.com/ctxd/ctxd/internal/testmodel"
 )
 
@@ -345,12 +346,13 @@ func TestCLI_OversizeWrite(t *testing.T) {
 	}
 }
 
-// TestMain lets TestREADME_CommandLine run this test binary as the ctxd command.
+// TestMain lets TestREADME_CommandLine run this test binary as the ctxd
+// command, and gives the migrate tests a PostgreSQL.
 func TestMain(m *testing.M) {
 	if os.Getenv("CTXD_TEST_AS_CLI") == "1" {
 		os.Exit(Run(context.Background(), os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	pgtest.Run(m)
 }
 
 // TestCLI_WriteContent writes the text given with --content, without

@@ -76,8 +76,9 @@ func (c *cli) rootCommand() *cobra.Command {
 		Short: "ctxd is a local memory layer for AI agents",
 		Long: `ctxd keeps an agent's knowledge as items addressed by drive:/path refs.
 
-"ctxd serve" runs the daemon; every other command talks to it over its unix
-socket. A ref is drive:/path, a bare /path (the agent drive), or an item id.`,
+"ctxd serve" runs the daemon and "ctxd migrate" copies a store between
+backends; every other command talks to the daemon over its unix socket. A
+ref is drive:/path, a bare /path (the agent drive), or an item id.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -92,7 +93,7 @@ socket. A ref is drive:/path, a bare /path (the agent drive), or an item id.`,
 	pf.StringVar(&c.token, "token", "", "bearer token sent on every call, needed when the daemon sets socket_auth (env CTXD_TOKEN)")
 	pf.BoolVar(&c.json, "json", false, "print responses as JSON, for scripts")
 	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "deadline for each call")
-	root.AddCommand(c.serveCommand())
+	root.AddCommand(c.serveCommand(), c.migrateCommand())
 	c.addVFSCommands(root)
 	root.AddCommand(c.addCommand(), c.refreshCommand())
 	root.AddCommand(c.mcpCommand())

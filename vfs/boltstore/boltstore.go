@@ -11,6 +11,9 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
+// FileName is the bbolt store's file name in a data directory.
+const FileName = "ctxd.db"
+
 // Options configures Open.
 type Options struct {
 	OpenTimeout time.Duration // how long to wait for another process's lock; 0 means 1s
