@@ -224,7 +224,7 @@ func (s *Store) TrimOutbox(ctx context.Context, seq uint64) error {
 			c := t.outbox.Cursor()
 			n := 0
 			k, _ := c.First()
-			for ; k != nil && binary.BigEndian.Uint64(k) <= upto && n < trimBatch; k, _ = c.First() {
+			for ; k != nil && binary.BigEndian.Uint64(k) <= upto && n < trimBatch; k, _ = c.Next() {
 				if err := c.Delete(); err != nil {
 					return fmt.Errorf("trim outbox: %w", err)
 				}

@@ -180,15 +180,12 @@ func releaseClaims[P interface{ queueKey() []byte }](s *Store, t *txn, tag byte,
 func (t *txn) sweepClaims() error {
 	c := t.tx.Bucket([]byte(bucketClaims)).Cursor()
 	now := t.now.UnixNano()
-	for k, v := c.First(); k != nil; {
+	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if now >= int64(binary.BigEndian.Uint64(v)) {
 			if err := c.Delete(); err != nil {
 				return err
 			}
-			k, v = c.Seek(k)
-			continue
 		}
-		k, v = c.Next()
 	}
 	return nil
 }

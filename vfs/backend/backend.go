@@ -25,8 +25,12 @@ type DB interface {
 	// snapshot.
 	View(ctx context.Context, fn func(Tx) error) error
 	// Update runs fn in a write transaction and commits it if fn returns
-	// nil. Write transactions are serialized: each sees every commit made
-	// before it and no other write while it runs.
+	// nil; if ctx ends before the commit, it returns ctx.Err() and commits
+	// nothing. Write transactions are serialized: each sees every
+	// commit made before it and no other write while it runs. A backend
+	// may run fn again after a transient conflict it retries (PostgreSQL's
+	// serialization failures and deadlocks), so fn must reset its outputs
+	// first, as for Batch.
 	Update(ctx context.Context, fn func(Tx) error) error
 	// Batch is Update that may share one commit with concurrent callers.
 	// fn may run more than once (a failing member makes the others run
@@ -110,8 +114,9 @@ type BucketStats struct {
 }
 
 // Cursor walks a bucket's keys in byte order. A move returns a nil key past
-// either end. Delete removes the current key; other changes to the bucket
-// during a walk leave the cursor's position undefined.
+// either end. Delete removes the current key, and Next then returns the
+// key after it; other changes to the bucket during a walk leave the
+// cursor's position undefined.
 type Cursor interface {
 	First() (key, value []byte)
 	Last() (key, value []byte)

@@ -45,6 +45,11 @@ var cases = []struct {
 	{"CursorSeesOwnWrites", testCursorSeesOwnWrites},
 	{"CursorLargeValues", testCursorLargeValues},
 	{"CursorEmptyBucket", testCursorEmptyBucket},
+	{"CursorDeleteAfterWrites", testCursorDeleteAfterWrites},
+	{"CursorPrevAfterDeletes", testCursorPrevAfterDeletes},
+	{"AppendAtEnd", testAppendAtEnd},
+	{"CursorEndsOfSizes", testCursorEndsOfSizes},
+	{"RandomAgainstModel", testRandomAgainstModel},
 	{"Rollback", testRollback},
 	{"ClosedTx", testClosedTx},
 	{"ReadOnlyTx", testReadOnlyTx},
@@ -56,6 +61,7 @@ var cases = []struct {
 	{"SnapshotIsolation", testSnapshotIsolation},
 	{"PinnedReadTxGoroutines", testPinnedReadTxGoroutines},
 	{"ContextCancelled", testContextCancelled},
+	{"ContextCancelledInFn", testContextCancelledInFn},
 	{"Check", testCheck},
 }
 

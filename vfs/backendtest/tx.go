@@ -401,11 +401,18 @@ func testContextCancelled(t *testing.T, db backend.DB) {
 	wantErr(t, "Batch with a cancelled context", db.Batch(ctx, func(backend.Tx) error { return nil }), context.Canceled)
 	_, err := db.Begin(ctx, false)
 	wantErr(t, "Begin with a cancelled context", err, context.Canceled)
+	view(t, db, func(tx backend.Tx) error {
+		wantValue(t, bucket(t, tx, "b"), string(numKey(1)), numValue(1))
+		return nil
+	})
+}
 
-	// Cancelled while fn runs: the transaction ends with ctx.Err() and
-	// commits nothing.
-	ctx, cancel = context.WithCancel(t.Context())
-	err = db.Update(ctx, func(tx backend.Tx) error {
+// testContextCancelledInFn cancels an Update's context while its fn runs:
+// the transaction ends with ctx.Err() and commits nothing.
+func testContextCancelledInFn(t *testing.T, db backend.DB) {
+	fill(t, db, "b", 5)
+	ctx, cancel := context.WithCancel(t.Context())
+	err := db.Update(ctx, func(tx backend.Tx) error {
 		b := bucket(t, tx, "b")
 		put(t, b, "during", "v")
 		cancel()

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -75,7 +76,16 @@ func (d *DB) Update(ctx context.Context, fn func(backend.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return d.db.Update(func(t *bolt.Tx) error { return fn((*tx)(t)) })
+	return d.db.Update(func(t *bolt.Tx) error { return runUnlessDone(ctx, fn, t) })
+}
+
+// runUnlessDone runs fn and fails its transaction when ctx ended meanwhile,
+// so a caller that left commits nothing.
+func runUnlessDone(ctx context.Context, fn func(backend.Tx) error, t *bolt.Tx) error {
+	if err := fn((*tx)(t)); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // Batch implements backend.DB with bbolt's Batch.
@@ -83,7 +93,7 @@ func (d *DB) Batch(ctx context.Context, fn func(backend.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return d.db.Batch(func(t *bolt.Tx) error { return fn((*tx)(t)) })
+	return d.db.Batch(func(t *bolt.Tx) error { return runUnlessDone(ctx, fn, t) })
 }
 
 // Begin implements backend.DB. bbolt read transactions may be shared by
@@ -139,7 +149,6 @@ func (d *DB) Path() string { return d.db.Path() }
 type (
 	tx     bolt.Tx
 	bucket bolt.Bucket
-	cursor bolt.Cursor
 )
 
 func wrapBucket(b *bolt.Bucket) backend.Bucket {
@@ -191,7 +200,7 @@ func (b *bucket) Put(key, value []byte) error {
 	return translate((*bolt.Bucket)(b).Put(key, value))
 }
 func (b *bucket) Delete(key []byte) error { return translate((*bolt.Bucket)(b).Delete(key)) }
-func (b *bucket) Cursor() backend.Cursor  { return (*cursor)((*bolt.Bucket)(b).Cursor()) }
+func (b *bucket) Cursor() backend.Cursor  { return &cursor{c: (*bolt.Bucket)(b).Cursor()} }
 func (b *bucket) ForEach(fn func(k, v []byte) error) error {
 	return (*bolt.Bucket)(b).ForEach(fn)
 }
@@ -228,9 +237,90 @@ func (b *bucket) Stats() backend.BucketStats {
 }
 func (b *bucket) SetFillPercent(f float64) { (*bolt.Bucket)(b).FillPercent = f }
 
-func (c *cursor) First() ([]byte, []byte)           { return (*bolt.Cursor)(c).First() }
-func (c *cursor) Last() ([]byte, []byte)            { return (*bolt.Cursor)(c).Last() }
-func (c *cursor) Next() ([]byte, []byte)            { return (*bolt.Cursor)(c).Next() }
-func (c *cursor) Prev() ([]byte, []byte)            { return (*bolt.Cursor)(c).Prev() }
-func (c *cursor) Seek(seek []byte) ([]byte, []byte) { return (*bolt.Cursor)(c).Seek(seek) }
-func (c *cursor) Delete() error                     { return translate((*bolt.Cursor)(c).Delete()) }
+// cursor is bbolt's cursor with two of its bugs worked around, both about
+// pages changed in the same transaction: Next after Delete skips a key once
+// the page was modified (etcd-io/bbolt#146), and Prev (and Last) stop at a
+// leaf emptied by deletes, which is rebalanced only at commit.
+type cursor struct {
+	c       *bolt.Cursor
+	key     []byte // where the cursor is; nil past either end
+	deleted bool   // Delete removed key: the next move starts from where it was
+	pastEnd bool   // a Seek went past the last key: Prev returns the last one
+}
+
+func (c *cursor) at(k, v []byte) ([]byte, []byte) {
+	c.key, c.deleted, c.pastEnd = k, false, false
+	return k, v
+}
+
+func (c *cursor) First() ([]byte, []byte) { return c.at(c.c.First()) }
+
+func (c *cursor) Seek(seek []byte) ([]byte, []byte) {
+	k, v := c.at(c.c.Seek(seek))
+	c.pastEnd = k == nil
+	return k, v
+}
+
+func (c *cursor) Last() ([]byte, []byte) {
+	k, v := c.c.Last()
+	if k == nil {
+		if first, _ := c.c.First(); first != nil {
+			k, v = c.lastBefore(nil)
+		}
+	}
+	return c.at(k, v)
+}
+
+func (c *cursor) Next() ([]byte, []byte) {
+	if c.deleted {
+		return c.at(c.c.Seek(c.key)) // the first key after the deleted one
+	}
+	if c.key == nil {
+		return nil, nil
+	}
+	return c.at(c.c.Next())
+}
+
+func (c *cursor) Prev() ([]byte, []byte) {
+	from := c.key
+	if c.pastEnd {
+		return c.Last()
+	}
+	if c.deleted {
+		k, _ := c.c.Seek(c.key)
+		if k == nil {
+			return c.Last()
+		}
+		from = k
+	}
+	if from == nil {
+		return nil, nil
+	}
+	k, v := c.c.Prev()
+	if k == nil {
+		k, v = c.lastBefore(from)
+	}
+	return c.at(k, v)
+}
+
+// lastBefore finds the last key below limit (nil: the last key) by walking
+// from the first, for when bbolt's backward moves stop early; it costs one
+// First where there is truly nothing before.
+func (c *cursor) lastBefore(limit []byte) ([]byte, []byte) {
+	var lk, lv []byte
+	for k, v := c.c.First(); k != nil && (limit == nil || bytes.Compare(k, limit) < 0); k, v = c.c.Next() {
+		lk, lv = k, v
+	}
+	if lk != nil {
+		c.c.Seek(lk)
+	}
+	return lk, lv
+}
+
+func (c *cursor) Delete() error {
+	if err := c.c.Delete(); err != nil {
+		return translate(err)
+	}
+	c.key, c.deleted = bytes.Clone(c.key), true
+	return nil
+}

@@ -136,6 +136,10 @@ func (t *tx) createBucket(parent *bucketMeta, name []byte, ifNotExists bool) (ba
 	parent.children[m.name] = m
 	t.cat.byID[m.id] = m
 	t.cache[kvKey{parent.id, m.name}] = nil
+	t.learnEmpty(m.id)
+	if parent.id != 0 {
+		t.wrote(parent.id, name, nil, true)
+	}
 	t.changed = true
 	return &bucket{tx: t, meta: m}, nil
 }
@@ -175,7 +179,13 @@ func (t *tx) deleteBucket(parent *bucketMeta, name []byte) error {
 	}
 	delete(parent.children, m.name)
 	t.cat.remove(m)
+	for _, id := range ids {
+		delete(t.tails, id)
+	}
 	t.cache[kvKey{parent.id, m.name}] = nil
+	if parent.id != 0 {
+		t.wrote(parent.id, name, nil, false)
+	}
 	t.changed = true
 	return nil
 }
@@ -204,8 +214,7 @@ func (b *bucket) Put(key, value []byte) error {
 	case b.meta.children[string(key)] != nil:
 		return backend.ErrIncompatible
 	}
-	t.pending[kvKey{b.meta.id, string(key)}] = append(make([]byte, 0, len(value)), value...)
-	t.changed = true
+	t.buffer(b.meta.id, key, append(make([]byte, 0, len(value)), value...))
 	return nil
 }
 
@@ -222,8 +231,7 @@ func (b *bucket) Delete(key []byte) error {
 	if b.meta.children[string(key)] != nil {
 		return backend.ErrIncompatible
 	}
-	t.pending[kvKey{b.meta.id, string(key)}] = nil
-	t.changed = true
+	t.buffer(b.meta.id, key, nil)
 	return nil
 }
 

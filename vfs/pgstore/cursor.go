@@ -1,8 +1,11 @@
 package pgstore
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -30,12 +33,12 @@ type row struct {
 // bucket around its position.
 type cursor struct {
 	b     *bucket
-	rows  []row // ascending
-	i     int   // position in rows; -1 before them, len(rows) past them
-	first bool  // no key precedes rows[0]
-	last  bool  // no key follows rows[len(rows)-1]
-	seek  []byte
-	size  int // keys to ask for next
+	rows  []row  // ascending
+	i     int    // position in rows; -1 before them, len(rows) past them
+	first bool   // no key precedes rows[0]
+	last  bool   // no key follows rows[len(rows)-1]
+	seek  []byte // after a Seek past the end: the key sought, for Prev
+	size  int    // keys to ask for next
 }
 
 var _ backend.Cursor = (*cursor)(nil)
@@ -71,20 +74,135 @@ ORDER BY head %[1]s, key %[1]s`, dir, where)
 }
 
 // fetch reads a page in q's direction from k and reports whether it
-// reached the end of the bucket that way. Pages come back ascending. The
-// transaction's buffered writes go first, in the same round trip.
+// reached the end of the bucket that way. Pages come back ascending, with
+// the transaction's buffered puts laid over them, so a write transaction
+// mixing cursors and puts sends its writes once, at commit. Buffered
+// deletes in the bucket are sent first instead, with the page's query:
+// laid over pages, they would make a loop that deletes the first key and
+// seeks it again (the way around bbolt's skipping Next after a Delete)
+// read every deleted key again on every seek.
 func (c *cursor) fetch(q pageQuery, k []byte) (rows []row, end bool) {
 	t := c.b.tx
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	pk := t.pendKeys[c.b.meta.id]
+	flush := pk != nil && pk.deletes > 0
+	page, end, err := c.page(q, k, flush)
+	if err != nil || pk == nil || flush {
+		return page, end
+	}
+	// The page covers the keys from k to its far end (to the bucket's end
+	// if it reached it); buffered puts in that span join it.
+	lo, hi := span{unbounded: true}, span{unbounded: true}
+	switch {
+	case q == fromKey || q == afterKey:
+		lo = span{key: k, open: q == afterKey}
+		if !end {
+			hi = span{key: page[len(page)-1].key}
+		}
+	default:
+		if q == beforeKey {
+			hi = span{key: k, open: true}
+		}
+		if !end {
+			lo = span{key: page[0].key}
+		}
+	}
+	return overlay(t, c.b.meta.id, page, pk.inOrder(), lo, hi), end
+}
+
+// span is one end of the keys a page covers.
+type span struct {
+	key       []byte
+	open      bool // the key itself is outside
+	unbounded bool
+}
+
+// overlay lays buffered puts (pending, sorted) over page (ascending): the
+// keys within [lo, hi] take their new values, joining the page in order
+// where it lacks them.
+func overlay(t *tx, bucket int64, page []row, pending []string, lo, hi span) []row {
+	from, to := 0, len(pending)
+	if !lo.unbounded {
+		from = sort.Search(len(pending), func(i int) bool {
+			c := strings.Compare(pending[i], string(lo.key))
+			return c > 0 || c == 0 && !lo.open
+		})
+	}
+	if !hi.unbounded {
+		to = sort.Search(len(pending), func(i int) bool {
+			c := strings.Compare(pending[i], string(hi.key))
+			return c > 0 || c == 0 && hi.open
+		})
+	}
+	if from >= to {
+		return page
+	}
+	out := make([]row, 0, len(page)+to-from)
+	i := 0
+	for _, key := range pending[from:to] {
+		for i < len(page) && string(page[i].key) < key {
+			out = append(out, page[i])
+			i++
+		}
+		if i < len(page) && string(page[i].key) == key {
+			i++ // replaced
+		}
+		out = append(out, row{key: []byte(key), value: t.pending[kvKey{bucket, key}]})
+	}
+	return append(out, page[i:]...)
+}
+
+// page reads one page from the server, after the buffered writes if flush,
+// unless what the transaction knows of the bucket's end answers it (see
+// tail.go). With t.mu held.
+func (c *cursor) page(q pageQuery, k []byte, flush bool) (rows []row, end bool, err error) {
+	t := c.b.tx
+	id := c.b.meta.id
+	from := k
+	if q == afterKey {
+		from = successor(k)
+	}
+	if tl := t.tails[id]; tl != nil && tl.end != nil && !flush {
+		switch {
+		case len(tl.end) == 0,
+			(q == fromKey || q == afterKey) && bytes.Compare(from, tl.end) >= 0:
+			return nil, true, nil
+		case q == fromEnd && tl.last != nil:
+			return []row{*tl.last}, false, nil
+		}
+	}
+	rows, end, err = c.query(q, k, flush)
+	switch {
+	case err != nil:
+	case q == fromEnd && len(rows) > 0:
+		t.learnLast(id, rows[len(rows)-1])
+	case q == fromEnd:
+		t.learnEmpty(id)
+	case q == beforeKey || !end:
+	case len(rows) > 0:
+		t.learnLast(id, rows[len(rows)-1])
+	default:
+		t.learnEnd(id, from)
+	}
+	return rows, end, err
+}
+
+// query reads one page from the server, after the buffered writes if
+// flush. With t.mu held.
+func (c *cursor) query(q pageQuery, k []byte, flush bool) (rows []row, end bool, err error) {
+	t := c.b.tx
 	limit := c.size
 	c.size = min(c.size*4, maxPage)
 	args := []any{c.b.meta.id, limit, int64(pageBytes)}
 	if q != fromEnd {
+		if k == nil {
+			k = []byte{} // not NULL: Seek(nil) is First
+		}
 		args = append(args, head(k), k)
 	}
 	cut := false
-	err := t.roundTrip(func(b *pgx.Batch) {
+	err = t.send(flush, func(b *pgx.Batch) {
 		b.Queue(pageSQL[q], args...)
 	}, func(br pgx.BatchResults) error {
 		res, err := br.Query()
@@ -110,12 +228,12 @@ func (c *cursor) fetch(q pageQuery, k []byte) (rows []row, end bool) {
 		return res.Err()
 	})
 	if err != nil {
-		return nil, true
+		return nil, true, err
 	}
 	if q == beforeKey || q == fromEnd {
 		slices.Reverse(rows)
 	}
-	return rows, !cut && len(rows) < limit
+	return rows, !cut && len(rows) < limit, nil
 }
 
 func (c *cursor) at() ([]byte, []byte) {

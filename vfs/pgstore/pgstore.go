@@ -36,15 +36,15 @@ type DB struct {
 	srv       server
 	writeLock int64 // advisory lock key every write transaction takes
 
-	closing   context.Context // done once Close starts
-	close     context.CancelFunc
-	mu        sync.Mutex
-	closed    bool
-	txs       map[*tx]struct{}
-	batchMu   sync.Mutex
-	batch     *batch
-	listen    sync.Once
-	listener  *listener
+	closing  context.Context // done once Close starts
+	close    context.CancelFunc
+	mu       sync.Mutex
+	closed   bool
+	txs      map[*tx]struct{}
+	batchMu  sync.Mutex
+	batch    *batch
+	listen   sync.Once
+	listener *listener
 }
 
 var (
@@ -285,8 +285,11 @@ func (db *DB) Close() error {
 		t.close()
 		t.mu.Unlock()
 	}
-	if db.listener != nil {
-		db.listener.stop()
+	db.mu.Lock()
+	l := db.listener
+	db.mu.Unlock()
+	if l != nil {
+		l.stop()
 	}
 	db.pool.Close()
 	return nil
@@ -306,8 +309,14 @@ func (db *DB) checkOpen() error {
 // been missed meanwhile). Values are coalesced: a receiver re-reads.
 func (db *DB) Changed() <-chan struct{} {
 	db.listen.Do(func() {
-		db.listener = startListener(db.closing, db.pool.Config().ConnConfig.Copy())
+		// After Close the listener finds its context done and stops.
+		l := startListener(db.closing, db.pool.Config().ConnConfig.Copy())
+		db.mu.Lock()
+		db.listener = l
+		db.mu.Unlock()
 	})
+	db.mu.Lock()
+	defer db.mu.Unlock()
 	return db.listener.changed
 }
 

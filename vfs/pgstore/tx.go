@@ -59,7 +59,9 @@ type tx struct {
 	// stay right because no one else writes while a write transaction
 	// holds the write lock, and a read transaction sees one snapshot.
 	pending  map[kvKey][]byte
+	pendKeys map[int64]*pendingKeys // pending's keys per bucket, for cursors
 	cache    map[kvKey][]byte
+	tails    map[int64]*tail          // see tail.go
 	seqs     map[*bucketMeta]struct{} // buckets whose sequence changed
 	changed  bool                     // something to commit (and notify)
 	size     int64
@@ -84,10 +86,12 @@ func (db *DB) begin(ctx context.Context, writable bool) (*tx, error) {
 	stop := context.AfterFunc(db.closing, cancel)
 	t := &tx{
 		db: db, parent: ctx, ctx: tctx, writable: writable,
-		cancel:  func() { stop(); cancel() },
-		cache:   map[kvKey][]byte{},
-		pending: map[kvKey][]byte{},
-		seqs:    map[*bucketMeta]struct{}{},
+		cancel:   func() { stop(); cancel() },
+		cache:    map[kvKey][]byte{},
+		pending:  map[kvKey][]byte{},
+		pendKeys: map[int64]*pendingKeys{},
+		tails:    map[int64]*tail{},
+		seqs:     map[*bucketMeta]struct{}{},
 	}
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
@@ -357,15 +361,24 @@ func (t *tx) get(m *bucketMeta, key []byte) []byte {
 	if m.children[k.key] != nil {
 		return nil // a nested bucket
 	}
-	var v []byte
-	err := t.conn.QueryRow(t.ctx, `SELECT value FROM ctxd_kv WHERE bucket = $1 AND head = $2 AND key = $3`,
-		m.id, head(key), key).Scan(&v)
+	if t.absent(m.id, key) {
+		t.cache[k] = nil
+		return nil
+	}
+	// Ask for the first key at or after key: when there is none, the
+	// bucket's end is learnt as well.
+	var found, v []byte
+	err := t.conn.QueryRow(t.ctx, `SELECT key, value FROM ctxd_kv WHERE bucket = $1 AND head >= $2 AND key >= $3
+		ORDER BY head, key LIMIT 1`, m.id, head(key), key).Scan(&found, &v)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
+		t.learnEnd(m.id, key)
 		v = nil
 	case err != nil:
 		t.fail(err)
 		return nil
+	case !bytes.Equal(found, key):
+		v = nil
 	case v == nil:
 		v = []byte{} // an empty value, not a missing one
 	}
@@ -450,20 +463,72 @@ const (
 func (t *tx) flushed() {
 	for k, v := range t.pending {
 		t.cache[k] = v
+		t.wrote(k.bucket, []byte(k.key), v, false)
 	}
 	clear(t.pending)
+	clear(t.pendKeys)
 	clear(t.seqs)
+}
+
+// buffer records a Put (v non-nil) or Delete (v nil) until the next
+// flush; with t.mu held.
+func (t *tx) buffer(bucket int64, key []byte, v []byte) {
+	k := kvKey{bucket, string(key)}
+	pk := t.pendKeys[bucket]
+	if pk == nil {
+		pk = &pendingKeys{sorted: true}
+		t.pendKeys[bucket] = pk
+	}
+	prev, ok := t.pending[k]
+	switch {
+	case !ok:
+		if n := len(pk.keys); n > 0 && pk.keys[n-1] > k.key {
+			pk.sorted = false
+		}
+		pk.keys = append(pk.keys, k.key)
+	case prev == nil:
+		pk.deletes--
+	}
+	if v == nil {
+		pk.deletes++
+	}
+	t.pending[k] = v
+	t.changed = true
+}
+
+// pendingKeys lists a bucket's buffered keys, sorted when a cursor needs
+// them (keys written in order, the common case, never need sorting).
+type pendingKeys struct {
+	keys    []string
+	sorted  bool
+	deletes int // how many of keys are deleted
+}
+
+func (pk *pendingKeys) inOrder() []string {
+	if !pk.sorted {
+		slices.Sort(pk.keys)
+		pk.sorted = true
+	}
+	return pk.keys
 }
 
 // roundTrip sends the buffered writes, then what queue adds, in one round
 // trip, and hands read the results of the latter. A failure fails the
 // transaction. With t.mu held.
 func (t *tx) roundTrip(queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
+	return t.send(true, queue, read)
+}
+
+// send is roundTrip, leaving the buffered writes buffered unless flush.
+func (t *tx) send(flush bool, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
 	if err := t.usable(); err != nil {
 		return err
 	}
 	b := &pgx.Batch{}
-	n := t.queueFlush(b)
+	n := 0
+	if flush {
+		n = t.queueFlush(b)
+	}
 	queue(b)
 	br := t.conn.SendBatch(t.ctx, b)
 	err := execN(br, n)
@@ -476,7 +541,9 @@ func (t *tx) roundTrip(queue func(*pgx.Batch), read func(pgx.BatchResults) error
 	if err != nil {
 		return t.fail(err)
 	}
-	t.flushed()
+	if n > 0 {
+		t.flushed()
+	}
 	return nil
 }
 
