@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,8 +122,9 @@ func (r *replica) bm25(t *testing.T, text string) []string {
 }
 
 // TestReplicas_ShareOneStore runs two replicas on one PostgreSQL: what one
-// writes the other finds at its next search, deletes and history included,
-// and each lists the other in its status.
+// writes the other finds at its next search, deletes and history included;
+// doctor on either is clean while the other writes; and each lists the other
+// in its status.
 func TestReplicas_ShareOneStore(t *testing.T) {
 	_, url := pgStore(t)
 	a := startReplica(t, replicaConfig(t, url))
@@ -184,6 +186,40 @@ func TestReplicas_ShareOneStore(t *testing.T) {
 	slices.Sort(lags)
 	t.Logf("A -> B, write acknowledged to found by a search: p50 %s, p99 %s, max %s (sequential writes, %d samples)",
 		lags[len(lags)/2], lags[len(lags)*99/100], lags[len(lags)-1], len(lags))
+
+	// Doctor on either replica checks its indexes against the shared store
+	// while the other replica writes.
+	stopW := make(chan struct{})
+	var during atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stopW:
+				return
+			default:
+			}
+			if _, err := a.vfs.Write(context.Background(), &ctxdv1.WriteRequest{Ref: fmt.Sprintf("team:/during-doctor/%04d.md", during.Load()),
+				Body: &ctxdv1.WriteRequest_Content{Content: "written while a doctor runs\n"}}); err != nil {
+				t.Errorf("write on A during doctor: %v", err)
+				return
+			}
+			during.Add(1)
+		}
+	})
+	stopWriter := sync.OnceFunc(func() {
+		close(stopW)
+		wg.Wait()
+	})
+	defer stopWriter()
+	for _, r := range []*replica{b, a} {
+		doc, err := ctxdv1.NewAdminServiceClient(r.conn).Doctor(context.Background(), &ctxdv1.DoctorRequest{})
+		if err != nil || !doc.Ok || doc.StoreChunks == 0 || doc.LexicalChunks != doc.StoreChunks {
+			t.Fatalf("doctor on %s while A writes: %v, %v", r.cfg.Socket, doc, err)
+		}
+	}
+	stopWriter()
+	t.Logf("doctor clean on both replicas while A wrote %d items", during.Load())
 
 	// Each lists both replicas, itself marked, and names the store
 	// without its password.
