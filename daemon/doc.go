@@ -10,6 +10,14 @@
 // vfs.UsageRecorder (retrieval counts) and ingest.Revalidator (fetched pages
 // past their TTL).
 //
+// The store is the bbolt file in the data dir or a PostgreSQL database that
+// several daemons (replicas) share (store.go): on a shared store the daemon
+// reports under the replica id kept in its data dir, probes the database
+// every second and, while it does not answer, reports NOT_SERVING and
+// answers UNAVAILABLE with a hint, serving again by itself once it does
+// (storehealth.go). The URL's password never reaches a log, a status or an
+// error.
+//
 // Services are thin: they decode a request, call the domain, and encode the
 // result. Domain errors are mapped to gRPC status with an ErrorDetail in one
 // place (errors.go); conversions live in convert.go.
