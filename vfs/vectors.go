@@ -2,6 +2,8 @@ package vfs
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -190,8 +192,14 @@ func (t *txn) putVector(hash [32]byte, vec []float32) error {
 		return err
 	}
 	added := b.Get(hash[:]) == nil
-	if err := t.storeVector(b, hash[:], encodeVector(vec)); err != nil {
+	enc := encodeVector(vec)
+	if err := t.storeVector(b, hash[:], enc); err != nil {
 		return err
+	}
+	if m, ok := t.tx.(backend.VectorMirror); ok { // the vector as stored: unit length, float16
+		if err := m.MirrorVector(t.model, hash[:], decodeVector(enc)); err != nil {
+			return err
+		}
 	}
 	if !added {
 		return nil
@@ -286,4 +294,69 @@ func (t *txn) verifyEmbedWait() error {
 		return fmt.Errorf("embedding queue index holds %d entries, the queue %d", n, q)
 	}
 	return nil
+}
+
+// mirrorBatch bounds the vectors one MirrorVectors transaction writes.
+const mirrorBatch = 2000
+
+// MirrorVectors writes every stored chunk vector of every model into the
+// backend's typed vector column (backend.VectorMirror), in transactions of
+// at most mirrorBatch vectors, and returns how many it wrote: for a store
+// copied key for key (ctxd migrate), whose mirror the copy left empty. It
+// does nothing on a backend without one.
+func (s *Store) MirrorVectors(ctx context.Context) (int, error) {
+	var models []string
+	mirrored := false
+	err := s.view(ctx, func(t *txn) error {
+		_, mirrored = t.tx.(backend.VectorMirror)
+		models = models[:0]
+		return t.vectors.ForEachBucket(func(name []byte) error {
+			models = append(models, string(name))
+			return nil
+		})
+	})
+	if err != nil || !mirrored {
+		return 0, err
+	}
+	n := 0
+	for _, model := range models {
+		var after []byte // the last hash mirrored
+		for done := false; !done; {
+			var last []byte
+			got := 0
+			err := s.update(ctx, func(t *txn) error { // may run again: outputs reset
+				last, got, done = after, 0, true
+				b := t.vectors.Bucket([]byte(model))
+				if b == nil {
+					return nil
+				}
+				m, set, c := t.tx.(backend.VectorMirror), openVectors(b), b.Cursor()
+				k, _ := c.First()
+				if after != nil {
+					if k, _ = c.Seek(after); bytes.Equal(k, after) {
+						k, _ = c.Next()
+					}
+				}
+				for ; k != nil && got < mirrorBatch; k, _ = c.Next() {
+					if len(k) != sha256.Size { // the blocks bucket
+						continue
+					}
+					if enc := set.get(k); enc != nil {
+						if err := m.MirrorVector(model, k, decodeVector(enc)); err != nil {
+							return err
+						}
+						got++
+					}
+					last = bytes.Clone(k)
+				}
+				done = k == nil
+				return nil
+			})
+			if err != nil {
+				return n, fmt.Errorf("mirror vectors of %s: %w", model, err)
+			}
+			after, n = last, n+got
+		}
+	}
+	return n, nil
 }

@@ -3,13 +3,17 @@ package vfs
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/ctxd/ctxd/vfs/backend"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestStore_NewVectorRecordsEveryChunkWithItsText: vectors are keyed by
@@ -274,5 +278,88 @@ func TestStore_VectorBlocks(t *testing.T) {
 	check("after replacing a float32 value by a vector of another width")
 	if n := blocks(); n != 4 {
 		t.Errorf("a 3-float vector after 2000-float ones: %d blocks, want 4", n)
+	}
+}
+
+// TestStore_VectorMirror: on PostgreSQL every chunk vector is also in
+// ctxd_vectors, a pgvector column usable from SQL; MirrorVectors fills it
+// for a store whose mirror is empty (a key-for-key copy). On bbolt there is
+// no mirror and MirrorVectors writes nothing.
+func TestStore_VectorMirror(t *testing.T) {
+	loc := newLocation(t)
+	s, err := Open(loc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustSetIndexing(t, s, paragraphChunker{"p1"}, "m1")
+	mustWrite(t, s, "/a.md", "first paragraph\n\nsecond paragraph\n")
+	pending, err := s.PendingEmbeddings(ctx, 10)
+	if err != nil || len(pending) != 2 {
+		t.Fatalf("pending = %v, %v", pending, err)
+	}
+	vecs := [][]float32{{0.5, -0.25, 1}, {0.125, 0, -1}}
+	if err := s.SaveEmbeddings(ctx, "m1", pending, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if testBackend != "postgres" {
+		if n, err := s.MirrorVectors(ctx); n != 0 || err != nil {
+			t.Errorf("MirrorVectors on %s = %d, %v; want 0, nil", testBackend, n, err)
+		}
+		return
+	}
+	conn, err := pgx.Connect(ctx, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	mirrored := func() map[string]string {
+		t.Helper()
+		rows, err := conn.Query(ctx, `SELECT encode(chunk_hash, 'hex'), embedding::text FROM ctxd_vectors WHERE model = 'm1'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (kv [2]string, err error) {
+			err = r.Scan(&kv[0], &kv[1])
+			return kv, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, kv := range got {
+			m[kv[0]] = kv[1]
+		}
+		return m
+	}
+	// The mirror holds the vectors as the store keeps them: unit length.
+	want := mirrored()
+	if len(want) != 2 || want[fmt.Sprintf("%x", pending[1].Hash)] == "" {
+		t.Fatalf("ctxd_vectors = %v, want both chunks", want)
+	}
+	var first []float64
+	if err := json.Unmarshal([]byte(want[fmt.Sprintf("%x", pending[0].Hash)]), &first); err != nil {
+		t.Fatal(err)
+	}
+	norm := math.Sqrt(0.5*0.5 + 0.25*0.25 + 1)
+	for i, x := range []float64{0.5, -0.25, 1} {
+		if math.Abs(first[i]-x/norm) > 1e-2 {
+			t.Errorf("mirrored vector %v, want about %v / %.3f", first, vecs[0], norm)
+			break
+		}
+	}
+	// The nearest neighbour by pgvector's own operator is the first chunk.
+	var nearest string
+	if err := conn.QueryRow(ctx, `SELECT encode(chunk_hash, 'hex') FROM ctxd_vectors ORDER BY embedding <=> '[1,0,1]'::halfvec LIMIT 1`).Scan(&nearest); err != nil || nearest != fmt.Sprintf("%x", pending[0].Hash) {
+		t.Errorf("nearest by <=> = %s, %v; want the first chunk", nearest, err)
+	}
+	if _, err := conn.Exec(ctx, `DELETE FROM ctxd_vectors`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.MirrorVectors(ctx); n != 2 || err != nil {
+		t.Errorf("MirrorVectors = %d, %v; want 2", n, err)
+	}
+	if got := mirrored(); !maps.Equal(got, want) {
+		t.Errorf("ctxd_vectors after MirrorVectors = %v, want %v", got, want)
 	}
 }

@@ -219,6 +219,15 @@ func (c *cli) migrate(ctx context.Context, fromArg, toArg string, batchKeys int)
 			continue
 		}
 		*side.open = false
+		if side.name == "destination" {
+			// The copy is key for key; a typed vector column beside the
+			// keys (PostgreSQL's ctxd_vectors) is filled from them.
+			if n, merr := s.MirrorVectors(ctx); merr != nil {
+				problems = append(problems, fmt.Sprintf("destination: %v", merr))
+			} else if n > 0 {
+				fmt.Fprint(c.stderr, grouped.Sprintf("mirrored %d vectors into ctxd_vectors\n", n))
+			}
+		}
 		err = s.Verify(ctx)
 		if cerr := s.Close(); cerr != nil {
 			err = errors.Join(err, cerr)

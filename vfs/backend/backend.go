@@ -173,6 +173,14 @@ type Notifier interface {
 	Changed() <-chan struct{}
 }
 
+// VectorMirror is implemented by the transactions of a backend that also
+// keeps embeddings in a typed column for use outside ctxd (pgstore's
+// ctxd_vectors, a pgvector halfvec column). The store calls it beside
+// storing a chunk's vector; ctxd never reads the mirror back.
+type VectorMirror interface {
+	MirrorVector(model string, chunkHash []byte, vec []float32) error
+}
+
 // BatchDelay bounds how long a Batch call waits for others to share its
 // commit. bbolt's 10ms default caps 16 synchronous writers at ~1,600
 // writes/s; 1ms keeps batching while a lone writer barely notices.

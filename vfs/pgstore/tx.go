@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -31,6 +33,9 @@ const (
 )
 
 var errManaged = errors.New("pgstore: View and Update end their transaction themselves")
+
+// vectorKey names a row of ctxd_vectors.
+type vectorKey struct{ model, hash string }
 
 // kvKey names a key in a bucket; the key is a string so it can key a map.
 type kvKey struct {
@@ -63,6 +68,7 @@ type tx struct {
 	cache    map[kvKey][]byte
 	tails    map[int64]*tail          // see tail.go
 	seqs     map[*bucketMeta]struct{} // buckets whose sequence changed
+	vectors  map[vectorKey][]float32  // MirrorVector's writes, sent with the next flush
 	changed  bool                     // something to commit (and notify)
 	size     int64
 	sizeRead bool
@@ -392,8 +398,9 @@ func head(key []byte) []byte { return key[:min(len(key), headSize)] }
 // returns how many statements it queued; flushed must follow their
 // success. With t.mu held.
 func (t *tx) queueFlush(b *pgx.Batch) int {
+	n := t.queueVectors(b)
 	if len(t.pending) == 0 && len(t.seqs) == 0 {
-		return 0
+		return n
 	}
 	keys := make([]kvKey, 0, len(t.pending))
 	for k := range t.pending {
@@ -405,7 +412,6 @@ func (t *tx) queueFlush(b *pgx.Batch) int {
 		}
 		return keys[i].key < keys[j].key
 	})
-	n := 0
 	var delB, putB []int64
 	var delK, putK, putV [][]byte
 	var putBytes int
@@ -455,6 +461,9 @@ const (
 	upsertSQL = `INSERT INTO ctxd_kv (bucket, key, value)
 		SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[])
 		ON CONFLICT (bucket, head, tail) DO UPDATE SET value = excluded.value`
+	upsertVectorSQL = `INSERT INTO ctxd_vectors (model, chunk_hash, embedding)
+		SELECT m, h, e::halfvec FROM unnest($1::text[], $2::bytea[], $3::text[]) AS u(m, h, e)
+		ON CONFLICT (model, chunk_hash) DO UPDATE SET embedding = excluded.embedding`
 	deleteSQL = `DELETE FROM ctxd_kv k USING unnest($1::bigint[], $2::bytea[]) AS d(bucket, key)
 		WHERE k.bucket = d.bucket AND k.head = substring(d.key FROM 1 FOR 1024) AND k.key = d.key`
 )
@@ -468,6 +477,60 @@ func (t *tx) flushed() {
 	clear(t.pending)
 	clear(t.pendKeys)
 	clear(t.seqs)
+	clear(t.vectors)
+}
+
+// MirrorVector implements backend.VectorMirror: the vector goes to
+// ctxd_vectors with the transaction's other writes. A vector halfvec
+// cannot hold (not finite, or beyond ±65504) is left out: the store's own
+// copy is what ctxd searches.
+func (t *tx) MirrorVector(model string, chunkHash []byte, vec []float32) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.writeCheck(); err != nil {
+		return err
+	}
+	for _, x := range vec {
+		if math.IsNaN(float64(x)) || math.Abs(float64(x)) > 65504 {
+			return nil
+		}
+	}
+	if t.vectors == nil {
+		t.vectors = map[vectorKey][]float32{}
+	}
+	t.vectors[vectorKey{model, string(chunkHash)}] = slices.Clone(vec)
+	t.changed = true
+	return nil
+}
+
+// queueVectors queues the mirrored vectors on b, in statements of at most
+// flushRows, and returns how many statements; with t.mu held.
+func (t *tx) queueVectors(b *pgx.Batch) int {
+	n := 0
+	var models, texts []string
+	var hashes [][]byte
+	send := func() {
+		b.Queue(upsertVectorSQL, models, hashes, texts)
+		models, hashes, texts = nil, nil, nil
+		n++
+	}
+	for k, vec := range t.vectors {
+		buf := append(make([]byte, 0, 10*len(vec)), '[')
+		for i, x := range vec {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendFloat(buf, float64(x), 'g', -1, 32)
+		}
+		models, hashes, texts = append(models, k.model), append(hashes, []byte(k.hash)), append(texts, string(append(buf, ']')))
+		if len(models) == flushRows {
+			send()
+		}
+	}
+	if len(models) > 0 {
+		send()
+	}
+	return n
 }
 
 // buffer records a Put (v non-nil) or Delete (v nil) until the next
