@@ -175,9 +175,12 @@ bench-hook: setup-run ## `ctxd hook claude-code` per event as Claude Code runs i
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Hook_ClaudeCode -benchtime=1x -count=1 -timeout=1h ./daemon/ | tee bench-results/hook.txt
 
-bench-replicas: setup-run $(VENV)/.deps ## Replication lag A -> B: two replica processes on a private PostgreSQL, 16 writers write through A and search B for each note; lag p50/p99 and misses (CTXD_BENCH_WRITERS, CTXD_BENCH_WRITES)
+bench-replicas: setup-run $(VENV)/.deps ## PostgreSQL replicas beside bbolt in one run: durable writes/s with 16 clients (store alone; daemons: bbolt, 1 and 2 replicas), lag A -> B under 16 writers (p50/p99, misses), and search p50/p99 per mode at 100k chunks with a second replica's catch-up from empty (CTXD_BENCH_WRITERS, CTXD_BENCH_WRITES, CTXD_BENCH_SIZES)
 	mkdir -p bench-results
-	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Replicas_Lag -benchtime=1x -count=1 -timeout=30m ./daemon/ | tee bench-results/replicas.txt
+	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Backends_Write16 -benchtime=4000x -count=1 ./vfs/ | tee bench-results/replicas.txt
+	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Replicas_Write16 -benchtime=4000x -count=1 -timeout=30m ./daemon/ | tee -a bench-results/replicas.txt
+	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Replicas_Lag -benchtime=1x -count=1 -timeout=30m ./daemon/ | tee -a bench-results/replicas.txt
+	CTXD_PG_BIN=$(PG_BIN) CTXD_BENCH_STORES=bolt,postgres go test -run='^$$' -bench=SearchWikipedia -benchtime=1x -count=1 -timeout=4h ./daemon/ | tee -a bench-results/replicas.txt
 
 bench-migrate: setup-run $(VENV)/.deps ## ctxd migrate's copy of a 10k-item store (184k keys) from bbolt into bbolt and into PostgreSQL: keys/s, MB/s, Verify seconds; last line `copy keys/s postgres/bolt=…` (CTXD_BENCH_MIGRATE_ITEMS, CTXD_BENCH_MIGRATE_BATCH_KEYS)
 	mkdir -p bench-results

@@ -35,16 +35,17 @@ var Version = "0.1.0-dev"
 // backend is what the services share. store is set before ready flips to
 // true, and the readiness interceptor keeps calls out until then.
 type backend struct {
-	store   *vfs.Store
-	ix      *indexer.Indexer
-	engine  *search.Engine
-	usage   *vfs.UsageRecorder
-	ingest  *ingest.Ingester
-	fresh   *ingest.Revalidator
-	builder *assemble.Builder
-	dataDir string
-	started time.Time
-	limits  Limits
+	store     *vfs.Store
+	snapshots snapshots // Write's directory snapshots, shared by concurrent writes
+	ix        *indexer.Indexer
+	engine    *search.Engine
+	usage     *vfs.UsageRecorder
+	ingest    *ingest.Ingester
+	fresh     *ingest.Revalidator
+	builder   *assemble.Builder
+	dataDir   string
+	started   time.Time
+	limits    Limits
 	// contextRoots are the config's context_roots; Init uses the first
 	// when a request names no root.
 	contextRoots []string

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -114,10 +115,29 @@ func BenchmarkSearchWikipedia(b *testing.B) {
 		}
 	})
 	for _, n := range sizes {
-		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
-			w.run(b, n)
-		})
+		for _, store := range wikiStores(b) {
+			b.Run(fmt.Sprintf("chunks=%d/store=%s", n, store), func(b *testing.B) {
+				w.run(b, n, store)
+			})
+		}
 	}
+}
+
+// wikiStores parses CTXD_BENCH_STORES: "bolt" (the default), "postgres"
+// (a replica on a PostgreSQL of the benchmark's own; a second replica then
+// starts empty against it, measuring catch-up and its own search latency),
+// or both, comma-separated, for figures side by side in one run.
+func wikiStores(b *testing.B) []string {
+	var out []string
+	for _, f := range strings.Split(cmp.Or(os.Getenv("CTXD_BENCH_STORES"), "bolt"), ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "bolt", "postgres":
+			out = append(out, f)
+		default:
+			b.Fatalf("CTXD_BENCH_STORES: %q is not bolt or postgres", f)
+		}
+	}
+	return out
 }
 
 // wikiSizes parses CTXD_BENCH_SIZES.
@@ -413,7 +433,7 @@ type wikiLatency struct {
 	empty   int        // queries without results
 }
 
-func (w *wikiBench) run(b *testing.B, n int) {
+func (w *wikiBench) run(b *testing.B, n int, store string) {
 	progress := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s %s: %s\n", time.Now().Format("15:04:05"), b.Name(), fmt.Sprintf(format, args...))
 	}
@@ -425,6 +445,10 @@ func (w *wikiBench) run(b *testing.B, n int) {
 	tmp := shortTempDir(b)
 	dataDir, socket := filepath.Join(tmp, "data"), filepath.Join(tmp, "s.sock")
 	args := modelArgs(b, ortLib(b))
+	if store == "postgres" {
+		_, url := pgStore(b)
+		args = append(args, "--store", url)
+	}
 	p := startProcess(b, dataDir, socket, args...)
 	conn := dial(b, "unix://"+socket)
 	admin := ctxdv1.NewAdminServiceClient(conn)
@@ -480,6 +504,36 @@ func (w *wikiBench) run(b *testing.B, n int) {
 		for j, name := range []string{"p50", "p95", "p99"} {
 			b.ReportMetric(l.p[j], v.name+suffix+"-"+name+"-ms")
 		}
+	}
+
+	// 3b. On PostgreSQL: a second replica started empty catches up from the
+	// store, then serves the same searches from its own indexes.
+	var catchup time.Duration
+	var lats2 []wikiLatency
+	if store == "postgres" {
+		progress("starting a second replica, empty")
+		tmp2 := shortTempDir(b)
+		t0 := time.Now()
+		p2 := startProcess(b, filepath.Join(tmp2, "data"), filepath.Join(tmp2, "s.sock"), args...)
+		conn2 := dial(b, "unix://"+filepath.Join(tmp2, "s.sock"))
+		admin2 := ctxdv1.NewAdminServiceClient(conn2)
+		waitModel(b, admin2, 2*time.Minute)
+		waitIndexed(b, admin2, 30*time.Minute)
+		catchup = time.Since(t0)
+		progress("second replica caught up after %s", catchup.Round(time.Millisecond))
+		search2 := ctxdv1.NewSearchServiceClient(conn2)
+		for _, v := range variants {
+			l := searchLatency(b, search2, queries, v.name, v.mode, v.noEmbed)
+			lats2 = append(lats2, l)
+			suffix := ""
+			if v.noEmbed {
+				suffix = "-noembed"
+			}
+			b.ReportMetric(l.p[0], "B-"+v.name+suffix+"-p50-ms")
+			b.ReportMetric(l.p[2], "B-"+v.name+suffix+"-p99-ms")
+		}
+		b.ReportMetric(catchup.Seconds(), "catchup-s")
+		p2.stop(b)
 	}
 
 	// 4. Recall@10 of the vector mode against exact.
@@ -563,6 +617,12 @@ func (w *wikiBench) run(b *testing.B, n int) {
 			emb = "supplied"
 		}
 		fmt.Fprintf(&sb, "  %-7s %-16s %8.2f %8.2f %8.2f %d\n", l.mode, emb, l.p[0], l.p[1], l.p[2], l.empty)
+	}
+	if store == "postgres" {
+		fmt.Fprintf(&sb, "a second replica started empty caught up (indexes applied the whole outbox, every chunk embedded) after %.1f s; its search latency (ms):\n", catchup.Seconds())
+		for _, l := range lats2 {
+			fmt.Fprintf(&sb, "  %-7s noembed=%-5v %8.2f %8.2f %8.2f %d\n", l.mode, l.noEmbed, l.p[0], l.p[1], l.p[2], l.empty)
+		}
 	}
 	fmt.Fprintf(&sb, "recall@10 of vector mode vs exact brute force, %d queries: %.4f (%d results matched no written chunk)\n", wikiRecallQueries, recall, unmatched)
 	fmt.Fprintf(&sb, "start-up after SIGTERM until a hybrid search is served: %.2f s (startProcess saw health SERVING after %.2f s)\n", startup.Seconds(), health.Seconds())

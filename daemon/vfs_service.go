@@ -112,7 +112,10 @@ func (s *vfsService) Write(ctx context.Context, req *ctxdv1.WriteRequest) (*ctxd
 	if err != nil {
 		return nil, err
 	}
-	tree, err := s.tree(ctx, vfs.Ref{Drive: res.Item.Drive, Path: parentPath(res.Item.Path)}, snapshotDepth, snapshotPerDir)
+	dir := vfs.Ref{Drive: res.Item.Drive, Path: parentPath(res.Item.Path)}
+	tree, err := s.b.snapshots.get(ctx, dir, func(ctx context.Context) (*ctxdv1.TreeResponse, error) {
+		return s.tree(ctx, dir, snapshotDepth, snapshotPerDir)
+	})
 	if err != nil {
 		return nil, err
 	}
