@@ -333,41 +333,69 @@ type txn struct {
 	attachedMemo *attachment
 }
 
+// Bucket names as bytes, made once: a name converted at each call escapes
+// through the backend interface, an allocation per bucket per transaction.
+var (
+	nameBlobs     = []byte(bucketBlobs)
+	nameChunkHash = []byte(bucketChunkHash)
+	nameChunkQ    = []byte(bucketChunkQ)
+	nameChunks    = []byte(bucketChunks)
+	nameContent   = []byte(bucketContent)
+	nameCounters  = []byte(bucketCounters)
+	nameDeleted   = []byte(bucketDeleted)
+	nameDrives    = []byte(bucketDrives)
+	nameEmbedQ    = []byte(bucketEmbedQ)
+	nameEmbedWait = []byte(bucketEmbedWait)
+	nameItems     = []byte(bucketItems)
+	nameMeta      = []byte(bucketMeta)
+	nameOutbox    = []byte(bucketOutbox)
+	namePaths     = []byte(bucketPaths)
+	nameQEmbedQ   = []byte(bucketQEmbedQ)
+	nameQVectors  = []byte(bucketQVectors)
+	nameQuestions = []byte(bucketQuestions)
+	nameRepack    = []byte(bucketRepack)
+	nameRevActor  = []byte(bucketRevActor)
+	nameRevLog    = []byte(bucketRevLog)
+	nameRevs      = []byte(bucketRevs)
+	nameText      = []byte(bucketText)
+	nameVectors   = []byte(bucketVectors)
+)
+
 func (s *Store) newTxn(tx backend.Tx) *txn {
-	meta := tx.Bucket([]byte(bucketMeta))
+	meta := tx.Bucket(nameMeta)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	t := &txn{
 		tx:       tx,
-		items:    tx.Bucket([]byte(bucketItems)),
-		content:  tx.Bucket([]byte(bucketContent)),
-		text:     tx.Bucket([]byte(bucketText)),
-		paths:    tx.Bucket([]byte(bucketPaths)),
-		drives:   meta.Bucket([]byte(bucketDrives)),
-		counters: meta.Bucket([]byte(bucketCounters)),
-		chunks:   tx.Bucket([]byte(bucketChunks)),
-		embedq:   tx.Bucket([]byte(bucketEmbedQ)),
-		waitq:    tx.Bucket([]byte(bucketEmbedWait)),
-		chunkq:   tx.Bucket([]byte(bucketChunkQ)),
-		vectors:  tx.Bucket([]byte(bucketVectors)),
-		outbox:   tx.Bucket([]byte(bucketOutbox)),
+		items:    tx.Bucket(nameItems),
+		content:  tx.Bucket(nameContent),
+		text:     tx.Bucket(nameText),
+		paths:    tx.Bucket(namePaths),
+		drives:   meta.Bucket(nameDrives),
+		counters: meta.Bucket(nameCounters),
+		chunks:   tx.Bucket(nameChunks),
+		embedq:   tx.Bucket(nameEmbedQ),
+		waitq:    tx.Bucket(nameEmbedWait),
+		chunkq:   tx.Bucket(nameChunkQ),
+		vectors:  tx.Bucket(nameVectors),
+		outbox:   tx.Bucket(nameOutbox),
 		chunker:  s.chunker,
 		model:    s.model,
 		now:      s.now().UTC(),
 		roots:    s.roots,
 
-		revs:       tx.Bucket([]byte(bucketRevs)),
-		revLog:     tx.Bucket([]byte(bucketRevLog)),
-		revActor:   tx.Bucket([]byte(bucketRevActor)),
-		deleted:    tx.Bucket([]byte(bucketDeleted)),
-		blobs:      tx.Bucket([]byte(bucketBlobs)),
-		repack:     tx.Bucket([]byte(bucketRepack)),
+		revs:       tx.Bucket(nameRevs),
+		revLog:     tx.Bucket(nameRevLog),
+		revActor:   tx.Bucket(nameRevActor),
+		deleted:    tx.Bucket(nameDeleted),
+		blobs:      tx.Bucket(nameBlobs),
+		repack:     tx.Bucket(nameRepack),
 		historyOff: s.historyOff,
 
-		questions: tx.Bucket([]byte(bucketQuestions)),
-		qvectors:  tx.Bucket([]byte(bucketQVectors)),
-		qembedq:   tx.Bucket([]byte(bucketQEmbedQ)),
-		chunkhash: tx.Bucket([]byte(bucketChunkHash)),
+		questions: tx.Bucket(nameQuestions),
+		qvectors:  tx.Bucket(nameQVectors),
+		qembedq:   tx.Bucket(nameQEmbedQ),
+		chunkhash: tx.Bucket(nameChunkHash),
 	}
 	t.setFillPercent()
 	return t
