@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ctxd/ctxd/vfs/backend"
 	"github.com/google/uuid"
 )
 
@@ -604,6 +605,7 @@ func (s *Store) ChunkVectors(ctx context.Context, refs []ChunkRef) ([][]float32,
 			return nil
 		}
 		vs := openVectors(vb)
+		keys := make([][]byte, len(refs))
 		for i, r := range refs {
 			if r.ItemID == "" {
 				continue
@@ -612,7 +614,25 @@ func (s *Store) ChunkVectors(ctx context.Context, refs []ChunkRef) ([][]float32,
 			if err != nil {
 				return err
 			}
-			if v := t.chunks.Get(chunkKey(u, r.Index)); v != nil {
+			keys[i] = chunkKey(u, r.Index)
+		}
+		// Three dependent reads a ref (chunk record, vector place, block):
+		// on a backend of round trips, three round trips in all.
+		if _, ok := t.chunks.(backend.Prefetcher); ok {
+			backend.Prefetch(t.chunks, keys)
+			var hashes [][]byte
+			for _, k := range keys {
+				if v := t.chunks.Get(k); v != nil {
+					hashes = append(hashes, v[20:52])
+				}
+			}
+			vs.prefetch(hashes)
+		}
+		for i, k := range keys {
+			if k == nil {
+				continue
+			}
+			if v := t.chunks.Get(k); v != nil {
 				if raw := vs.get(v[20:52]); raw != nil {
 					out[i] = decodeVector(raw)
 				}

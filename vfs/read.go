@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 const defaultListLimit = 1000
@@ -140,6 +142,13 @@ func (s *Store) ReadRaw(ctx context.Context, ref Ref) (Item, []byte, error) {
 func (s *Store) Items(ctx context.Context, ids []string) ([]Item, error) {
 	out := make([]Item, len(ids))
 	err := s.view(ctx, func(t *txn) error {
+		keys := make([][]byte, 0, len(ids))
+		for _, id := range ids {
+			if k, err := parseID(id); err == nil {
+				keys = append(keys, k)
+			}
+		}
+		backend.Prefetch(t.items, keys)
 		for i, id := range ids {
 			if i%256 == 255 {
 				if err := ctx.Err(); err != nil {

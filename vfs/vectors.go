@@ -64,6 +64,29 @@ type vectorSet struct {
 // openVectors returns the reader of model bucket b (nil: no vectors).
 func openVectors(b backend.Bucket) *vectorSet { return &vectorSet{b: b} }
 
+// prefetch reads the vectors of hashes ahead of get (backend.Prefetch).
+func (s *vectorSet) prefetch(hashes [][]byte) {
+	if s.b == nil || len(hashes) == 0 {
+		return
+	}
+	backend.Prefetch(s.b, hashes)
+	if _, ok := s.b.(backend.Prefetcher); !ok {
+		return
+	}
+	if s.blocks == nil {
+		if s.blocks = s.b.Bucket([]byte(vectorBlocks)); s.blocks == nil {
+			return
+		}
+	}
+	var blocks [][]byte
+	for _, h := range hashes {
+		if v := s.b.Get(h); len(v) == placeLen && v[0] == vectorPlaced {
+			blocks = append(blocks, v[1:9])
+		}
+	}
+	backend.Prefetch(s.blocks, blocks)
+}
+
 // get returns the encoded vector stored for hash, or nil.
 func (s *vectorSet) get(hash []byte) []byte {
 	if s.b == nil {

@@ -173,6 +173,21 @@ type Notifier interface {
 	Changed() <-chan struct{}
 }
 
+// Prefetcher is implemented by the buckets of a backend whose reads are
+// round trips (pgstore): Prefetch reads keys at once, so that the
+// transaction's later Gets of them cost none. It is a hint with no effect
+// on what Get returns; a failed read fails the transaction as Get's do.
+type Prefetcher interface {
+	Prefetch(keys [][]byte)
+}
+
+// Prefetch calls b's Prefetch when it has one.
+func Prefetch(b Bucket, keys [][]byte) {
+	if p, ok := b.(Prefetcher); ok && len(keys) > 0 {
+		p.Prefetch(keys)
+	}
+}
+
 // VectorMirror is implemented by the transactions of a backend that also
 // keeps embeddings in a typed column for use outside ctxd (pgstore's
 // ctxd_vectors, a pgvector halfvec column). The store calls it beside

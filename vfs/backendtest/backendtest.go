@@ -26,6 +26,7 @@ var cases = []struct {
 	run  func(t *testing.T, db backend.DB)
 }{
 	{"GetPutDelete", testGetPutDelete},
+	{"Prefetch", testPrefetch},
 	{"ReadYourWrites", testReadYourWrites},
 	{"ValuesStayValid", testValuesStayValid},
 	{"KeyLimits", testKeyLimits},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ctxd/ctxd/vfs/backend"
@@ -556,4 +557,56 @@ func testSize(t *testing.T, db backend.DB) {
 	if err != nil || u.Size <= 0 || u.Free < 0 {
 		t.Errorf("Usage() = %+v, %v", u, err)
 	}
+}
+
+// testPrefetch: Prefetch (where a backend has it) changes no value Get
+// returns: committed, written and deleted in the transaction, empty,
+// missing, a nested bucket's name, long keys, and keys asked twice.
+func testPrefetch(t *testing.T, db backend.DB) {
+	long := strings.Repeat("L", 2000)
+	update(t, db, func(tx backend.Tx) error {
+		b := bucket(t, tx, "b")
+		for _, k := range []string{"a", "b", "c", "d", long} {
+			put(t, b, k, "v-"+k[:1])
+		}
+		put(t, b, "empty", "")
+		_, err := b.CreateBucket([]byte("nested"))
+		return err
+	})
+	keys := func(ks ...string) [][]byte {
+		out := make([][]byte, len(ks))
+		for i, k := range ks {
+			out[i] = []byte(k)
+		}
+		return out
+	}
+	update(t, db, func(tx backend.Tx) error {
+		b := bucket(t, tx, "b")
+		wantValue(t, b, "a", []byte("v-a")) // read before: cached
+		put(t, b, "b", "new")
+		if err := b.Delete([]byte("c")); err != nil {
+			return err
+		}
+		put(t, b, "fresh", "f")
+		backend.Prefetch(b, keys("a", "b", "c", "d", "d", "empty", "missing", "nested", "fresh", long, ""))
+		wantValue(t, b, "a", []byte("v-a"))
+		wantValue(t, b, "b", []byte("new"))
+		wantValue(t, b, "c", nil)
+		wantValue(t, b, "d", []byte("v-d"))
+		wantValue(t, b, "empty", []byte{})
+		wantValue(t, b, "missing", nil)
+		wantValue(t, b, "nested", nil)
+		wantValue(t, b, "fresh", []byte("f"))
+		wantValue(t, b, long, []byte("v-L"))
+		return nil
+	})
+	view(t, db, func(tx backend.Tx) error {
+		b := bucket(t, tx, "b")
+		backend.Prefetch(b, keys("a", "b", "c", "zzz"))
+		wantValue(t, b, "a", []byte("v-a"))
+		wantValue(t, b, "b", []byte("new"))
+		wantValue(t, b, "c", nil)
+		wantValue(t, b, "zzz", nil)
+		return nil
+	})
 }

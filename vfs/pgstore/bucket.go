@@ -197,6 +197,64 @@ func (b *bucket) Get(key []byte) []byte {
 	return t.get(b.meta, key)
 }
 
+// Prefetch implements backend.Prefetcher: the keys neither this
+// transaction's writes nor its reads answer are read in one round trip
+// into its read cache.
+func (b *bucket) Prefetch(keys [][]byte) {
+	t := b.tx
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.usable() != nil {
+		return
+	}
+	m := b.meta
+	var heads, ask [][]byte
+	seen := map[string]bool{}
+	for _, key := range keys {
+		k := kvKey{m.id, string(key)}
+		if len(key) == 0 || seen[k.key] || m.children[k.key] != nil || t.absent(m.id, key) {
+			continue
+		}
+		if _, ok := t.pending[k]; ok {
+			continue
+		}
+		if _, ok := t.cache[k]; ok {
+			continue
+		}
+		seen[k.key] = true
+		heads, ask = append(heads, head(key)), append(ask, key)
+	}
+	if len(ask) == 0 {
+		return
+	}
+	rows, err := t.conn.Query(t.ctx, `SELECT key, value FROM ctxd_kv
+		WHERE bucket = $1 AND head = ANY($2::bytea[]) AND key = ANY($3::bytea[])`, m.id, heads, ask)
+	if err != nil {
+		t.fail(err)
+		return
+	}
+	found := make(map[string][]byte, len(ask))
+	for rows.Next() {
+		var k, v []byte
+		if err := rows.Scan(&k, &v); err != nil {
+			rows.Close()
+			t.fail(err)
+			return
+		}
+		if v == nil {
+			v = []byte{} // an empty value, as get reads it
+		}
+		found[string(k)] = v
+	}
+	if err := rows.Err(); err != nil {
+		t.fail(err)
+		return
+	}
+	for _, key := range ask {
+		t.cache[kvKey{m.id, string(key)}] = found[string(key)] // nil: absent
+	}
+}
+
 func (b *bucket) Put(key, value []byte) error {
 	t := b.tx
 	t.mu.Lock()
