@@ -93,7 +93,7 @@ func Open(location string, opts Options) (*Store, error) {
 		return nil, errors.New("open store: negative option")
 	}
 	if IsPostgresURL(location) {
-		ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(opts.OpenTimeout, pgOpenTimeout))
+		ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(opts.OpenTimeout, pgstore.DefaultOpenTimeout))
 		defer cancel()
 		db, err := pgstore.Open(ctx, location, pgstore.Options{})
 		if err != nil {
@@ -107,10 +107,6 @@ func Open(location string, opts Options) (*Store, error) {
 	}
 	return newOwning(db, opts, "open "+location)
 }
-
-// pgOpenTimeout bounds connecting to PostgreSQL and migrating its schema
-// when Options.OpenTimeout is 0.
-const pgOpenTimeout = 30 * time.Second
 
 // IsPostgresURL reports whether a store location names a PostgreSQL
 // database rather than a bbolt file.

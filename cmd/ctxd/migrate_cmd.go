@@ -115,14 +115,10 @@ func (l storeLocation) String() string {
 	return l.path
 }
 
-// pgOpenTimeout bounds connecting to PostgreSQL and migrating its schema
-// (the copy itself has no deadline unless --timeout is given).
-const pgOpenTimeout = 30 * time.Second
-
 // open opens the store's backend; the source (create false) must exist.
 func (l storeLocation) open(ctx context.Context, create bool) (backend.DB, error) {
 	if l.url != "" {
-		ctx, cancel := context.WithTimeout(ctx, pgOpenTimeout)
+		ctx, cancel := context.WithTimeout(ctx, pgstore.DefaultOpenTimeout) // the copy itself has no deadline unless --timeout
 		defer cancel()
 		db, err := pgstore.Open(ctx, l.url, pgstore.Options{})
 		if err != nil {

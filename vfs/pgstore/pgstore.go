@@ -22,6 +22,10 @@ type Options struct {
 	MaxConns int32
 }
 
+// DefaultOpenTimeout is the bound callers give Open when they have none of
+// their own: connecting to PostgreSQL and migrating the schema.
+const DefaultOpenTimeout = 30 * time.Second
+
 // DefaultMaxConns is the connection pool's size when neither Options nor
 // the DSN set one.
 const DefaultMaxConns = 16
@@ -138,17 +142,7 @@ func (db *DB) checkGrants(ctx context.Context) error {
 
 // View runs fn in a read transaction on one snapshot.
 func (db *DB) View(ctx context.Context, fn func(backend.Tx) error) error {
-	t, err := db.begin(ctx, false)
-	if err != nil {
-		return err
-	}
-	t.managed = true
-	defer t.end()
-	ferr := fn(t)
-	if err := t.failure(); err != nil {
-		return err
-	}
-	return ferr
+	return db.run(ctx, false, fn)
 }
 
 // maxAttempts bounds how often a write transaction is run again after a
@@ -160,15 +154,17 @@ const maxAttempts = 5
 // times in all), unseen by the caller.
 func (db *DB) Update(ctx context.Context, fn func(backend.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := db.update(ctx, fn)
+		err := db.run(ctx, true, fn)
 		if !retryable(err) || attempt == maxAttempts {
 			return err
 		}
 	}
 }
 
-func (db *DB) update(ctx context.Context, fn func(backend.Tx) error) error {
-	t, err := db.begin(ctx, true)
+// run runs fn in a transaction it ends: the transaction's own failure
+// first, then fn's error, then (writable) the commit's.
+func (db *DB) run(ctx context.Context, writable bool, fn func(backend.Tx) error) error {
+	t, err := db.begin(ctx, writable)
 	if err != nil {
 		return err
 	}
@@ -178,7 +174,7 @@ func (db *DB) update(ctx context.Context, fn func(backend.Tx) error) error {
 	if err := t.failure(); err != nil {
 		return err
 	}
-	if ferr != nil {
+	if ferr != nil || !writable {
 		return ferr
 	}
 	return t.commit()
