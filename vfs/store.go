@@ -165,7 +165,7 @@ func New(db backend.DB, opts Options) (*Store, error) {
 		}
 		for _, name := range []string{bucketItems, bucketContent, bucketText, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox,
 			bucketQuestions, bucketQVectors, bucketQEmbedQ,
-			bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack, bucketClaims} {
+			bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack, bucketClaims, bucketRecords} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}

@@ -1012,7 +1012,12 @@ type StatusResponse struct {
 	// share, where each replica's indexes stand. While the store does not
 	// answer, Status still answers with store.reachable false and the figures
 	// it needs the store for left at zero.
-	Store         *StoreStatus `protobuf:"bytes,11,opt,name=store" json:"store,omitempty"`
+	Store *StoreStatus `protobuf:"bytes,11,opt,name=store" json:"store,omitempty"`
+	// The watches (see WatchService.ListWatches); a watch that fell back to
+	// scanning or failed says so here.
+	Watches []*Watch `protobuf:"bytes,12,rep,name=watches" json:"watches,omitempty"`
+	// Standing queries registered: durable subscriptions and open streams.
+	Subscriptions *SubscriptionCounts `protobuf:"bytes,13,opt,name=subscriptions" json:"subscriptions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1124,6 +1129,84 @@ func (x *StatusResponse) GetStore() *StoreStatus {
 	return nil
 }
 
+func (x *StatusResponse) GetWatches() []*Watch {
+	if x != nil {
+		return x.Watches
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetSubscriptions() *SubscriptionCounts {
+	if x != nil {
+		return x.Subscriptions
+	}
+	return nil
+}
+
+// SubscriptionCounts counts standing queries.
+type SubscriptionCounts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Durable subscriptions stored.
+	Durable int64 `protobuf:"varint,1,opt,name=durable" json:"durable,omitempty"`
+	// Streams open (durable or inline).
+	Streams int64 `protobuf:"varint,2,opt,name=streams" json:"streams,omitempty"`
+	// Streams cut off as slow consumers since the daemon started.
+	CutOff        int64 `protobuf:"varint,3,opt,name=cut_off,json=cutOff" json:"cut_off,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscriptionCounts) Reset() {
+	*x = SubscriptionCounts{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscriptionCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscriptionCounts) ProtoMessage() {}
+
+func (x *SubscriptionCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscriptionCounts.ProtoReflect.Descriptor instead.
+func (*SubscriptionCounts) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SubscriptionCounts) GetDurable() int64 {
+	if x != nil {
+		return x.Durable
+	}
+	return 0
+}
+
+func (x *SubscriptionCounts) GetStreams() int64 {
+	if x != nil {
+		return x.Streams
+	}
+	return 0
+}
+
+func (x *SubscriptionCounts) GetCutOff() int64 {
+	if x != nil {
+		return x.CutOff
+	}
+	return 0
+}
+
 // StoreStatus describes the store the daemon serves.
 type StoreStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1155,7 +1238,7 @@ type StoreStatus struct {
 
 func (x *StoreStatus) Reset() {
 	*x = StoreStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1167,7 +1250,7 @@ func (x *StoreStatus) String() string {
 func (*StoreStatus) ProtoMessage() {}
 
 func (x *StoreStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1180,7 +1263,7 @@ func (x *StoreStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreStatus.ProtoReflect.Descriptor instead.
 func (*StoreStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{13}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StoreStatus) GetLocation() string {
@@ -1269,7 +1352,7 @@ type ReplicaStatus struct {
 
 func (x *ReplicaStatus) Reset() {
 	*x = ReplicaStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1281,7 +1364,7 @@ func (x *ReplicaStatus) String() string {
 func (*ReplicaStatus) ProtoMessage() {}
 
 func (x *ReplicaStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1294,7 +1377,7 @@ func (x *ReplicaStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicaStatus.ProtoReflect.Descriptor instead.
 func (*ReplicaStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{14}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReplicaStatus) GetId() string {
@@ -1357,7 +1440,7 @@ var File_ctxd_v1_admin_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x13ctxd/v1/admin.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x01\n" +
+	"\x13ctxd/v1/admin.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x13ctxd/v1/watch.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x01\n" +
 	"\fPruneRequest\x12/\n" +
 	"\x13unretrieved_seconds\x18\x01 \x01(\x03R\x12unretrievedSeconds\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
@@ -1433,7 +1516,7 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\vchunk_count\x18\x03 \x01(\x03R\n" +
 	"chunkCount\x12'\n" +
 	"\x0foutbox_sequence\x18\x04 \x01(\x04R\x0eoutboxSequence\x12)\n" +
-	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\"\xd0\x03\n" +
+	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\"\xbd\x04\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x129\n" +
 	"\n" +
@@ -1449,7 +1532,13 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\x05index\x18\t \x01(\v2\x14.ctxd.v1.IndexStatusR\x05index\x12*\n" +
 	"\x04disk\x18\n" +
 	" \x03(\v2\x16.ctxd.v1.DiskComponentR\x04disk\x12*\n" +
-	"\x05store\x18\v \x01(\v2\x14.ctxd.v1.StoreStatusR\x05store\"\xd3\x02\n" +
+	"\x05store\x18\v \x01(\v2\x14.ctxd.v1.StoreStatusR\x05store\x12(\n" +
+	"\awatches\x18\f \x03(\v2\x0e.ctxd.v1.WatchR\awatches\x12A\n" +
+	"\rsubscriptions\x18\r \x01(\v2\x1b.ctxd.v1.SubscriptionCountsR\rsubscriptions\"a\n" +
+	"\x12SubscriptionCounts\x12\x18\n" +
+	"\adurable\x18\x01 \x01(\x03R\adurable\x12\x18\n" +
+	"\astreams\x18\x02 \x01(\x03R\astreams\x12\x17\n" +
+	"\acut_off\x18\x03 \x01(\x03R\x06cutOff\"\xd3\x02\n" +
 	"\vStoreStatus\x12\x1a\n" +
 	"\blocation\x18\x01 \x01(\tR\blocation\x12\x16\n" +
 	"\x06shared\x18\x02 \x01(\bR\x06shared\x12\x1c\n" +
@@ -1490,7 +1579,7 @@ func file_ctxd_v1_admin_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_admin_proto_rawDescData
 }
 
-var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_ctxd_v1_admin_proto_goTypes = []any{
 	(*PruneRequest)(nil),          // 0: ctxd.v1.PruneRequest
 	(*PrunedItem)(nil),            // 1: ctxd.v1.PrunedItem
@@ -1505,39 +1594,43 @@ var file_ctxd_v1_admin_proto_goTypes = []any{
 	(*EnricherStatus)(nil),        // 10: ctxd.v1.EnricherStatus
 	(*IndexStatus)(nil),           // 11: ctxd.v1.IndexStatus
 	(*StatusResponse)(nil),        // 12: ctxd.v1.StatusResponse
-	(*StoreStatus)(nil),           // 13: ctxd.v1.StoreStatus
-	(*ReplicaStatus)(nil),         // 14: ctxd.v1.ReplicaStatus
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
-	(*DriveInfo)(nil),             // 16: ctxd.v1.DriveInfo
+	(*SubscriptionCounts)(nil),    // 13: ctxd.v1.SubscriptionCounts
+	(*StoreStatus)(nil),           // 14: ctxd.v1.StoreStatus
+	(*ReplicaStatus)(nil),         // 15: ctxd.v1.ReplicaStatus
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*DriveInfo)(nil),             // 17: ctxd.v1.DriveInfo
+	(*Watch)(nil),                 // 18: ctxd.v1.Watch
 }
 var file_ctxd_v1_admin_proto_depIdxs = []int32{
-	15, // 0: ctxd.v1.PrunedItem.last_retrieved_at:type_name -> google.protobuf.Timestamp
-	15, // 1: ctxd.v1.PrunedItem.updated_at:type_name -> google.protobuf.Timestamp
+	16, // 0: ctxd.v1.PrunedItem.last_retrieved_at:type_name -> google.protobuf.Timestamp
+	16, // 1: ctxd.v1.PrunedItem.updated_at:type_name -> google.protobuf.Timestamp
 	1,  // 2: ctxd.v1.PruneResponse.items:type_name -> ctxd.v1.PrunedItem
 	10, // 3: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
-	15, // 4: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
-	15, // 5: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
-	16, // 6: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
+	16, // 4: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
+	16, // 5: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
+	17, // 6: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
 	9,  // 7: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
 	11, // 8: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
 	8,  // 9: ctxd.v1.StatusResponse.disk:type_name -> ctxd.v1.DiskComponent
-	13, // 10: ctxd.v1.StatusResponse.store:type_name -> ctxd.v1.StoreStatus
-	15, // 11: ctxd.v1.StoreStatus.unreachable_since:type_name -> google.protobuf.Timestamp
-	14, // 12: ctxd.v1.StoreStatus.replicas:type_name -> ctxd.v1.ReplicaStatus
-	15, // 13: ctxd.v1.ReplicaStatus.reported_at:type_name -> google.protobuf.Timestamp
-	7,  // 14: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
-	3,  // 15: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
-	5,  // 16: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
-	0,  // 17: ctxd.v1.AdminService.Prune:input_type -> ctxd.v1.PruneRequest
-	12, // 18: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
-	4,  // 19: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
-	6,  // 20: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
-	2,  // 21: ctxd.v1.AdminService.Prune:output_type -> ctxd.v1.PruneResponse
-	18, // [18:22] is the sub-list for method output_type
-	14, // [14:18] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	14, // 10: ctxd.v1.StatusResponse.store:type_name -> ctxd.v1.StoreStatus
+	18, // 11: ctxd.v1.StatusResponse.watches:type_name -> ctxd.v1.Watch
+	13, // 12: ctxd.v1.StatusResponse.subscriptions:type_name -> ctxd.v1.SubscriptionCounts
+	16, // 13: ctxd.v1.StoreStatus.unreachable_since:type_name -> google.protobuf.Timestamp
+	15, // 14: ctxd.v1.StoreStatus.replicas:type_name -> ctxd.v1.ReplicaStatus
+	16, // 15: ctxd.v1.ReplicaStatus.reported_at:type_name -> google.protobuf.Timestamp
+	7,  // 16: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
+	3,  // 17: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
+	5,  // 18: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
+	0,  // 19: ctxd.v1.AdminService.Prune:input_type -> ctxd.v1.PruneRequest
+	12, // 20: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
+	4,  // 21: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
+	6,  // 22: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
+	2,  // 23: ctxd.v1.AdminService.Prune:output_type -> ctxd.v1.PruneResponse
+	20, // [20:24] is the sub-list for method output_type
+	16, // [16:20] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_admin_proto_init() }
@@ -1546,13 +1639,14 @@ func file_ctxd_v1_admin_proto_init() {
 		return
 	}
 	file_ctxd_v1_types_proto_init()
+	file_ctxd_v1_watch_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_admin_proto_rawDesc), len(file_ctxd_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,6 +1,7 @@
 import datetime
 
 from ctxd.v1 import types_pb2 as _types_pb2
+from ctxd.v1 import watch_pb2 as _watch_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -169,7 +170,7 @@ class IndexStatus(_message.Message):
     def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., chunk_count: _Optional[int] = ..., outbox_sequence: _Optional[int] = ..., applied_sequence: _Optional[int] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index", "disk", "store")
+    __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index", "disk", "store", "watches", "subscriptions")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     DATA_DIR_FIELD_NUMBER: _ClassVar[int]
@@ -181,6 +182,8 @@ class StatusResponse(_message.Message):
     INDEX_FIELD_NUMBER: _ClassVar[int]
     DISK_FIELD_NUMBER: _ClassVar[int]
     STORE_FIELD_NUMBER: _ClassVar[int]
+    WATCHES_FIELD_NUMBER: _ClassVar[int]
+    SUBSCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
     version: str
     started_at: _timestamp_pb2.Timestamp
     data_dir: str
@@ -192,7 +195,19 @@ class StatusResponse(_message.Message):
     index: IndexStatus
     disk: _containers.RepeatedCompositeFieldContainer[DiskComponent]
     store: StoreStatus
-    def __init__(self, version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., data_dir: _Optional[str] = ..., item_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., store_file_bytes: _Optional[int] = ..., drives: _Optional[_Iterable[_Union[_types_pb2.DriveInfo, _Mapping]]] = ..., embedding: _Optional[_Union[EmbeddingStatus, _Mapping]] = ..., index: _Optional[_Union[IndexStatus, _Mapping]] = ..., disk: _Optional[_Iterable[_Union[DiskComponent, _Mapping]]] = ..., store: _Optional[_Union[StoreStatus, _Mapping]] = ...) -> None: ...
+    watches: _containers.RepeatedCompositeFieldContainer[_watch_pb2.Watch]
+    subscriptions: SubscriptionCounts
+    def __init__(self, version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., data_dir: _Optional[str] = ..., item_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., store_file_bytes: _Optional[int] = ..., drives: _Optional[_Iterable[_Union[_types_pb2.DriveInfo, _Mapping]]] = ..., embedding: _Optional[_Union[EmbeddingStatus, _Mapping]] = ..., index: _Optional[_Union[IndexStatus, _Mapping]] = ..., disk: _Optional[_Iterable[_Union[DiskComponent, _Mapping]]] = ..., store: _Optional[_Union[StoreStatus, _Mapping]] = ..., watches: _Optional[_Iterable[_Union[_watch_pb2.Watch, _Mapping]]] = ..., subscriptions: _Optional[_Union[SubscriptionCounts, _Mapping]] = ...) -> None: ...
+
+class SubscriptionCounts(_message.Message):
+    __slots__ = ("durable", "streams", "cut_off")
+    DURABLE_FIELD_NUMBER: _ClassVar[int]
+    STREAMS_FIELD_NUMBER: _ClassVar[int]
+    CUT_OFF_FIELD_NUMBER: _ClassVar[int]
+    durable: int
+    streams: int
+    cut_off: int
+    def __init__(self, durable: _Optional[int] = ..., streams: _Optional[int] = ..., cut_off: _Optional[int] = ...) -> None: ...
 
 class StoreStatus(_message.Message):
     __slots__ = ("location", "shared", "reachable", "unreachable_reason", "unreachable_since", "replica_id", "outbox_sequence", "replicas")
