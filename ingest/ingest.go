@@ -300,10 +300,16 @@ func (in *Ingester) sync(ctx context.Context, src source, existing *vfs.Item, a 
 	res.Bytes = int64(len(f.content))
 	if existing != nil && (f.unchanged || vfs.HashContent(f.content) == existing.ContentHash) {
 		res.Action = Unchanged
-		if f.origin != existing.Origin {
-			if _, err := in.store.SetOrigin(ctx, vfs.Ref{ID: existing.ID}, f.origin, existing.ContentHash); err != nil {
-				res.Action, res.Err = Failed, err
-			}
+		var err error
+		switch {
+		case existing.SourceURL != src.origin():
+			// The item moved with its source (a watch pairs a rename).
+			_, err = in.store.SetSource(ctx, vfs.Ref{ID: existing.ID}, src.origin(), f.origin, existing.ContentHash)
+		case f.origin != existing.Origin:
+			_, err = in.store.SetOrigin(ctx, vfs.Ref{ID: existing.ID}, f.origin, existing.ContentHash)
+		}
+		if err != nil {
+			res.Action, res.Err = Failed, err
 		}
 		return res
 	}

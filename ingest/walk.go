@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -34,6 +35,7 @@ type Entry struct {
 	Path    string // absolute path as reached under the root (symlinks not resolved)
 	Size    int64
 	ModTime time.Time
+	Inode   uint64 // the file's inode (its target's, for a symlink); 0 where the platform has none
 	Err     error // non-nil: reported but not to be read (refused secret, symlink escaping the root, unreadable dir/file, too large)
 }
 
@@ -206,7 +208,7 @@ func (w *walker) symlink(path string, relPath []string, ignored gitignore.Matche
 
 // file reports a regular file reached as path, whose content is at target.
 func (w *walker) file(path, target string, info fs.FileInfo) error {
-	return w.fn(Entry{Path: path, Size: info.Size(), ModTime: info.ModTime(), Err: w.fileErr(path, target, info.Size())})
+	return w.fn(Entry{Path: path, Size: info.Size(), ModTime: info.ModTime(), Inode: inode(info), Err: w.fileErr(path, target, info.Size())})
 }
 
 // fileErr says why a file must not be read, or returns nil.
@@ -228,6 +230,14 @@ func (w *walker) fileErr(path, target string, size int64) error {
 	}
 	f.Close()
 	return nil
+}
+
+// inode returns a file's inode number, or 0 where the platform has none.
+func inode(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
 }
 
 func (w *walker) unreadable(path string, err error) error {
