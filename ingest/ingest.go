@@ -165,7 +165,7 @@ func (in *Ingester) checkAdd(o AddOptions) error {
 	if o.TTL < 0 {
 		return newError(ErrInvalid, "", "pass a positive TTL, or 0 for the default", "The TTL %s is negative.", o.TTL)
 	}
-	return checkPatterns(o.Exclude)
+	return CheckPatterns(o.Exclude)
 }
 
 // walkSources expands the sources into jobs: one per URL and per file found

@@ -91,7 +91,7 @@ type walker struct {
 // newWalker checks the exclude patterns, checks the root against the
 // policy and stats it.
 func newWalker(ctx context.Context, root string, o WalkOptions, fn func(Entry) error) (*walker, fs.FileInfo, error) {
-	if err := checkPatterns(o.Exclude); err != nil {
+	if err := CheckPatterns(o.Exclude); err != nil {
 		return nil, nil, err
 	}
 	abs, err := filepath.Abs(root)
@@ -261,10 +261,10 @@ func (w *walker) ownPatterns(dir string, rel []string) []gitignore.Pattern {
 	return own
 }
 
-// checkPatterns refuses exclude patterns that would silently match nothing:
+// CheckPatterns refuses exclude patterns that would silently match nothing:
 // empty ones, comments, and globs go-git cannot match (it matches each
 // segment with filepath.Match, which answers false for a malformed one).
-func checkPatterns(patterns []string) error {
+func CheckPatterns(patterns []string) error {
 	const hint = `fix or drop the pattern (exclude, --exclude): gitignore syntax such as "*.csv", "build/", "docs/**/draft-*"; escape a literal [ or a leading # with \`
 	for _, p := range patterns {
 		body := strings.TrimSuffix(strings.TrimRight(strings.TrimPrefix(p, "!"), " "), "/")

@@ -99,7 +99,8 @@ func Watch(ctx context.Context, root string, o WalkOptions, ready chan<- struct{
 //
 // WatchTree returns nil when ctx is done; a setup error; or, at any time, an
 // ErrWatchLimit error when the tree needs more directory watches than
-// cfg.MaxDirs or the kernel allows.
+// cfg.MaxDirs or the kernel allows, or an ErrMissing one when the root
+// itself is removed or renamed.
 func WatchTree(ctx context.Context, root string, cfg WatchConfig, apply func(Batch)) error {
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = DefaultDebounce
@@ -136,9 +137,10 @@ type tree struct {
 	// found is reported (after an overflow) or only those not known.
 	before    map[string]uint64
 	reportAll bool
-	// limit is set when a directory could not be watched for want of
-	// watches; run returns it.
-	limit error
+	// stop is set when the tree can no longer be followed: a directory
+	// could not be watched for want of watches, or the root went; run
+	// returns it.
+	stop error
 
 	// Debouncing: changes wait in pending for the debounce from their
 	// path's first event, then go to out in the order of those first events.
@@ -200,7 +202,7 @@ func watchTree(ctx context.Context, root string, cfg WatchConfig) (*tree, error)
 }
 
 func (t *tree) run(ctx context.Context) error {
-	for t.limit == nil {
+	for t.stop == nil {
 		select {
 		case <-ctx.Done():
 			return nil
@@ -215,7 +217,7 @@ func (t *tree) run(ctx context.Context) error {
 		}
 		t.out.dirs.Store(int64(len(t.dirs)))
 	}
-	return t.limit
+	return t.stop
 }
 
 // watchDir is the walker's enterDir hook.
@@ -238,7 +240,7 @@ func (t *tree) watchDir(dir string, own []gitignore.Pattern) error {
 // limitReached records err for run, which stops on it.
 func (t *tree) limitReached(err error) error {
 	if t.live {
-		t.limit = err
+		t.stop = err
 	}
 	return err
 }
@@ -259,6 +261,10 @@ func (t *tree) found(e Entry) error {
 }
 
 func (t *tree) handle(ev fsnotify.Event) {
+	if ev.Name == t.root && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) {
+		t.stop = newError(ErrMissing, t.root, "restore the directory, or remove the watch", "The watched directory %s was removed or renamed.", t.root)
+		return
+	}
 	parent, name := filepath.Split(ev.Name)
 	parent = filepath.Clean(parent)
 	if _, watched := t.dirs[parent]; !watched {
@@ -295,7 +301,7 @@ func (t *tree) appeared(parent, path string) {
 		t.stack = append(t.stack, t.dirs[dir]...)
 	}
 	// A cancelled ctx stops the walker here, and run sees it too; a watch
-	// limit is in t.limit.
+	// limit is in t.stop.
 	_ = t.entry(parent, rel, gitignore.NewMatcher(t.stack), fs.FileInfoToDirEntry(info))
 }
 

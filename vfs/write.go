@@ -323,6 +323,14 @@ func HashContent(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
+// CheckTags reports the first tag a write would refuse, as ErrInvalid, so
+// that a caller storing tags for later writes (a watch) refuses them up
+// front.
+func CheckTags(tags []string) error {
+	_, err := cleanTags("", tags)
+	return err
+}
+
 // cleanTags trims, validates, sorts and de-duplicates tags.
 func cleanTags(ref string, tags []string) ([]string, error) {
 	if len(tags) == 0 {
