@@ -36,7 +36,7 @@ type Entry struct {
 	Size    int64
 	ModTime time.Time
 	Inode   uint64 // the file's inode (its target's, for a symlink); 0 where the platform has none
-	Err     error // non-nil: reported but not to be read (refused secret, symlink escaping the root, unreadable dir/file, too large)
+	Err     error  // non-nil: reported but not to be read (refused secret, symlink escaping the root, unreadable dir/file, too large)
 }
 
 // Walk calls fn for each file under root in lexical order, the way git sees

@@ -157,7 +157,9 @@ func (r *run) markStarted() { r.startOnce.Do(func() { close(r.started) }) }
 func (r *run) fail(err error) {
 	r.m.cfg.Log.Warn("watch failed; retrying", "watch", r.w.ID, "path", r.w.Path, "err", err, "retry_in", r.m.cfg.ScanInterval)
 	r.recordError(err)
-	r.update(func(st *Status) { st.Mode, st.Reason, st.WatchedDirs = ModeFailed, reasonOf(err)+" (retried every "+r.m.cfg.ScanInterval.String()+")", 0 })
+	r.update(func(st *Status) {
+		st.Mode, st.Reason, st.WatchedDirs = ModeFailed, reasonOf(err)+" (retried every "+r.m.cfg.ScanInterval.String()+")", 0
+	})
 	r.markStarted()
 }
 
