@@ -304,3 +304,41 @@ func TestWatchService_postgres(t *testing.T) {
 		return slices.Equal(a.bm25(t, "numbat"), []string{"disk:" + filepath.ToSlash(filepath.Join(root, "b.md"))}) && len(a.bm25(t, "capybara")) == 1
 	})
 }
+
+// TestWatchService_limitedToken: a token limited to a drive watches only
+// into it, and lists and removes only the watches it could see.
+func TestWatchService_limitedToken(t *testing.T) {
+	root := watchTree(t, map[string]string{"mine/a.md": "alpha", "owners/b.md": "bravo"})
+	cfg := testConfig(t)
+	cfg.GRPCTCP = "127.0.0.1:0"
+	cfg.AllowedRoots = []string{root}
+	cfg.Tokens = []TokenConfig{{Name: "ing", SHA256: sha256Hex("ing-token"), Scopes: []string{"read", "write", "ingest"}, Drives: []string{"agent"}}}
+	d := mustStart(t, cfg)
+	limited := ctxdv1.NewWatchServiceClient(dial(t, "passthrough:///"+d.GRPCAddr().String()))
+	owner := ctxdv1.NewWatchServiceClient(dial(t, "unix://"+cfg.Socket))
+	ctx := bearer("ing-token")
+
+	_, err := limited.AddWatch(ctx, &ctxdv1.AddWatchRequest{Path: filepath.Join(root, "mine")})
+	if code, _ := errorDetail(t, err); code != codes.PermissionDenied {
+		t.Errorf("AddWatch into disk: with a token limited to agent: = %v, want PERMISSION_DENIED", err)
+	}
+	mine, err := limited.AddWatch(ctx, &ctxdv1.AddWatchRequest{Path: filepath.Join(root, "mine"), Drive: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := owner.AddWatch(context.Background(), &ctxdv1.AddWatchRequest{Path: filepath.Join(root, "owners")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := limited.ListWatches(ctx, &ctxdv1.ListWatchesRequest{})
+	if err != nil || len(resp.GetWatches()) != 1 || resp.GetWatches()[0].GetId() != mine.GetWatch().GetId() {
+		t.Errorf("ListWatches with the limited token = %v, %v; want its own watch only", resp.GetWatches(), err)
+	}
+	_, err = limited.RemoveWatch(ctx, &ctxdv1.RemoveWatchRequest{Watch: theirs.GetWatch().GetId()})
+	if code, _ := errorDetail(t, err); code != codes.NotFound {
+		t.Errorf("RemoveWatch of the owner's watch with the limited token = %v, want NOT_FOUND", err)
+	}
+	if _, err := limited.RemoveWatch(ctx, &ctxdv1.RemoveWatchRequest{Watch: mine.GetWatch().GetId()}); err != nil {
+		t.Errorf("RemoveWatch of its own watch: %v", err)
+	}
+}

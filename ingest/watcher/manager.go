@@ -125,12 +125,13 @@ func (m *Manager) recordLoop() {
 // syncRuns starts a run for each record of this replica without one and
 // stops the runs whose record is gone.
 func (m *Manager) syncRuns(ctx context.Context) error {
+	// Under m.mu: a watch Add stores meanwhile is in the records read.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	watches, err := m.load(ctx)
 	if err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	stored := map[string]bool{}
 	for _, w := range watches {
 		stored[w.ID] = true
@@ -202,6 +203,10 @@ func (m *Manager) Add(ctx context.Context, w Watch) (State, bool, error) {
 				"%s overlaps the watched tree %s (watch %s).", w.Path, o.Path, o.ID)
 		}
 	}
+	if m.ctx.Err() != nil {
+		m.mu.Unlock()
+		return State{}, false, errors.New("the watch manager is closed")
+	}
 	if len(watches) >= m.cfg.MaxWatches {
 		m.mu.Unlock()
 		return State{}, false, newError(ErrLimit, "watch a common parent directory, or remove watches you no longer need",
@@ -263,25 +268,25 @@ func (m *Manager) check(ctx context.Context, w *Watch) error {
 	if w.Debounce < 0 || w.Debounce > MaxDebounce {
 		return newError(ErrInvalid, "pass a debounce from 0 (the default, 200 ms) to 60000 ms", "The debounce %s is out of range.", w.Debounce)
 	}
-	drive := w.Drive
-	if drive == "" {
-		drive = ingest.DriveDisk
-	}
 	// A caller limited to some drives or paths may watch only a tree whose
 	// items it could write.
-	return vfs.AccessFrom(ctx).CheckChange(drive, filepath.ToSlash(w.Path))
+	return vfs.AccessFrom(ctx).CheckChange(w.drive(), filepath.ToSlash(w.Path))
 }
 
-// List returns every watch, by path: this replica's with their status,
-// other replicas' as ModeRemote.
+// List returns every watch the caller may see (whose tree's items it could
+// read), by path: this replica's with their status, other replicas' as
+// ModeRemote.
 func (m *Manager) List(ctx context.Context) ([]State, error) {
 	watches, err := m.load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]State, len(watches))
-	for i, w := range watches {
-		out[i] = m.state(w)
+	access := vfs.AccessFrom(ctx)
+	out := make([]State, 0, len(watches))
+	for _, w := range watches {
+		if access.Allows(w.drive(), filepath.ToSlash(w.Path)) {
+			out = append(out, m.state(w))
+		}
 	}
 	return out, nil
 }
@@ -295,13 +300,18 @@ func (m *Manager) Remove(ctx context.Context, idOrPath string) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
+	access := vfs.AccessFrom(ctx)
 	i := slices.IndexFunc(watches, func(w Watch) bool {
-		return w.ID == idOrPath || filepath.IsAbs(idOrPath) && w.Path == filepath.Clean(idOrPath)
+		return (w.ID == idOrPath || filepath.IsAbs(idOrPath) && w.Path == filepath.Clean(idOrPath)) &&
+			access.Allows(w.drive(), filepath.ToSlash(w.Path)) // one it may not see is not there
 	})
 	if i < 0 {
 		return State{}, newError(ErrNotFound, "list the watches with `ctxd watch list` and pass an id or path from it", "No watch has the id or path %q.", idOrPath)
 	}
 	w := watches[i]
+	if err := access.CheckChange(w.drive(), filepath.ToSlash(w.Path)); err != nil {
+		return State{}, err
+	}
 	st := m.stateLocked(w)
 	if _, err := m.store.DeleteRecord(ctx, recordKind, w.ID); err != nil {
 		return State{}, err

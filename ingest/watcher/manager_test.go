@@ -167,12 +167,26 @@ func TestManager_events(t *testing.T) {
 	if err := os.Rename(e.path("b.md"), e.path("sub/b-renamed.md")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b.md moved", func() bool { return e.item("sub/b-renamed.md") != nil })
+	waitFor(t, "b.md moved", func() bool { return applied().Moved == 1 })
 	moved := e.item("sub/b-renamed.md")
 	if moved.ID != b.ID || e.item("b.md") != nil || moved.SourceURL != e.path("sub/b-renamed.md") || applied().Moved != 1 {
 		t.Errorf("after the rename: item %+v (b was %s), b.md still there: %v, applied %+v; want b's item moved, pointing at its new file",
 			moved, b.ID, e.item("b.md") != nil, applied())
 	}
+
+	// A directory renamed: each file under it a move.
+	c := e.item("sub/c.md")
+	if err := os.Rename(e.path("sub"), e.path("sub-renamed")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "sub/ moved", func() bool { return applied().Moved >= 3 })
+	if got := e.item("sub-renamed/c.md"); got == nil || got.ID != c.ID || e.item("sub/c.md") != nil || e.item("sub-renamed/b-renamed.md") == nil || applied().Moved != 3 {
+		t.Errorf("after renaming sub/: c.md %+v (id was %s), old item left: %v, applied %+v; want both files moved", got, c.ID, e.item("sub/c.md") != nil, applied())
+	}
+	if err := os.Rename(e.path("sub-renamed"), e.path("sub")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "sub/ moved back", func() bool { return applied().Moved == 5 })
 
 	// An editor's atomic save: write a temp file, rename it over the target.
 	a := e.item("a.md")
@@ -215,8 +229,9 @@ func TestManager_events(t *testing.T) {
 	if e.item("new/e.md") != nil {
 		t.Error("a file the changed .gitignore excludes was added")
 	}
-	if st := status(t, m, id); st.Errors != 0 || st.LastEventAt.IsZero() || st.Lag <= 0 || st.Pending != 0 {
-		t.Errorf("status %+v; want no errors, a last event, a lag and nothing pending", st)
+	waitFor(t, "nothing pending", func() bool { return status(t, m, id).Pending == 0 })
+	if st := status(t, m, id); st.Errors != 0 || st.LastEventAt.IsZero() || st.Lag <= 0 {
+		t.Errorf("status %+v; want no errors, a last event and a lag", st)
 	}
 }
 

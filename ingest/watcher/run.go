@@ -32,15 +32,11 @@ type run struct {
 }
 
 func newRun(m *Manager, w Watch) *run {
-	drive := w.Drive
-	if drive == "" {
-		drive = ingest.DriveDisk
-	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	// History names the watch as the actor of what it writes.
 	ctx = vfs.WithActor(ctx, vfs.Actor{Name: "watch:" + w.ID, Op: vfs.OpRefresh})
 	return &run{
-		m: m, w: w, drive: drive, ctx: ctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}),
+		m: m, w: w, drive: w.drive(), ctx: ctx, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}),
 		walk: ingest.WalkOptions{
 			Exclude: append(slices.Clone(EditorTempFiles), w.Exclude...), IncludeHidden: w.IncludeHidden,
 			MaxFileBytes: m.store.MaxContentBytes(), Policy: m.cfg.Policy,

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ctxd/ctxd/ingest"
 )
 
 // recordKind is the vfs record kind watches are stored under, by id.
@@ -22,6 +24,14 @@ type Watch struct {
 	DeleteMissing bool          // delete the item of a vanished file instead of keeping it
 	ReplicaID     string        // the replica that runs it
 	CreatedAt     time.Time
+}
+
+// drive is the drive the watch's items go to.
+func (w Watch) drive() string {
+	if w.Drive == "" {
+		return ingest.DriveDisk
+	}
+	return w.Drive
 }
 
 // record is a Watch as its vfs record holds it (JSON).
