@@ -3,6 +3,8 @@ package watcher
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -184,8 +186,14 @@ func (r *run) reconcile() error {
 	var p plan
 	var failed int64
 	walked := map[string]ingest.Entry{}
+	var unlisted []string // directories that could not be listed
 	err := ingest.Walk(r.ctx, r.w.Path, r.walk, func(e ingest.Entry) error {
-		if e.Err != nil && !errors.Is(e.Err, ingest.ErrRefused) && !errors.Is(e.Err, ingest.ErrTooLarge) && e.Path != r.w.Path {
+		switch {
+		case e.Err != nil && e.Path == r.w.Path:
+			return e.Err // the root cannot be listed: nothing is known of the tree
+		case e.Err != nil && isDir(e.Path):
+			unlisted = append(unlisted, e.Path)
+		case e.Err != nil && !errors.Is(e.Err, ingest.ErrRefused) && !errors.Is(e.Err, ingest.ErrTooLarge):
 			failed++
 			r.recordError(e.Err)
 		}
@@ -198,6 +206,16 @@ func (r *run) reconcile() error {
 	stored, err := r.items()
 	if err != nil {
 		return err
+	}
+	// What is below a directory that could not be listed is not missing.
+	for _, dir := range unlisted {
+		failed++
+		r.recordError(fmt.Errorf("cannot list %s; its items are left as they are", dir))
+		for path := range stored {
+			if within(dir, path) {
+				delete(stored, path)
+			}
+		}
 	}
 	var files int64
 	for path, e := range walked {
@@ -303,6 +321,11 @@ func (r *run) applyBatch(b ingest.Batch) {
 			st.LastEventAt, st.Lag = now, now.Sub(first)
 		}
 	})
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 func minTime(a, b time.Time) time.Time {
