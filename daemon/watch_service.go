@@ -70,6 +70,7 @@ func (c *WatchConfig) validate() error {
 func (d *Daemon) startWatches() error {
 	d.b.watches = watcher.New(d.b.store, d.b.ingest, watcher.Config{
 		ReplicaID:    d.b.replicaID,
+		LocalID:      localReplica,
 		MaxWatches:   d.cfg.Limits.MaxWatches,
 		MaxDirs:      d.cfg.Watch.MaxDirs,
 		ScanInterval: d.cfg.Watch.ScanInterval.Duration,

@@ -38,6 +38,12 @@ type Config struct {
 	// ReplicaID is this daemon's id among the replicas of a shared store:
 	// watches it adds carry it, and it runs only those.
 	ReplicaID string
+	// LocalID is the replica id a daemon has on a store of its own (the
+	// daemon's "local"). A store copied by `ctxd migrate` keeps its watch
+	// records, so a watch may carry an id no daemon of its new store has:
+	// on a store of its own the daemon adopts every watch, and on a shared
+	// store the first replica to read a watch carrying LocalID adopts it.
+	LocalID string
 	// MaxWatches bounds the watches of the store; 0: DefaultMaxWatches.
 	MaxWatches int
 	// MaxDirs bounds the directories one watch follows with kernel events;
@@ -135,6 +141,11 @@ func (m *Manager) syncRuns(ctx context.Context) error {
 	stored := map[string]bool{}
 	for _, w := range watches {
 		stored[w.ID] = true
+		if w.ReplicaID != m.cfg.ReplicaID && (!m.store.Shared() || w.ReplicaID == m.cfg.LocalID) {
+			if w, err = m.adopt(ctx, w); err != nil {
+				return err
+			}
+		}
 		if w.ReplicaID == m.cfg.ReplicaID && m.runs[w.ID] == nil && m.ctx.Err() == nil {
 			m.start(w)
 		}
@@ -146,6 +157,31 @@ func (m *Manager) syncRuns(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// adopt makes w this replica's, unless another replica adopted it first;
+// it returns the watch as stored.
+func (m *Manager) adopt(ctx context.Context, w Watch) (Watch, error) {
+	from := w.ReplicaID
+	err := m.store.UpdateRecord(ctx, recordKind, w.ID, func(old []byte) ([]byte, error) {
+		if old == nil {
+			return nil, nil // removed meanwhile
+		}
+		cur, err := decode(old)
+		if err != nil {
+			return nil, err
+		}
+		w = cur
+		if cur.ReplicaID != from {
+			return old, nil // adopted by another replica meanwhile
+		}
+		w.ReplicaID = m.cfg.ReplicaID
+		return w.encode()
+	})
+	if err == nil && w.ReplicaID == m.cfg.ReplicaID {
+		m.cfg.Log.Info("watch adopted by this replica", "watch", w.ID, "path", w.Path, "from", from)
+	}
+	return w, err
 }
 
 // load reads every watch record, by path.

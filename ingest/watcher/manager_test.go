@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ctxd/ctxd/ingest"
+	"github.com/ctxd/ctxd/internal/pgtest"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -388,5 +389,61 @@ func TestManager_Add_refuses(t *testing.T) {
 	_, _, err = m.Add(context.Background(), Watch{Path: e.path("other-tree-b")})
 	if !errors.Is(err, ErrLimit) {
 		t.Errorf("a third watch with MaxWatches 2: %v, want ErrLimit", err)
+	}
+}
+
+func TestMain(m *testing.M) { pgtest.Run(m) }
+
+// TestManager_adopt: a watch carrying another replica's id runs on a store
+// of its own (a store copied by ctxd migrate); on a shared store only one
+// carrying the local id is adopted, by one replica.
+func TestManager_adopt(t *testing.T) {
+	e := newEnv(t, map[string]string{"a.md": "alpha"})
+	e.cfg.ReplicaID = "pg-replica-1"
+	m := e.manager()
+	id := e.add(m, Watch{}).Watch.ID
+	m.Close()
+	e.cfg.ReplicaID = "local"
+	m = e.manager()
+	waitFor(t, "the watch adopted on a store of its own", func() bool { return status(t, m, id).Mode == ModeEvents })
+	if states, err := m.List(context.Background()); err != nil || states[0].Watch.ReplicaID != "local" {
+		t.Fatalf("List = %+v, %v; want the watch adopted by replica local", states, err)
+	}
+	m.Close()
+
+	// The same record on a shared store: its replica ids are the replicas'.
+	loc := pgtest.NewDatabase(t)
+	pg, err := vfs.Open(loc, vfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Close() })
+	recs, err := e.store.ListRecords(context.Background(), recordKind)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("ListRecords = %v, %v", recs, err)
+	}
+	if err := pg.PutRecord(context.Background(), recordKind, recs[0].Name, recs[0].Value); err != nil {
+		t.Fatal(err)
+	}
+	e.store = pg
+	e.cfg.LocalID = "local"
+	e.cfg.ReplicaID = "replica-a"
+	a := e.manager()
+	e.cfg.ReplicaID = "replica-b"
+	b := e.manager()
+	waitFor(t, "one replica adopting the watch", func() bool {
+		return status(t, a, id).Mode == ModeEvents || status(t, b, id).Mode == ModeEvents
+	})
+	sa, sb := status(t, a, id), status(t, b, id)
+	if (sa.Mode == ModeRemote) == (sb.Mode == ModeRemote) {
+		t.Errorf("modes %v and %v; want the watch run by one replica, remote on the other", sa.Mode, sb.Mode)
+	}
+	other := New(pg, ingest.New(pg, ingest.Config{Policy: e.cfg.Policy}), Config{ReplicaID: "replica-c", LocalID: "local", Policy: e.cfg.Policy})
+	defer other.Close()
+	if err := other.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := status(t, other, id); st.Mode != ModeRemote {
+		t.Errorf("a third replica: mode %v, want remote (adopted already)", st.Mode)
 	}
 }
