@@ -170,9 +170,7 @@ func watchTable(tw *tabwriter.Writer, ws []*ctxdv1.Watch) {
 			notes = append(notes, fmt.Sprintf("%s runs on replica %s", w.GetId(), w.GetReplicaId()))
 		}
 	}
-	if len(notes) > 0 {
-		fmt.Fprintf(tw, "(reconcile: +added ~updated >moved -missing =unchanged !failed)\n")
-	}
+	fmt.Fprintf(tw, "(last reconcile: +added ~updated >moved -missing =unchanged !failed)\n")
 	for _, n := range notes {
 		fmt.Fprintln(tw, n)
 	}
