@@ -89,12 +89,15 @@ func (r *run) loop() {
 }
 
 // follow watches the tree with kernel events, reconciles it once the
-// watches are set, and applies events until ctx ends or WatchTree stops.
+// watches are set, and applies events until ctx ends or WatchTree stops. A
+// reconcile that fails stops following too: the loop retries both.
 func (r *run) follow() error {
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
 	ready := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- ingest.WatchTree(r.ctx, r.w.Path, ingest.WatchConfig{
+		errc <- ingest.WatchTree(ctx, r.w.Path, ingest.WatchConfig{
 			Walk: r.walk, Debounce: r.w.Debounce, MaxDirs: r.m.cfg.MaxDirs,
 			Ready: func(dirs int) {
 				r.update(func(st *Status) { st.WatchedDirs = int64(dirs) })
@@ -109,12 +112,11 @@ func (r *run) follow() error {
 	}
 	// Events that arrive meanwhile wait for the reconcile (r.apply).
 	if err := r.reconcile(); err != nil {
-		if r.ctx.Err() == nil {
-			r.fail(err) // the walk failed; events go on, and the next start retries
-		}
-	} else {
-		r.update(func(st *Status) { st.Mode, st.Reason = ModeEvents, "" })
+		cancel()
+		<-errc
+		return err
 	}
+	r.update(func(st *Status) { st.Mode, st.Reason = ModeEvents, "" })
 	r.markStarted()
 	err := <-errc
 	if err == nil && r.ctx.Err() == nil {
