@@ -127,6 +127,7 @@ func (r *run) follow() error {
 
 // scan reconciles the tree every scan interval until the run stops.
 func (r *run) scan(reason string) {
+	reason += "; scanned every " + r.m.cfg.ScanInterval.String() + " instead"
 	r.update(func(st *Status) { st.Mode, st.Reason, st.WatchedDirs = ModeScanning, reason, 0 })
 	for {
 		if err := r.reconcile(); err != nil && r.ctx.Err() == nil {
@@ -174,7 +175,7 @@ func (r *run) recordError(err error) {
 func reasonOf(err error) string {
 	var ie *ingest.Error
 	if errors.As(err, &ie) && ie.Hint != "" {
-		return ie.Message + " To follow it with events: " + ie.Hint + "."
+		return ie.Message + " (" + ie.Hint + ")"
 	}
 	return err.Error()
 }
