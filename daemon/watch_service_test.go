@@ -13,8 +13,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/ingest/watcher"
 )
 
 // watchTree writes files (relative path → content) under a fresh directory.
@@ -340,5 +342,32 @@ func TestWatchService_limitedToken(t *testing.T) {
 	}
 	if _, err := limited.RemoveWatch(ctx, &ctxdv1.RemoveWatchRequest{Watch: mine.GetWatch().GetId()}); err != nil {
 		t.Errorf("RemoveWatch of its own watch: %v", err)
+	}
+}
+
+// TestWatchToProto: every field of a watch and its status reaches the message.
+func TestWatchToProto(t *testing.T) {
+	at := time.Date(2026, 11, 28, 1, 2, 3, 0, time.UTC)
+	st := watcher.State{
+		Watch: watcher.Watch{ID: "w1", Path: "/t", Drive: "d", Exclude: []string{"x"}, IncludeHidden: true, Tags: []string{"g"},
+			Debounce: 1500 * time.Millisecond, DeleteMissing: true, ReplicaID: "r", CreatedAt: at},
+		Status: watcher.Status{Mode: watcher.ModeScanning, Reason: "why", Files: 7, LastEventAt: at.Add(time.Second),
+			LastReconcileAt: at.Add(2 * time.Second), LastReconcileTook: 250 * time.Millisecond,
+			LastReconcile: watcher.Reconcile{Added: 1, Updated: 2, Moved: 3, Missing: 4, Unchanged: 5, Failed: 6},
+			Lag: 210 * time.Millisecond, Pending: 8, Errors: 9, LastError: "boom", LastErrorAt: at.Add(3 * time.Second), WatchedDirs: 10},
+	}
+	want := &ctxdv1.Watch{Id: "w1", Path: "/t", Drive: "d", Exclude: []string{"x"}, IncludeHidden: true, Tags: []string{"g"},
+		DebounceMs: 1500, DeleteMissing: true, ReplicaId: "r", CreatedAt: timeToProto(at),
+		Status: &ctxdv1.WatchStatus{Mode: ctxdv1.WatchMode_WATCH_MODE_SCANNING, Reason: "why", Files: 7,
+			LastEventAt: timeToProto(at.Add(time.Second)), LastReconcileAt: timeToProto(at.Add(2 * time.Second)), LastReconcileMs: 250,
+			LastReconcile: &ctxdv1.WatchReconcile{Added: 1, Updated: 2, Moved: 3, Missing: 4, Unchanged: 5, Failed: 6},
+			LagMs: 210, Pending: 8, ErrorCount: 9, LastError: "boom", LastErrorAt: timeToProto(at.Add(3 * time.Second)), WatchedDirs: 10}}
+	if got := WatchToProto(st); !proto.Equal(got, want) {
+		t.Errorf("WatchToProto = %v\nwant %v", got, want)
+	}
+	for mode := watcher.ModeStarting; mode <= watcher.ModeFailed; mode++ {
+		if watchModesToProto[mode] == ctxdv1.WatchMode_WATCH_MODE_UNSPECIFIED {
+			t.Errorf("mode %v has no API value", mode)
+		}
 	}
 }
