@@ -354,14 +354,14 @@ func TestWatchToProto(t *testing.T) {
 		Status: watcher.Status{Mode: watcher.ModeScanning, Reason: "why", Files: 7, LastEventAt: at.Add(time.Second),
 			LastReconcileAt: at.Add(2 * time.Second), LastReconcileTook: 250 * time.Millisecond,
 			LastReconcile: watcher.Reconcile{Added: 1, Updated: 2, Moved: 3, Missing: 4, Unchanged: 5, Failed: 6},
-			Lag: 210 * time.Millisecond, Pending: 8, Errors: 9, LastError: "boom", LastErrorAt: at.Add(3 * time.Second), WatchedDirs: 10},
+			Lag:           210 * time.Millisecond, Pending: 8, Errors: 9, LastError: "boom", LastErrorAt: at.Add(3 * time.Second), WatchedDirs: 10},
 	}
 	want := &ctxdv1.Watch{Id: "w1", Path: "/t", Drive: "d", Exclude: []string{"x"}, IncludeHidden: true, Tags: []string{"g"},
 		DebounceMs: 1500, DeleteMissing: true, ReplicaId: "r", CreatedAt: timeToProto(at),
 		Status: &ctxdv1.WatchStatus{Mode: ctxdv1.WatchMode_WATCH_MODE_SCANNING, Reason: "why", Files: 7,
 			LastEventAt: timeToProto(at.Add(time.Second)), LastReconcileAt: timeToProto(at.Add(2 * time.Second)), LastReconcileMs: 250,
 			LastReconcile: &ctxdv1.WatchReconcile{Added: 1, Updated: 2, Moved: 3, Missing: 4, Unchanged: 5, Failed: 6},
-			LagMs: 210, Pending: 8, ErrorCount: 9, LastError: "boom", LastErrorAt: timeToProto(at.Add(3 * time.Second)), WatchedDirs: 10}}
+			LagMs:         210, Pending: 8, ErrorCount: 9, LastError: "boom", LastErrorAt: timeToProto(at.Add(3 * time.Second)), WatchedDirs: 10}}
 	if got := WatchToProto(st); !proto.Equal(got, want) {
 		t.Errorf("WatchToProto = %v\nwant %v", got, want)
 	}
