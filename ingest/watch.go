@@ -411,10 +411,38 @@ func (t *tree) flush(now time.Time) {
 		}
 		batch = append(batch, Change{Path: path, Removed: p.removed, Inode: p.inode, At: p.at})
 	}
+	batch = t.pullRenamed(batch)
 	t.out.push(batch)
 	if len(t.queue) > 0 {
 		t.timer.Reset(max(t.queue[0].due.Sub(now), 0))
 	}
+}
+
+// pullRenamed adds to batch the new names of the files it has removed, if
+// they wait yet (same inode): both halves of a rename then reach apply
+// together, however late the second event came.
+func (t *tree) pullRenamed(batch []Change) []Change {
+	gone := map[uint64]bool{}
+	for _, c := range batch {
+		if c.Removed && c.Inode != 0 {
+			gone[c.Inode] = true
+		}
+	}
+	if len(gone) == 0 {
+		return batch
+	}
+	pulled := map[string]bool{}
+	for path, p := range t.pending {
+		if path != resyncKey && !p.removed && gone[p.inode] {
+			batch = append(batch, Change{Path: path, Inode: p.inode, At: p.at})
+			pulled[path] = true
+			delete(t.pending, path)
+		}
+	}
+	if len(pulled) > 0 {
+		t.queue = slices.DeleteFunc(t.queue, func(d dueNotice) bool { return pulled[d.path] })
+	}
+	return batch
 }
 
 // outbox queues changes for the delivering goroutine without bound, so a

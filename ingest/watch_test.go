@@ -352,3 +352,23 @@ func TestWatchTree_maxDirs(t *testing.T) {
 		t.Fatal("WatchTree did not stop when the tree outgrew its cap")
 	}
 }
+
+// TestWatch_renameHalvesTogether: the new name of a renamed file comes
+// with its removal even when its own event came later than the slack.
+func TestWatch_renameHalvesTogether(t *testing.T) {
+	tr := &tree{debounce: DefaultDebounce, pending: map[string]pendingChange{}, timer: time.NewTimer(time.Hour), out: &outbox{ready: make(chan struct{}, 1)}}
+	tr.push("old", true, 7)
+	tr.push("other", false, 8)
+	due := time.Now().Add(DefaultDebounce)
+	// The new name's event came an hour later: far past the slack.
+	tr.pending["new"] = pendingChange{inode: 7, at: due}
+	tr.queue = append(tr.queue, dueNotice{"new", due.Add(time.Hour)})
+	tr.flush(due)
+	got := changeKinds(tr.out.take())
+	if want := []string{"removed old", "changed other", "changed new"}; !slices.Equal(got, want) {
+		t.Errorf("flushed %v, want %v: the new name pulled forward", got, want)
+	}
+	if len(tr.queue) != 0 || len(tr.pending) != 0 {
+		t.Errorf("left queued %v, pending %v", tr.queue, tr.pending)
+	}
+}

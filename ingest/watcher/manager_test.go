@@ -145,7 +145,7 @@ func TestManager_events(t *testing.T) {
 		"skip.log":   "ignored for now",
 	})
 	m := e.manager()
-	st := e.add(m, Watch{Debounce: 20 * time.Millisecond})
+	st := e.add(m, Watch{Debounce: 100 * time.Millisecond})
 	if st.Status.Mode != ModeEvents || st.Status.Files != 3 || st.Status.LastReconcile.Added != 3 || st.Status.WatchedDirs != 2 {
 		t.Fatalf("after Add: %+v; want events mode, 3 files added, 2 directories watched", st.Status)
 	}
