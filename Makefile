@@ -120,8 +120,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -174,6 +174,10 @@ bench-mcp: setup-run build ## Tool-call latency through `ctxd mcp` (stdio) again
 bench-hook: setup-run ## `ctxd hook claude-code` per event as Claude Code runs it (sh -c, JSON on stdin) against the daemon holding 100k wikipedia chunks: p50/p99 per event kind, the process floor, and the SessionStart context build time (CTXD_BENCH_HOOK_CHUNKS, CTXD_BENCH_HOOK_SESSIONS)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Hook_ClaudeCode -benchtime=1x -count=1 -timeout=1h ./daemon/ | tee bench-results/hook.txt
+
+bench-watch: setup-run ## Watches: a saved edit in a watched 20,000-file tree until BM25-searchable (p50/p99 of 200 edits), edits until embedded with the model (300 files), and a restart with 100 files changed while down (time, bytes read) (CTXD_BENCH_WATCH_FILES=N)
+	mkdir -p bench-results
+	go test -run='^$$' -bench='Watch_' -benchtime=1x -count=1 -timeout=1h ./daemon/ | tee bench-results/watch.txt
 
 bench-replicas: setup-run $(VENV)/.deps ## PostgreSQL replicas beside bbolt in one run: durable writes/s with 16 clients (store alone; daemons: bbolt, 1 and 2 replicas), lag A -> B under 16 writers (p50/p99, misses), and search p50/p99 per mode at 100k chunks with a second replica's catch-up from empty (CTXD_BENCH_WRITERS, CTXD_BENCH_WRITES, CTXD_BENCH_SIZES)
 	mkdir -p bench-results

@@ -114,7 +114,8 @@ func (s *adminService) fromStore(ctx context.Context, req *ctxdv1.StatusRequest,
 	resp.Index.ChunkCount = es.Chunks
 	resp.Index.OutboxSequence, resp.Store.OutboxSequence = replicas.head, replicas.head
 	resp.Store.Replicas = replicas.rows
-	return nil
+	resp.Watches, err = (&watchService{b: s.b}).watches(ctx)
+	return err
 }
 
 // replicaRows is the store's replica table as Status shows it.

@@ -102,6 +102,8 @@ type Config struct {
 	Enricher EnricherConfig `toml:"enricher"`
 	// Sessions is the [sessions] table: how long session events are kept.
 	Sessions SessionsConfig `toml:"sessions"`
+	// Watch is the [watch] table: how persistent watches follow their trees.
+	Watch WatchConfig `toml:"watch"`
 	// ContextRoots are the directory refs holding agents' persistent context
 	// (one per agent when several share the daemon): BuildContext reads the
 	// files with a `loading` frontmatter key below the roots a request names,
@@ -175,6 +177,7 @@ func DefaultConfig() Config {
 		Limits:          DefaultLimits(),
 		Enricher:        DefaultEnricherConfig(),
 		Sessions:        DefaultSessionsConfig(),
+		Watch:           DefaultWatchConfig(),
 		ContextRoots:    slices.Clone(vfs.DefaultContextRoots),
 		History:         true,
 		HistoryKeep:     vfs.DefaultHistoryKeep,
@@ -314,6 +317,9 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 	if err := c.Sessions.applyEnv(lookupEnv); err != nil {
 		return err
 	}
+	if err := c.Watch.applyEnv(lookupEnv); err != nil {
+		return err
+	}
 	return c.Limits.applyEnv(lookupEnv)
 }
 
@@ -356,6 +362,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Sessions.validate(); err != nil {
+		return err
+	}
+	if err := c.Watch.validate(); err != nil {
 		return err
 	}
 	switch c.LogLevel {

@@ -8,6 +8,7 @@ import (
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/assemble"
 	"github.com/ctxd/ctxd/index/session"
+	"github.com/ctxd/ctxd/ingest/watcher"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -152,6 +153,34 @@ func EntryToProto(e *vfs.Entry) *ctxdv1.ListEntry {
 		p.Item = ItemToProto(e.Item)
 	}
 	return p
+}
+
+var watchModesToProto = map[watcher.Mode]ctxdv1.WatchMode{
+	watcher.ModeStarting: ctxdv1.WatchMode_WATCH_MODE_STARTING,
+	watcher.ModeEvents:   ctxdv1.WatchMode_WATCH_MODE_EVENTS,
+	watcher.ModeScanning: ctxdv1.WatchMode_WATCH_MODE_SCANNING,
+	watcher.ModeRemote:   ctxdv1.WatchMode_WATCH_MODE_REMOTE,
+	watcher.ModeFailed:   ctxdv1.WatchMode_WATCH_MODE_FAILED,
+}
+
+// WatchToProto converts a watch and its status.
+func WatchToProto(st watcher.State) *ctxdv1.Watch {
+	w, s := st.Watch, st.Status
+	return &ctxdv1.Watch{
+		Id: w.ID, Path: w.Path, Drive: w.Drive, Exclude: w.Exclude, IncludeHidden: w.IncludeHidden, Tags: w.Tags,
+		DebounceMs: w.Debounce.Milliseconds(), DeleteMissing: w.DeleteMissing, ReplicaId: w.ReplicaID, CreatedAt: timeToProto(w.CreatedAt),
+		Status: &ctxdv1.WatchStatus{
+			Mode: watchModesToProto[s.Mode], Reason: s.Reason, Files: s.Files,
+			LastEventAt: timeToProto(s.LastEventAt), LastReconcileAt: timeToProto(s.LastReconcileAt),
+			LastReconcileMs: s.LastReconcileTook.Milliseconds(),
+			LastReconcile: &ctxdv1.WatchReconcile{
+				Added: s.LastReconcile.Added, Updated: s.LastReconcile.Updated, Moved: s.LastReconcile.Moved,
+				Missing: s.LastReconcile.Missing, Unchanged: s.LastReconcile.Unchanged, Failed: s.LastReconcile.Failed,
+			},
+			LagMs: s.Lag.Milliseconds(), Pending: s.Pending, ErrorCount: s.Errors, LastError: s.LastError,
+			LastErrorAt: timeToProto(s.LastErrorAt), WatchedDirs: s.WatchedDirs,
+		},
+	}
 }
 
 // OnConflictFromProto converts a conflict policy, substituting def for UNSPECIFIED.

@@ -25,6 +25,7 @@ import (
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/session"
 	"github.com/ctxd/ctxd/ingest"
+	"github.com/ctxd/ctxd/ingest/watcher"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -59,6 +60,8 @@ type backend struct {
 	// replicaID is this daemon's id among the replicas sharing the store
 	// (localReplica on a store of its own).
 	replicaID string
+	// watches runs the persistent watches (WatchService).
+	watches *watcher.Manager
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -141,6 +144,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	ctxdv1.RegisterContextServiceServer(d.grpc, &contextService{b: &d.b})
 	ctxdv1.RegisterSessionServiceServer(d.grpc, &sessionService{b: &d.b})
 	ctxdv1.RegisterToolServiceServer(d.grpc, &toolService{d: d})
+	ctxdv1.RegisterWatchServiceServer(d.grpc, &watchService{b: &d.b, log: log})
 
 	unixLn, err := listenUnix(cfg.Socket)
 	if err != nil {
@@ -197,6 +201,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		return nil, err
 	}
 	d.startSessions()
+	if err := d.startWatches(); err != nil {
+		return nil, err
+	}
 	if saveToken != nil {
 		if err := saveToken(); err != nil {
 			return nil, err
@@ -368,6 +375,9 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	}
 	if d.loopback != nil { // after the calls that may use it have ended
 		d.loopback.Close()
+	}
+	if d.b.watches != nil { // before the indexer and the store they write to
+		d.b.watches.Close()
 	}
 	if d.stopIx != nil {
 		d.stopIx()

@@ -5,7 +5,7 @@
 // packages. Its subpackages are the agent-facing surfaces: toolset (the tools
 // agents call) and mcpserver (the MCP server built from them). It starts the background work the domain packages own
 // (index/indexer's chunk and embed passes, vfs history pruning, the
-// optional enrich.Enricher) and hands
+// optional enrich.Enricher, the persistent watches of ingest/watcher) and hands
 // what searches return to
 // vfs.UsageRecorder (retrieval counts) and ingest.Revalidator (fetched pages
 // past their TTL).

@@ -49,6 +49,7 @@ func newGateway(ctx context.Context, conn *grpc.ClientConn, auth *authenticator,
 		ctxdv1.RegisterContextServiceHandler,
 		ctxdv1.RegisterSessionServiceHandler,
 		ctxdv1.RegisterToolServiceHandler,
+		ctxdv1.RegisterWatchServiceHandler,
 		func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 			return ctxdv1.RegisterIngestServiceHandlerClient(ctx, mux, ingestFirstMessage{ctxdv1.NewIngestServiceClient(conn)})
 		},

@@ -8,6 +8,7 @@ import (
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/session"
+	"github.com/ctxd/ctxd/ingest/watcher"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -59,6 +60,12 @@ type Limits struct {
 	// cut with a marker, never refused; at least 256
 	// (CTXD_MAX_EVENT_BYTES).
 	MaxEventBytes int `toml:"max_event_bytes"`
+	// MaxWatches bounds the watches of the store, all replicas together
+	// (CTXD_MAX_WATCHES).
+	MaxWatches int `toml:"max_watches"`
+	// MaxWatchExcludes bounds the exclude patterns of one watch, each at
+	// most 1024 bytes (CTXD_MAX_WATCH_EXCLUDES).
+	MaxWatchExcludes int `toml:"max_watch_excludes"`
 }
 
 // DefaultLimits are the limits when the config sets none.
@@ -73,6 +80,8 @@ func DefaultLimits() Limits {
 		MaxQuestionsPerItem: 32,
 		MaxBatchItems:       1000,
 		MaxEventBytes:       session.DefaultMaxEventBytes,
+		MaxWatches:          watcher.DefaultMaxWatches,
+		MaxWatchExcludes:    64,
 	}
 }
 
@@ -113,6 +122,10 @@ var limitFields = []limitField{
 	{"max_batch_items", "CTXD_MAX_BATCH_ITEMS", func(l *Limits) *int { return &l.MaxBatchItems },
 		"send the items in several WriteBatch calls (`ctxd import --batch N`, Python write_batches)"},
 	{"max_event_bytes", "CTXD_MAX_EVENT_BYTES", func(l *Limits) *int { return &l.MaxEventBytes }, ""},
+	{"max_watches", "CTXD_MAX_WATCHES", func(l *Limits) *int { return &l.MaxWatches },
+		"watch a common parent directory, or remove watches no longer needed (`ctxd watch rm`)"},
+	{"max_watch_excludes", "CTXD_MAX_WATCH_EXCLUDES", func(l *Limits) *int { return &l.MaxWatchExcludes },
+		"put the patterns in the tree's .gitignore, or use broader globs (`ctxd watch add --exclude`)"},
 }
 
 // searchLimitKeys maps the engine's limits to their config keys.

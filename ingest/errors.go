@@ -21,6 +21,10 @@ var (
 	ErrExists = errors.New("already stored")
 	// ErrInvalid: the source is not a path or an http(s) URL.
 	ErrInvalid = errors.New("invalid source")
+	// ErrWatchLimit: following a tree with kernel events needs more
+	// directory watches (or inotify instances) than the caller's cap or the
+	// kernel's limits allow.
+	ErrWatchLimit = errors.New("watch limit reached")
 )
 
 // Error is an ingest failure about one source, with a hint an agent can act on.

@@ -165,7 +165,7 @@ func (in *Ingester) checkAdd(o AddOptions) error {
 	if o.TTL < 0 {
 		return newError(ErrInvalid, "", "pass a positive TTL, or 0 for the default", "The TTL %s is negative.", o.TTL)
 	}
-	return checkPatterns(o.Exclude)
+	return CheckPatterns(o.Exclude)
 }
 
 // walkSources expands the sources into jobs: one per URL and per file found
@@ -300,10 +300,16 @@ func (in *Ingester) sync(ctx context.Context, src source, existing *vfs.Item, a 
 	res.Bytes = int64(len(f.content))
 	if existing != nil && (f.unchanged || vfs.HashContent(f.content) == existing.ContentHash) {
 		res.Action = Unchanged
-		if f.origin != existing.Origin {
-			if _, err := in.store.SetOrigin(ctx, vfs.Ref{ID: existing.ID}, f.origin, existing.ContentHash); err != nil {
-				res.Action, res.Err = Failed, err
-			}
+		var err error
+		switch {
+		case existing.SourceURL != src.origin():
+			// The item moved with its source (a watch pairs a rename).
+			_, err = in.store.SetSource(ctx, vfs.Ref{ID: existing.ID}, src.origin(), f.origin, existing.ContentHash)
+		case f.origin != existing.Origin:
+			_, err = in.store.SetOrigin(ctx, vfs.Ref{ID: existing.ID}, f.origin, existing.ContentHash)
+		}
+		if err != nil {
+			res.Action, res.Err = Failed, err
 		}
 		return res
 	}

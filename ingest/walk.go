@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
@@ -34,7 +35,8 @@ type Entry struct {
 	Path    string // absolute path as reached under the root (symlinks not resolved)
 	Size    int64
 	ModTime time.Time
-	Err     error // non-nil: reported but not to be read (refused secret, symlink escaping the root, unreadable dir/file, too large)
+	Inode   uint64 // the file's inode (its target's, for a symlink); 0 where the platform has none
+	Err     error  // non-nil: reported but not to be read (refused secret, symlink escaping the root, unreadable dir/file, too large)
 }
 
 // Walk calls fn for each file under root in lexical order, the way git sees
@@ -89,7 +91,7 @@ type walker struct {
 // newWalker checks the exclude patterns, checks the root against the
 // policy and stats it.
 func newWalker(ctx context.Context, root string, o WalkOptions, fn func(Entry) error) (*walker, fs.FileInfo, error) {
-	if err := checkPatterns(o.Exclude); err != nil {
+	if err := CheckPatterns(o.Exclude); err != nil {
 		return nil, nil, err
 	}
 	abs, err := filepath.Abs(root)
@@ -206,7 +208,7 @@ func (w *walker) symlink(path string, relPath []string, ignored gitignore.Matche
 
 // file reports a regular file reached as path, whose content is at target.
 func (w *walker) file(path, target string, info fs.FileInfo) error {
-	return w.fn(Entry{Path: path, Size: info.Size(), ModTime: info.ModTime(), Err: w.fileErr(path, target, info.Size())})
+	return w.fn(Entry{Path: path, Size: info.Size(), ModTime: info.ModTime(), Inode: inode(info), Err: w.fileErr(path, target, info.Size())})
 }
 
 // fileErr says why a file must not be read, or returns nil.
@@ -230,6 +232,14 @@ func (w *walker) fileErr(path, target string, size int64) error {
 	return nil
 }
 
+// inode returns a file's inode number, or 0 where the platform has none.
+func inode(info fs.FileInfo) uint64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
 func (w *walker) unreadable(path string, err error) error {
 	return w.fn(Entry{Path: path, Err: fileUnreadable(path, err)})
 }
@@ -251,10 +261,10 @@ func (w *walker) ownPatterns(dir string, rel []string) []gitignore.Pattern {
 	return own
 }
 
-// checkPatterns refuses exclude patterns that would silently match nothing:
+// CheckPatterns refuses exclude patterns that would silently match nothing:
 // empty ones, comments, and globs go-git cannot match (it matches each
 // segment with filepath.Match, which answers false for a malformed one).
-func checkPatterns(patterns []string) error {
+func CheckPatterns(patterns []string) error {
 	const hint = `fix or drop the pattern (exclude, --exclude): gitignore syntax such as "*.csv", "build/", "docs/**/draft-*"; escape a literal [ or a leading # with \`
 	for _, p := range patterns {
 		body := strings.TrimSuffix(strings.TrimRight(strings.TrimPrefix(p, "!"), " "), "/")

@@ -422,8 +422,8 @@ func runAsNobody(t *testing.T, pattern string) {
 func TestWalk_invalidExclude(t *testing.T) {
 	root := mustTree(t, map[string]string{"a.md": "a\n", "b.csv": "b\n"})
 	good := []string{"*.csv", "build/", "!keep.md", "docs/**/draft-*", `\#notes`, "[a-z]*.go", "a]"}
-	if err := checkPatterns(good); err != nil {
-		t.Errorf("checkPatterns(%q) = %v", good, err)
+	if err := CheckPatterns(good); err != nil {
+		t.Errorf("CheckPatterns(%q) = %v", good, err)
 	}
 	for _, bad := range []string{"[abc", "src/a[.go", `trailing\`, "x/[b-]/y", "", "   ", "# a comment"} {
 		t.Run(bad, func(t *testing.T) {

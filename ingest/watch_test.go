@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -175,27 +176,43 @@ func TestWatch_setupErrors(t *testing.T) {
 	}
 }
 
+// changeKinds is changes as "path removed" pairs, for comparing.
+func changeKinds(cs []Change) []string {
+	var out []string
+	for _, c := range cs {
+		kind := "changed"
+		if c.Removed {
+			kind = "removed"
+		}
+		out = append(out, kind+" "+c.Path)
+	}
+	return out
+}
+
 // TestWatch_debounce coalesces a path's events, the latest kind winning, and
 // keeps the order of the paths' first events.
 func TestWatch_debounce(t *testing.T) {
-	tr := &tree{pending: map[string]bool{}, timer: time.NewTimer(time.Hour), out: &outbox{ready: make(chan struct{}, 1)}}
-	tr.push("a", false)
-	tr.push("b", false)
-	tr.push("a", true)
-	tr.push("c", true)
-	tr.push("c", false)
-	tr.flush(time.Now()) // nothing due yet
+	tr := &tree{debounce: DefaultDebounce, pending: map[string]pendingChange{}, timer: time.NewTimer(time.Hour), out: &outbox{ready: make(chan struct{}, 1)}}
+	tr.push("a", false, 1)
+	tr.push("b", false, 2)
+	tr.push("a", true, 1)
+	tr.push("c", true, 3)
+	tr.push("c", false, 4)
+	tr.flush(time.Now().Add(-DefaultDebounce)) // nothing due yet, even with the slack
 	if got := tr.out.take(); len(got) != 0 {
 		t.Fatalf("flushed before due: %v", got)
 	}
-	tr.flush(time.Now().Add(debounceWindow))
-	want := []notice{{"a", true}, {"b", false}, {"c", false}}
-	if got := tr.out.take(); !slices.Equal(got, want) {
-		t.Errorf("flushed %v, want %v", got, want)
+	tr.flush(time.Now().Add(DefaultDebounce))
+	got := tr.out.take()
+	if want := []string{"removed a", "changed b", "changed c"}; !slices.Equal(changeKinds(got), want) {
+		t.Errorf("flushed %v, want %v", changeKinds(got), want)
 	}
-	tr.push("a", false)
-	tr.flush(time.Now().Add(debounceWindow))
-	if got := tr.out.take(); !slices.Equal(got, []notice{{"a", false}}) {
+	if len(got) == 3 && (got[0].Inode != 1 || got[2].Inode != 4 || got[0].At.IsZero()) {
+		t.Errorf("flushed %+v, want the latest inode and the first event's time", got)
+	}
+	tr.push("a", false, 1)
+	tr.flush(time.Now().Add(DefaultDebounce))
+	if got := changeKinds(tr.out.take()); !slices.Equal(got, []string{"changed a"}) {
 		t.Errorf("a path's next event after a flush: %v", got)
 	}
 }
@@ -204,7 +221,8 @@ func TestWatch_debounce(t *testing.T) {
 // as after the kernel dropped events.
 func TestWatch_resync(t *testing.T) {
 	root := mustTree(t, map[string]string{"a.txt": "", "d/b.txt": "", "d/c.log": ""})
-	tr, err := watchTree(context.Background(), root, WalkOptions{Policy: Policy{AllowedRoots: []string{root}}, Exclude: []string{"*.log"}})
+	tr, err := watchTree(context.Background(), root, WatchConfig{Debounce: DefaultDebounce,
+		Walk: WalkOptions{Policy: Policy{AllowedRoots: []string{root}}, Exclude: []string{"*.log"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,17 +232,143 @@ func TestWatch_resync(t *testing.T) {
 	}
 	mustWrite(t, filepath.Join(root, "e", "new.txt"), "")
 
-	tr.resync()
-	tr.flush(time.Now().Add(debounceWindow))
-	want := []notice{
-		{filepath.Join(root, "a.txt"), false},
-		{filepath.Join(root, "e", "new.txt"), false},
-		{filepath.Join(root, "d", "b.txt"), true},
+	tr.resync(true)
+	tr.flush(time.Now().Add(DefaultDebounce))
+	want := []string{
+		"changed " + filepath.Join(root, "a.txt"),
+		"changed " + filepath.Join(root, "e", "new.txt"),
+		"removed " + filepath.Join(root, "d", "b.txt"),
 	}
-	if got := tr.out.take(); !slices.Equal(got, want) {
+	if got := changeKinds(tr.out.take()); !slices.Equal(got, want) {
 		t.Errorf("resync reported %v, want %v", got, want)
 	}
 	if _, ok := tr.dirs[filepath.Join(root, "e")]; !ok {
 		t.Error("the new directory is not watched after resync")
+	}
+}
+
+// batchWatcher runs WatchTree and hands over its batches.
+type batchWatcher struct {
+	batches chan Batch
+	done    chan error
+}
+
+func startWatchTree(t *testing.T, root string, cfg WatchConfig) *batchWatcher {
+	t.Helper()
+	cfg.Walk.Policy.AllowedRoots = []string{root}
+	w := &batchWatcher{batches: make(chan Batch, 100), done: make(chan error, 1)}
+	ready := make(chan struct{})
+	cfg.Ready = func(int) { close(ready) }
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { w.done <- WatchTree(ctx, root, cfg, func(b Batch) { w.batches <- b }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-w.done; err != nil {
+			t.Errorf("WatchTree returned %v after cancel", err)
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-w.done:
+		t.Fatalf("WatchTree: %v", err)
+	}
+	return w
+}
+
+// next returns the next batch's changes, relative to root.
+func (w *batchWatcher) next(t *testing.T, root string) []Change {
+	t.Helper()
+	select {
+	case b := <-w.batches:
+		for i := range b.Changes {
+			b.Changes[i].Path, _ = filepath.Rel(root, b.Changes[i].Path)
+		}
+		return b.Changes
+	case <-time.After(10 * time.Second):
+		t.Fatal("no batch within 10s")
+	}
+	return nil
+}
+
+// TestWatchTree_renameInOneBatch: both names of a rename arrive in one
+// batch, the old one removed with the file's inode, the new one changed
+// with the same inode, so a reader can pair them into a move.
+func TestWatchTree_renameInOneBatch(t *testing.T) {
+	root := mustTree(t, map[string]string{"a.txt": "a"})
+	w := startWatchTree(t, root, WatchConfig{Debounce: 50 * time.Millisecond})
+	if err := os.Rename(filepath.Join(root, "a.txt"), filepath.Join(root, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	got := w.next(t, root)
+	if want := []string{"removed a.txt", "changed b.txt"}; !slices.Equal(changeKinds(got), want) {
+		t.Fatalf("batch %v, want %v", changeKinds(got), want)
+	}
+	if got[0].Inode == 0 || got[0].Inode != got[1].Inode {
+		t.Errorf("inodes %d and %d, want the same file's", got[0].Inode, got[1].Inode)
+	}
+}
+
+// TestWatchTree_gitignoreChange applies a changed .gitignore to the files
+// already there: newly excluded ones removed, newly included ones changed.
+func TestWatchTree_gitignoreChange(t *testing.T) {
+	root := mustTree(t, map[string]string{".gitignore": "*.log\n", "a.txt": "a", "b.log": "b", "d/c.txt": "c"})
+	w := startWatchTree(t, root, WatchConfig{Debounce: 50 * time.Millisecond})
+	mustWrite(t, filepath.Join(root, ".gitignore"), "*.txt\n")
+	got := changeKinds(w.next(t, root))
+	slices.Sort(got)
+	if want := []string{"changed b.log", "removed a.txt", "removed d/c.txt"}; !slices.Equal(got, want) {
+		t.Errorf("after the .gitignore change: %v, want %v", got, want)
+	}
+}
+
+// TestWatchTree_maxDirs: a tree over the cap fails at setup, and a watched
+// tree that grows past it stops with ErrWatchLimit.
+func TestWatchTree_maxDirs(t *testing.T) {
+	root := mustTree(t, map[string]string{"a/f.txt": "", "b/f.txt": ""})
+	err := WatchTree(context.Background(), root, WatchConfig{MaxDirs: 2, Walk: WalkOptions{Policy: Policy{AllowedRoots: []string{root}}}}, func(Batch) {})
+	if !errors.Is(err, ErrWatchLimit) {
+		t.Errorf("WatchTree of 3 directories with MaxDirs 2 = %v, want ErrWatchLimit", err)
+	}
+
+	ready := make(chan int, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- WatchTree(context.Background(), root, WatchConfig{MaxDirs: 3, Ready: func(n int) { ready <- n },
+			Walk: WalkOptions{Policy: Policy{AllowedRoots: []string{root}}}}, func(Batch) {})
+	}()
+	if n := <-ready; n != 3 {
+		t.Errorf("Ready(%d), want 3 directories", n)
+	}
+	if err := os.Mkdir(filepath.Join(root, "c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ie *Error
+		if !errors.As(err, &ie) || !errors.Is(err, ErrWatchLimit) || !strings.Contains(ie.Hint, "max_dirs") {
+			t.Errorf("WatchTree after a 4th directory = %v, want ErrWatchLimit with a hint naming max_dirs", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WatchTree did not stop when the tree outgrew its cap")
+	}
+}
+
+// TestWatch_renameHalvesTogether: the new name of a renamed file comes
+// with its removal even when its own event came later than the slack.
+func TestWatch_renameHalvesTogether(t *testing.T) {
+	tr := &tree{debounce: DefaultDebounce, pending: map[string]pendingChange{}, timer: time.NewTimer(time.Hour), out: &outbox{ready: make(chan struct{}, 1)}}
+	tr.push("old", true, 7)
+	tr.push("other", false, 8)
+	due := time.Now().Add(DefaultDebounce)
+	// The new name's event came an hour later: far past the slack.
+	tr.pending["new"] = pendingChange{inode: 7, at: due}
+	tr.queue = append(tr.queue, dueNotice{"new", due.Add(time.Hour)})
+	tr.flush(due)
+	got := changeKinds(tr.out.take())
+	if want := []string{"removed old", "changed other", "changed new"}; !slices.Equal(got, want) {
+		t.Errorf("flushed %v, want %v: the new name pulled forward", got, want)
+	}
+	if len(tr.queue) != 0 || len(tr.pending) != 0 {
+		t.Errorf("left queued %v, pending %v", tr.queue, tr.pending)
 	}
 }

@@ -149,3 +149,39 @@ func TestStore_URLPagesNest(t *testing.T) {
 	_, err := s.Write(context.Background(), WriteParams{Ref: mustRef(t, "/a/b"), Content: []byte("y"), IsText: true})
 	wantErr(t, err, ErrNotDir)
 }
+
+func TestStore_SetSource(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpenStore(t)
+	mod := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	o := Origin{ModTime: mod, Size: 5, CheckedAt: mod}
+	res, err := s.Write(ctx, WriteParams{Ref: mustRef(t, "disk:/a/n.md"), Content: []byte("hello"), IsText: true, SourceURL: "/a/n.md", Origin: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Move(ctx, mustRef(t, "disk:/a/n.md"), mustRef(t, "disk:/b/m.md"), ConflictError); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetSource(ctx, mustRef(t, "disk:/b/m.md"), "/b/m.md", o, "not-the-hash"); !errors.Is(err, ErrChanged) {
+		t.Errorf("SetSource with a stale hash: %v, want ErrChanged", err)
+	}
+	if _, err := s.SetSource(ctx, mustRef(t, "disk:/b/m.md"), "/b/\xff", o, res.Item.ContentHash); !errors.Is(err, ErrInvalid) {
+		t.Errorf("SetSource with a source that is not UTF-8: %v, want ErrInvalid", err)
+	}
+	before, err := s.OutboxSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o2 := o
+	o2.CheckedAt = mod.Add(time.Minute)
+	if _, err := s.SetSource(ctx, mustRef(t, "disk:/b/m.md"), "/b/m.md", o2, res.Item.ContentHash); err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx, mustRef(t, "disk:/b/m.md"))
+	if err != nil || info.Item.ID != res.Item.ID || info.Item.SourceURL != "/b/m.md" || info.Item.Origin != o2 {
+		t.Fatalf("after SetSource: %+v, %v; want the moved item (id %s) with source /b/m.md and origin %+v", info.Item, err, res.Item.ID, o2)
+	}
+	if after, err := s.OutboxSeq(ctx); err != nil || after != before {
+		t.Errorf("outbox went from %d to %d (%v): a source stamp changes nothing indexed", before, after, err)
+	}
+}

@@ -323,6 +323,14 @@ func HashContent(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
+// CheckTags reports the first tag a write would refuse, as ErrInvalid, so
+// that a caller storing tags for later writes (a watch) refuses them up
+// front.
+func CheckTags(tags []string) error {
+	_, err := cleanTags("", tags)
+	return err
+}
+
 // cleanTags trims, validates, sorts and de-duplicates tags.
 func cleanTags(ref string, tags []string) ([]string, error) {
 	if len(tags) == 0 {
@@ -447,6 +455,21 @@ func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
 // only moves CheckedAt. It fails with ErrChanged when the content hash is no
 // longer expectedHash, so a refresh never stamps content it did not compare.
 func (s *Store) SetOrigin(ctx context.Context, ref Ref, o Origin, expectedHash string) (Item, error) {
+	return s.setOrigin(ctx, ref, nil, o, expectedHash)
+}
+
+// SetSource is SetOrigin for a source that moved: it records source as the
+// item's SourceURL too. A watch that finds a file renamed moves its item
+// (Move keeps the id and history) and then points it at the file's new path
+// this way, without rewriting content the rename did not change.
+func (s *Store) SetSource(ctx context.Context, ref Ref, source string, o Origin, expectedHash string) (Item, error) {
+	if !utf8.ValidString(source) {
+		return Item{}, newError(ErrInvalid, ref.String(), "send UTF-8 text", "The source URL %s is not valid UTF-8.", quote(source))
+	}
+	return s.setOrigin(ctx, ref, &source, o, expectedHash)
+}
+
+func (s *Store) setOrigin(ctx context.Context, ref Ref, source *string, o Origin, expectedHash string) (Item, error) {
 	var out Item
 	err := s.update(ctx, func(t *txn) error {
 		n, err := t.resolveItem(ref)
@@ -461,6 +484,9 @@ func (s *Store) SetOrigin(ctx context.Context, ref Ref, o Origin, expectedHash s
 			return changedError(n.ref(), expectedHash, it.ContentHash)
 		}
 		it.Origin = o
+		if source != nil {
+			it.SourceURL = *source
+		}
 		out = it
 		return t.putMeta(n.pv().id, &it, nil)
 	})

@@ -35,7 +35,8 @@ Directory walks follow .gitignore rules and leave out hidden files unless --hidd
 Prints a line per added, updated, skipped, missing or failed item (unchanged
 ones are only counted) and a summary; exits 1 when an item failed. With
 --watch it keeps following the trees and reports every change until
-interrupted. There is no deadline unless --timeout is given.
+interrupted (ctxd watch add keeps following a tree without a terminal, across
+daemon restarts). There is no deadline unless --timeout is given.
 
   ctxd add ~/notes README.md
   ctxd add ./src --exclude '*.min.js' --tag project-x

@@ -96,6 +96,7 @@ ref is drive:/path, a bare /path (the agent drive), or an item id.`,
 	root.AddCommand(c.serveCommand(), c.migrateCommand())
 	c.addVFSCommands(root)
 	root.AddCommand(c.addCommand(), c.refreshCommand())
+	root.AddCommand(c.watchCommand())
 	root.AddCommand(c.mcpCommand())
 	root.AddCommand(c.toolsCommand())
 	root.AddCommand(c.sessionCommand(), c.pruneCommand(), c.compactCommand())

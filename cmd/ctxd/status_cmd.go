@@ -81,6 +81,10 @@ func (c *cli) statusCommand() *cobra.Command {
 				}
 			}
 			replicaTable(tw, r.GetStore())
+			if len(r.GetWatches()) > 0 {
+				fmt.Fprintln(tw)
+				watchTable(tw, r.GetWatches())
+			}
 			tw.Flush()
 		}),
 	}

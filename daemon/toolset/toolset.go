@@ -33,6 +33,7 @@ type Backend struct {
 	Context ctxdv1.ContextServiceClient
 	Ingest  ctxdv1.IngestServiceClient
 	Session ctxdv1.SessionServiceClient
+	Watch   ctxdv1.WatchServiceClient
 	// Cwd is the working directory of the agent's host process, when the
 	// tools run in it (`ctxd mcp` over stdio): remember passes it so that
 	// the daemon derives the project from it. Empty inside the daemon.
@@ -47,6 +48,7 @@ func NewBackend(cc grpc.ClientConnInterface) Backend {
 		Context: ctxdv1.NewContextServiceClient(cc),
 		Ingest:  ctxdv1.NewIngestServiceClient(cc),
 		Session: ctxdv1.NewSessionServiceClient(cc),
+		Watch:   ctxdv1.NewWatchServiceClient(cc),
 	}
 }
 

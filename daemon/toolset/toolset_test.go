@@ -356,6 +356,23 @@ func TestCall_EveryTool(t *testing.T) {
 			}
 		}},
 		{"refresh needs refs or all", "context_refresh", `{}`, nil},
+		{"watch a tree", "context_watch_add", "", func(t *testing.T, m map[string]any) {
+			if get(t, m, "watch", "status", "mode") != "WATCH_MODE_EVENTS" || get(t, m, "watch", "status", "files") != "1" ||
+				get(t, m, "watch", "status", "last_reconcile", "added") != "1" {
+				t.Fatalf("watch add: %v, want the tree's one file added and followed with events", m)
+			}
+		}},
+		{"list the watches", "context_watch_list", `{}`, func(t *testing.T, m map[string]any) {
+			if p, _ := get(t, m, "watches", 0, "path").(string); !strings.HasSuffix(p, "watched") {
+				t.Fatalf("watch list: %v", m)
+			}
+		}},
+		{"stop watching", "context_watch_remove", "", func(t *testing.T, m map[string]any) {
+			if p, _ := get(t, m, "watch", "path").(string); !strings.HasSuffix(p, "watched") {
+				t.Fatalf("watch remove: %v", m)
+			}
+		}},
+		{"stop watching what is not watched", "context_watch_remove", `{"watch":"nope"}`, nil},
 		{"find similar needs the embedding model", "context_find_similar", `{"text":"quokka facts"}`, nil}, // with it: TestCall_FindSimilarAndAddDedupe
 		{"build context", "build_context", `{"task":"zebrafish","mode":"bm25"}`, func(t *testing.T, m map[string]any) {
 			if !strings.Contains(m["markdown"].(string), "zebrafish") || m["budget"] != 4000.0 || m["tokens_used"].(float64) <= 0 {
@@ -393,6 +410,7 @@ func TestCall_EveryTool(t *testing.T) {
 		"refresh needs refs or all":                    "invalid_argument",
 		"find similar needs the embedding model":       "unavailable",
 		"update beliefs in a root never initialised":   "not_found",
+		"stop watching what is not watched":            "not_found",
 	}
 	for _, s := range steps {
 		args := s.args
@@ -406,6 +424,17 @@ func TestCall_EveryTool(t *testing.T) {
 				t.Fatal(err)
 			}
 			args = `{"refs":[` + strconv.Quote(hostRef) + `]}`
+		case "context_watch_add/watch a tree":
+			watched := filepath.Join(e.dir, "watched")
+			if err := os.MkdirAll(watched, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(watched, "w.md"), []byte("# W\n\nwallaby\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args = `{"path":` + strconv.Quote(watched) + `}`
+		case "context_watch_remove/stop watching":
+			args = `{"watch":` + strconv.Quote(filepath.Join(e.dir, "watched")) + `}`
 		case "context_read/read by item id":
 			args = `{"drive":"ignored","path":"` + id + `"}`
 		case "build_context/build context":
@@ -547,8 +576,8 @@ func TestErrorResult_Shape(t *testing.T) {
 // deterministic.
 func TestExport(t *testing.T) {
 	tools := toolset.Tools()
-	if len(tools) != 20 {
-		t.Errorf("%d tools, want 20: the tool issue's 21 and context_find_similar and remember, less the three context_info answers", len(tools))
+	if len(tools) != 23 {
+		t.Errorf("%d tools, want 23: the tool issue's 21, context_find_similar, remember and the three watch tools, less the three context_info answers", len(tools))
 	}
 	for _, format := range toolset.Formats {
 		t.Run(format, func(t *testing.T) {

@@ -48,6 +48,8 @@ import {
 } from "./gen/ctxd/v1/vfs_pb.js";
 import { toCtxdError } from "./errors.js";
 import { type SessionMethods, sessionMethods } from "./sessions.js";
+import { WatchService } from "./gen/ctxd/v1/watch_pb.js";
+import { type WatchMethods, watchMethods } from "./watches.js";
 
 export { CtxdError, codeName, toCtxdError } from "./errors.js";
 export { Code, ConnectError } from "@connectrpc/connect";
@@ -60,6 +62,8 @@ export * from "./gen/ctxd/v1/session_pb.js";
 export * from "./gen/ctxd/v1/tools_pb.js";
 export * from "./gen/ctxd/v1/types_pb.js";
 export * from "./gen/ctxd/v1/vfs_pb.js";
+export * from "./gen/ctxd/v1/watch_pb.js";
+export { type AddWatchOptions, type WatchMethods } from "./watches.js";
 export {
   type AppendEventsOptions,
   type DigestOptions,
@@ -109,7 +113,7 @@ export interface ClientOptions {
  * The services of a ctxd daemon, each a typed Connect client, and helpers
  * over them (the session helpers are SessionMethods').
  */
-export interface CtxdClient extends SessionMethods {
+export interface CtxdClient extends SessionMethods, WatchMethods {
   /** The agent's filesystem: write, read, tree, list, edit, delete, ... */
   vfs: Client<typeof VfsService>;
   /** Hybrid search over stored items. */
@@ -124,6 +128,8 @@ export interface CtxdClient extends SessionMethods {
   sessions: Client<typeof SessionService>;
   /** The agent tools, for tool loops: listTools, callTool (see tools() and callTool()). */
   toolService: Client<typeof ToolService>;
+  /** Watched directory trees (see the watch helpers: addWatch, listWatches, removeWatch). */
+  watches: Client<typeof WatchService>;
   /** The underlying gRPC transport, for createClient() of other services. */
   transport: Transport;
   /** Closes the HTTP/2 connection; the clients must not be used afterwards. */
@@ -404,6 +410,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
   const search = withCtxdErrors(createConnectClient(SearchService, transport));
   const admin = withCtxdErrors(createConnectClient(AdminService, transport));
   const sessions = withCtxdErrors(createConnectClient(SessionService, transport));
+  const watches = withCtxdErrors(createConnectClient(WatchService, transport));
   return {
     vfs,
     search,
@@ -412,6 +419,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
     context,
     sessions,
     toolService,
+    watches,
     transport,
     close: () => sessionManager.abort(),
     buildContext: (task, options = {}) => context.buildContext({ ...options, task }),
@@ -448,6 +456,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
     },
     compact: (ref, options = {}) => context.compact({ ...options, ref }),
     ...sessionMethods(sessions),
+    ...watchMethods(watches),
     tools: (async (format = "mcp", profile: ToolProfile = "core") =>
       JSON.parse((await toolService.listTools({ format, profile })).toolsJson)) as CtxdClient["tools"],
     callTool: async (name, args = "") => {

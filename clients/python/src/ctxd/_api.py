@@ -61,6 +61,7 @@ from ctxd.v1 import (
     types_pb2,
     vfs_pb2,
     vfs_pb2_grpc,
+    watch_pb2_grpc,
 )
 
 if TYPE_CHECKING:
@@ -405,6 +406,7 @@ class _Api:
     context: context_pb2_grpc.ContextServiceStub
     tools_stub: tools_pb2_grpc.ToolServiceStub
     sessions: session_pb2_grpc.SessionServiceStub
+    watches: watch_pb2_grpc.WatchServiceStub
     timeout: Optional[float]
 
     def _set_stubs(self, channel: Any) -> None:
@@ -415,6 +417,7 @@ class _Api:
         self.context = context_pb2_grpc.ContextServiceStub(channel)
         self.tools_stub = tools_pb2_grpc.ToolServiceStub(channel)
         self.sessions = session_pb2_grpc.SessionServiceStub(channel)
+        self.watches = watch_pb2_grpc.WatchServiceStub(channel)
 
     def _stub_method(self, call: _Call[Any]) -> Callable[..., Any]:
         """The stub method that makes call."""

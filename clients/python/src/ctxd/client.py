@@ -23,6 +23,7 @@ from ctxd._api import (
 )
 from ctxd._context import _ContextApi
 from ctxd._sessions import _SessionsApi
+from ctxd._watches import _WatchesApi
 from ctxd.v1 import vfs_pb2
 
 __all__ = ["Client", "default_socket_path", "PatchLike", "OnConflictLike", "WriteItemLike"]
@@ -49,7 +50,7 @@ class _MetadataInterceptor(
         return continuation(self._details(client_call_details), request)
 
 
-class Client(_Api, _ContextApi, _SessionsApi):
+class Client(_Api, _ContextApi, _SessionsApi, _WatchesApi):
     """A connection to a ctxd daemon.
 
     With no arguments it connects to the unix socket at
@@ -68,8 +69,8 @@ class Client(_Api, _ContextApi, _SessionsApi):
     ``digest_session`` -> the digest, ``tools`` -> list of dicts,
     ``call_tool`` -> :class:`ctxd.ToolResult`). Failures raise
     :class:`ctxd.CtxdError` subclasses. The raw stubs are ``vfs``,
-    ``search_stub``, ``ingest``, ``admin``, ``context``, ``tools_stub`` and
-    ``sessions``.
+    ``search_stub``, ``ingest``, ``admin``, ``context``, ``tools_stub``,
+    ``sessions`` and ``watches``.
     :class:`ctxd.AsyncClient` has the same methods for asyncio.
 
     Use it as a context manager, or call :meth:`close`.
