@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctxd/ctxd/index/lexical"
@@ -115,6 +116,8 @@ type Engine struct {
 	// waiting for it asks, on hurry, to apply without the batching delay.
 	fresh fresh
 	hurry chan struct{}
+	// hold bounds trimming (HoldOutbox); nil when nothing holds the outbox.
+	hold atomic.Pointer[func() uint64]
 
 	models  chan modelSpec
 	reqs    chan func(context.Context)
@@ -841,6 +844,9 @@ func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
 	upto := min(e.lexSeq, e.marked)
 	if e.vec != nil || e.haveSnap {
 		upto = min(upto, e.snapSeq)
+	}
+	if hold := e.hold.Load(); hold != nil {
+		upto = min(upto, (*hold)())
 	}
 	report := e.store.Shared() && (!busy && upto != e.reported || time.Since(e.reportedAt) >= reportEvery)
 	if !report && (upto <= e.trimmed || (busy && upto-e.trimmed < trimEvery)) {
