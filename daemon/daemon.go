@@ -24,6 +24,7 @@ import (
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/session"
+	"github.com/ctxd/ctxd/index/standing"
 	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -59,6 +60,8 @@ type backend struct {
 	// replicaID is this daemon's id among the replicas sharing the store
 	// (localReplica on a store of its own).
 	replicaID string
+	// subs holds the standing queries (SubscriptionService).
+	subs *standing.Hub
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -141,6 +144,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	ctxdv1.RegisterContextServiceServer(d.grpc, &contextService{b: &d.b})
 	ctxdv1.RegisterSessionServiceServer(d.grpc, &sessionService{b: &d.b})
 	ctxdv1.RegisterToolServiceServer(d.grpc, &toolService{d: d})
+	ctxdv1.RegisterSubscriptionServiceServer(d.grpc, &subscriptionService{b: &d.b})
 
 	unixLn, err := listenUnix(cfg.Socket)
 	if err != nil {
@@ -167,12 +171,15 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if d.b.store, d.b.replicaID, err = openStore(cfg, si); err != nil {
 		return nil, err
 	}
+	d.b.subs = standing.New(d.b.store, standing.Options{Log: log, Embed: d.b.embedQuery, ReplicaID: d.b.replicaID, Retain: cfg.SubscriptionRetain})
 	if d.b.engine, err = search.Open(d.b.store, search.Options{
 		Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search(), WriteWait: cfg.writeWait(),
 		TimedDrives: []string{session.Drive}, // session searches filter events by time
+		Hold:        d.b.subs.Hold,
 	}); err != nil {
 		return nil, fmt.Errorf("open search indexes: %w", err)
 	}
+	d.b.subs.Start(d.b.engine)
 	d.b.usage = vfs.NewUsageRecorder(d.b.store, log)
 	d.b.ingest = ingest.New(d.b.store, ingest.Config{
 		Policy:     ingest.Policy{AllowedRoots: cfg.AllowedRoots, AllowSecrets: cfg.AllowSecrets},
@@ -353,6 +360,9 @@ func (d *Daemon) Stop(ctx context.Context) error {
 func (d *Daemon) shutdown(ctx context.Context) error {
 	d.ready.Store(false)
 	d.health.Shutdown()
+	if d.b.subs != nil { // its streams end, so that the servers stop gracefully
+		d.b.subs.Close()
+	}
 	if d.http != nil {
 		d.http.Shutdown(ctx)
 	}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ctxd/ctxd/index/lexical"
@@ -77,6 +76,11 @@ type Options struct {
 	// terms a chunk (a numeric field's precision steps), some 10% of its
 	// indexing time, so it is kept only where a caller filters by it.
 	TimedDrives []string
+	// Hold, when set, bounds trimming: the outbox is trimmed through at
+	// most what it returns. Standing queries (index/standing) hold the
+	// entries they have not matched yet and those a resuming subscriber
+	// may ask for again.
+	Hold func() uint64
 
 	// beforeMark, when set (tests), runs before each background mark.
 	beforeMark func()
@@ -116,9 +120,6 @@ type Engine struct {
 	// waiting for it asks, on hurry, to apply without the batching delay.
 	fresh fresh
 	hurry chan struct{}
-	// hold bounds trimming (HoldOutbox); nil when nothing holds the outbox.
-	hold atomic.Pointer[func() uint64]
-
 	models  chan modelSpec
 	reqs    chan func(context.Context)
 	cancel  context.CancelFunc
@@ -845,8 +846,8 @@ func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
 	if e.vec != nil || e.haveSnap {
 		upto = min(upto, e.snapSeq)
 	}
-	if hold := e.hold.Load(); hold != nil {
-		upto = min(upto, (*hold)())
+	if e.opts.Hold != nil {
+		upto = min(upto, e.opts.Hold())
 	}
 	report := e.store.Shared() && (!busy && upto != e.reported || time.Since(e.reportedAt) >= reportEvery)
 	if !report && (upto <= e.trimmed || (busy && upto-e.trimmed < trimEvery)) {

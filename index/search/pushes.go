@@ -17,18 +17,6 @@ import (
 // channel closed when that may have changed.
 func (e *Engine) Applied() (uint64, <-chan struct{}) { return e.seenChanged(true, true) }
 
-// HoldOutbox makes the engine keep the outbox entries above what hold
-// returns: it trims through min(what the indexes applied, hold()). Standing
-// queries hold the entries they have not matched yet and those a resuming
-// subscriber may ask for again. nil releases the hold.
-func (e *Engine) HoldOutbox(hold func() uint64) {
-	if hold == nil {
-		e.hold.Store(nil)
-		return
-	}
-	e.hold.Store(&hold)
-}
-
 // ChunkHit is a chunk a caller scored itself (a standing query's match), to
 // be presented as a Result.
 type ChunkHit struct {

@@ -43,22 +43,6 @@ func newEnvWith(t testing.TB, opts Options, vectors bool) *env {
 	if modelErr != nil {
 		t.Fatal(modelErr)
 	}
-	dir := t.TempDir()
-	s, err := vfs.Open(filepath.Join(dir, "ctxd.db"), vfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := model.Spec()
-	if _, err := s.SetIndexing(context.Background(), testchunk.Paragraphs{}, spec.ID); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := search.Open(s, search.Options{Dir: filepath.Join(dir, "index")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if vectors {
-		eng.SetModel(spec.ID, spec.Dimensions)
-	}
 	if opts.Embed == nil {
 		opts.Embed = func(_ context.Context, text string) ([]float32, error) {
 			v, err := model.Embed([]string{text}, true)
@@ -68,8 +52,26 @@ func newEnvWith(t testing.TB, opts Options, vectors bool) *env {
 			return v[0], nil
 		}
 	}
+	dir := t.TempDir()
+	s, err := vfs.Open(filepath.Join(dir, "ctxd.db"), vfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := model.Spec()
+	if _, err := s.SetIndexing(context.Background(), testchunk.Paragraphs{}, spec.ID); err != nil {
+		t.Fatal(err)
+	}
+	hub := New(s, opts)
+	eng, err := search.Open(s, search.Options{Dir: filepath.Join(dir, "index"), Hold: hub.Hold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vectors {
+		eng.SetModel(spec.ID, spec.Dimensions)
+	}
 	e := &env{t: t, store: s, eng: eng, model: model, spec: spec}
-	e.hub = Open(s, eng, opts)
+	hub.Start(eng)
+	e.hub = hub
 	t.Cleanup(func() {
 		e.hub.Close()
 		eng.Close()

@@ -136,29 +136,38 @@ type Hub struct {
 	done   chan struct{}
 }
 
-// Open starts matching the changes engine applies from now on.
-func Open(store *vfs.Store, engine *search.Engine, opts Options) *Hub {
+// New returns a hub over store; Start starts it. Its Hold bounds the
+// engine's trimming from the engine's start (search.Options.Hold).
+func New(store *vfs.Store, opts Options) *Hub {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Retain == 0 {
 		opts.Retain = DefaultRetain
 	}
-	h := &Hub{store: store, engine: engine, opts: opts, log: opts.Log, subs: map[*Sub]bool{},
+	return &Hub{store: store, opts: opts, log: opts.Log, subs: map[*Sub]bool{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}), idf: map[string]float64{}}
+}
+
+// Start starts matching the changes engine applies from now on.
+func (h *Hub) Start(engine *search.Engine) {
+	h.mu.Lock()
+	h.engine = engine
 	h.pos, _ = engine.Applied()
-	engine.HoldOutbox(h.hold)
+	h.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go h.run(ctx)
-	return h
 }
 
-// Close ends every stream with ErrClosed and stops matching.
+// Close ends every stream with ErrClosed and stops matching. Hold keeps
+// answering, so that the engine, closed after it, trims no entry the hub
+// still needs.
 func (h *Hub) Close() {
-	h.cancel()
-	<-h.done
-	h.engine.HoldOutbox(nil)
+	if h.cancel != nil {
+		h.cancel()
+		<-h.done
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
@@ -167,9 +176,9 @@ func (h *Hub) Close() {
 	clear(h.subs)
 }
 
-// hold is the outbox sequence the engine may trim through: what the hub
-// has matched less the entries kept for resuming.
-func (h *Hub) hold() uint64 {
+// Hold is the outbox sequence the engine may trim through: what the hub
+// has matched less the entries kept for resuming (0 before Start).
+func (h *Hub) Hold() uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.pos - min(h.pos, h.opts.Retain)
@@ -272,14 +281,15 @@ func (h *Hub) Subscribe(ctx context.Context, q Query, o SubscribeOptions) (*Sub,
 			return nil, &LimitError{PerOwner: true, Max: o.MaxPerOwner}
 		}
 	}
-	s.from, s.ready = h.pos, h.pos
-	s.replayTo = h.pos
+	// Changes committed from here on: the hub may still be matching older
+	// ones (catching up after a start), which this stream is not told of.
+	applied, _ := h.engine.Applied()
+	now := max(h.pos, applied)
+	s.from, s.ready, s.replayTo = now, now, h.pos
 	if o.HasResume {
-		s.replayFrom = o.Resume
-		if o.Resume > h.pos {
-			s.from = o.Resume
-		}
-		s.ready = o.Resume
+		// Replay covers what the hub has matched after the token; the
+		// hub pushes the rest.
+		s.replayFrom, s.from, s.ready = o.Resume, max(o.Resume, h.pos), o.Resume
 	} else {
 		s.replayFrom = h.pos
 	}
