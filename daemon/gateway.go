@@ -268,7 +268,9 @@ func (c ingestFirstMessage) Reembed(ctx context.Context, in *ctxdv1.ReembedReque
 
 // subscribeFirstMessage waits for Subscribe's first message (Ready, or the
 // refusal), as ingestFirstMessage does.
-type subscribeFirstMessage struct{ ctxdv1.SubscriptionServiceClient }
+type subscribeFirstMessage struct {
+	ctxdv1.SubscriptionServiceClient
+}
 
 func (c subscribeFirstMessage) Subscribe(ctx context.Context, in *ctxdv1.SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ctxdv1.SubscribeResponse], error) {
 	return firstMessage(c.SubscriptionServiceClient.Subscribe(ctx, in, opts...))

@@ -2,8 +2,8 @@ package daemon
 
 import (
 	"bufio"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -331,4 +331,3 @@ func TestSubscribe_LimitedTokens(t *testing.T) {
 		t.Fatalf("HTTP push %v", m)
 	}
 }
-

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"math"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/search"
