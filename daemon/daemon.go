@@ -171,7 +171,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if d.b.store, d.b.replicaID, err = openStore(cfg, si); err != nil {
 		return nil, err
 	}
-	d.b.subs = standing.New(d.b.store, standing.Options{Log: log, Embed: d.b.embedQuery, ReplicaID: d.b.replicaID, Retain: cfg.SubscriptionRetain})
+	d.b.subs = standing.New(d.b.store, standing.Options{Log: log, Embed: d.b.embedQuery, ReplicaID: d.b.replicaID, Retain: cfg.SubscriptionRetain,
+		MaxInbox: cfg.Limits.MaxSubscriptionInbox})
 	if d.b.engine, err = search.Open(d.b.store, search.Options{
 		Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search(), WriteWait: cfg.writeWait(),
 		TimedDrives: []string{session.Drive}, // session searches filter events by time
@@ -179,7 +180,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	}); err != nil {
 		return nil, fmt.Errorf("open search indexes: %w", err)
 	}
-	d.b.subs.Start(d.b.engine)
+	if err := d.b.subs.Start(ctx, d.b.engine); err != nil {
+		return nil, fmt.Errorf("start standing queries: %w", err)
+	}
 	d.b.usage = vfs.NewUsageRecorder(d.b.store, log)
 	d.b.ingest = ingest.New(d.b.store, ingest.Config{
 		Policy:     ingest.Policy{AllowedRoots: cfg.AllowedRoots, AllowSecrets: cfg.AllowSecrets},

@@ -253,12 +253,8 @@ func (b *backend) embedQuery(ctx context.Context, text string) ([]float32, error
 	return v[0], nil
 }
 
-func (s *subscriptionService) subscribeDurable(ctx context.Context, req *ctxdv1.SubscribeRequest, stream grpc.ServerStreamingServer[ctxdv1.SubscribeResponse]) error {
-	return status.Error(codes.Unimplemented, "durable subscriptions: not yet")
-}
-
 // subscriptionCounts is what Status reports of the standing queries.
 func (b *backend) subscriptionCounts() *ctxdv1.SubscriptionCounts {
-	streams, cut := b.subs.Counts()
-	return &ctxdv1.SubscriptionCounts{Streams: int64(streams), CutOff: cut}
+	durable, streams, cut := b.subs.Counts()
+	return &ctxdv1.SubscriptionCounts{Durable: int64(durable), Streams: int64(streams), CutOff: cut}
 }

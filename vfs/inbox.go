@@ -151,11 +151,15 @@ func (s *Store) ReadInbox(ctx context.Context, name string, limit int) ([]InboxE
 }
 
 // AckInbox deletes the entries of inbox name up to and including through
-// (by sequence, then item), and resets its dropped count.
+// (by sequence, then item), and resets its dropped count; the zero
+// InboxEntry only resets the count.
 func (s *Store) AckInbox(ctx context.Context, name string, through InboxEntry) error {
-	last, err := inboxKey(through.Seq, through.ItemID)
-	if err != nil {
-		return err
+	var last []byte
+	if through.ItemID != "" {
+		var err error
+		if last, err = inboxKey(through.Seq, through.ItemID); err != nil {
+			return err
+		}
 	}
 	return s.update(ctx, func(t *txn) error {
 		b, err := t.inbox(name, false)
@@ -168,7 +172,7 @@ func (s *Store) AckInbox(ctx context.Context, name string, through InboxEntry) e
 			if len(k) != inboxKeyLen {
 				continue
 			}
-			if bytes.Compare(k, last) > 0 {
+			if last == nil || bytes.Compare(k, last) > 0 {
 				break
 			}
 			if err := c.Delete(); err != nil {

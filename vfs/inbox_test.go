@@ -46,3 +46,18 @@ func TestInbox(t *testing.T) {
 		t.Fatalf("another inbox: %+v %v", st, err)
 	}
 }
+
+// The zero entry acknowledges only the dropped count.
+func TestInbox_AckDropped(t *testing.T) {
+	s := mustOpenStore(t)
+	a := uuid.NewString()
+	if _, err := s.AppendInbox(ctx, "sub", []InboxEntry{{Seq: 1, ItemID: a}, {Seq: 2, ItemID: a}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AckInbox(ctx, "sub", InboxEntry{}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.InboxState(ctx, "sub"); err != nil || st != (InboxState{Pending: 1}) {
+		t.Fatalf("after acking the count: %+v %v; want 1 held, none dropped", st, err)
+	}
+}

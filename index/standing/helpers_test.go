@@ -70,7 +70,9 @@ func newEnvWith(t testing.TB, opts Options, vectors bool) *env {
 		eng.SetModel(spec.ID, spec.Dimensions)
 	}
 	e := &env{t: t, store: s, eng: eng, model: model, spec: spec}
-	hub.Start(eng)
+	if err := hub.Start(context.Background(), eng); err != nil {
+		t.Fatal(err)
+	}
 	e.hub = hub
 	t.Cleanup(func() {
 		e.hub.Close()

@@ -66,6 +66,12 @@ type Options struct {
 	Retain uint64
 	// ReplicaID is this daemon's replica id on a shared store.
 	ReplicaID string
+	// MaxInbox bounds each durable subscription's inbox; 0 means
+	// DefaultInbox.
+	MaxInbox int
+	// OnInbox, when set, is called after matches were added to the inbox
+	// of durable subscription name (MCP's resource updates).
+	OnInbox func(name string)
 }
 
 // Query is a standing query: a chunk matches when its score is at least
@@ -126,14 +132,17 @@ type Hub struct {
 	nextID  atomic.Uint64
 	cutOffs atomic.Int64
 	wake    chan struct{}
+	durable map[string]*Sub          // by name; also in subs
+	notify  map[string]chan struct{} // InboxChanged
 
 	// Owned by the run goroutine.
-	m      *matcher
-	mGen   uint64
-	idf    map[string]float64
-	idfAt  time.Time
-	cancel context.CancelFunc
-	done   chan struct{}
+	persistAt uint64 // the position persisted for durable subscriptions
+	m         *matcher
+	mGen      uint64
+	idf       map[string]float64
+	idfAt     time.Time
+	cancel    context.CancelFunc
+	done      chan struct{}
 }
 
 // New returns a hub over store; Start starts it. Its Hold bounds the
@@ -145,19 +154,35 @@ func New(store *vfs.Store, opts Options) *Hub {
 	if opts.Retain == 0 {
 		opts.Retain = DefaultRetain
 	}
-	return &Hub{store: store, opts: opts, log: opts.Log, subs: map[*Sub]bool{},
+	if opts.MaxInbox == 0 {
+		opts.MaxInbox = DefaultInbox
+	}
+	return &Hub{store: store, opts: opts, log: opts.Log, subs: map[*Sub]bool{}, durable: map[string]*Sub{}, notify: map[string]chan struct{}{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}), idf: map[string]float64{}}
 }
 
-// Start starts matching the changes engine applies from now on.
-func (h *Hub) Start(engine *search.Engine) {
+// Start starts matching the changes engine applies from now on, and for
+// the durable subscriptions from where they were matched through before.
+func (h *Hub) Start(ctx context.Context, engine *search.Engine) error {
+	applied, _ := engine.Applied()
+	p, err := h.position(ctx)
+	if err != nil {
+		return err
+	}
 	h.mu.Lock()
 	h.engine = engine
-	h.pos, _ = engine.Applied()
+	h.pos = applied
+	if p > 0 && p < applied {
+		h.pos, h.persistAt = p, p
+	}
 	h.mu.Unlock()
+	if err := h.reload(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go h.run(ctx)
+	return nil
 }
 
 // Close ends every stream with ErrClosed and stops matching. Hold keeps
@@ -184,24 +209,12 @@ func (h *Hub) Hold() uint64 {
 	return h.pos - min(h.pos, h.opts.Retain)
 }
 
-// Counts reports the open streams and those cut off since Open.
-func (h *Hub) Counts() (streams int, cutOff int64) {
+// Counts reports the durable subscriptions, the open streams and the
+// streams cut off since New.
+func (h *Hub) Counts() (durable, streams int, cutOff int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.subs), h.cutOffs.Load()
-}
-
-// Count returns how many open streams owner has.
-func (h *Hub) Count(owner string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for s := range h.subs {
-		if s.owner == owner {
-			n++
-		}
-	}
-	return n
+	return len(h.durable), len(h.subs) - len(h.durable), h.cutOffs.Load()
 }
 
 // Token encodes an outbox sequence as a resume token.
@@ -243,9 +256,9 @@ type LimitError struct {
 
 func (e *LimitError) Error() string {
 	if e.PerOwner {
-		return fmt.Sprintf("this token already has %d standing query streams open, the most one token may", e.Max)
+		return fmt.Sprintf("this token already holds %d standing queries (streams and durable subscriptions), the most one token may", e.Max)
 	}
-	return fmt.Sprintf("the daemon already has %d standing query streams open, the most it serves", e.Max)
+	return fmt.Sprintf("the daemon already holds %d standing queries (streams and durable subscriptions), the most it serves", e.Max)
 }
 
 func (e *LimitError) Unwrap() error { return ErrTooMany }
@@ -269,17 +282,9 @@ func (h *Hub) Subscribe(ctx context.Context, q Query, o SubscribeOptions) (*Sub,
 		h.mu.Unlock()
 		return nil, &LimitError{Max: o.MaxTotal}
 	}
-	if o.MaxPerOwner > 0 {
-		n := 0
-		for x := range h.subs {
-			if x.owner == o.Owner {
-				n++
-			}
-		}
-		if n >= o.MaxPerOwner {
-			h.mu.Unlock()
-			return nil, &LimitError{PerOwner: true, Max: o.MaxPerOwner}
-		}
+	if o.MaxPerOwner > 0 && h.countLocked(o.Owner) >= o.MaxPerOwner {
+		h.mu.Unlock()
+		return nil, &LimitError{PerOwner: true, Max: o.MaxPerOwner}
 	}
 	// Changes committed from here on: the hub may still be matching older
 	// ones (catching up after a start), which this stream is not told of.

@@ -157,7 +157,7 @@ func TestHub_SlowConsumerCutOff(t *testing.T) {
 	if !errors.Is(s.err, ErrCutOff) {
 		t.Fatalf("stream ended with %v, want ErrCutOff", s.err)
 	}
-	if _, cut := e.hub.Counts(); cut != 1 {
+	if _, _, cut := e.hub.Counts(); cut != 1 {
 		t.Fatalf("cut off %d, want 1", cut)
 	}
 }

@@ -14,7 +14,16 @@ import (
 // run matches what the engine applies, batch by batch, until ctx ends.
 func (h *Hub) run(ctx context.Context) {
 	defer close(h.done)
+	reload := time.NewTicker(reloadEvery)
+	defer reload.Stop()
 	for ctx.Err() == nil {
+		select {
+		case <-reload.C:
+			if err := h.reload(ctx); err != nil && ctx.Err() == nil {
+				h.log.Error("reloading durable subscriptions failed", "err", err)
+			}
+		default:
+		}
 		applied, changed := h.engine.Applied()
 		h.mu.Lock()
 		pos, n, gen := h.pos, len(h.subs), h.gen
@@ -28,6 +37,10 @@ func (h *Hub) run(ctx context.Context) {
 			case <-ctx.Done():
 			case <-changed:
 			case <-h.wake:
+			case <-reload.C:
+				if err := h.reload(ctx); err != nil && ctx.Err() == nil {
+					h.log.Error("reloading durable subscriptions failed", "err", err)
+				}
 			}
 			continue
 		}
@@ -83,25 +96,46 @@ func (h *Hub) pass(ctx context.Context, pos, applied, gen uint64) error {
 	}
 	h.pos = last
 	subs := slices.Collect(maps.Keys(h.subs))
+	durables := len(h.durable)
 	h.mu.Unlock()
 	if gap != nil {
 		for _, s := range subs {
 			s.push(Event{Gap: gap})
 		}
 	}
-	if len(changes) == 0 {
-		return nil
+	var matches []pendingMatch
+	if len(changes) > 0 {
+		if matches, err = h.matchChanges(ctx, changes, h.m); err != nil {
+			h.rewind(pos, last)
+			return err
+		}
 	}
-	matches, err := h.matchChanges(ctx, changes, h.m)
-	if err != nil {
-		return err
-	}
+	toInbox := map[*Sub][]*Match{}
 	for _, pm := range matches {
-		if pm.match.Change.Seq > pm.sub.from {
+		switch {
+		case pm.match.Change.Seq <= pm.sub.from:
+		case pm.sub.durable:
+			toInbox[pm.sub] = append(toInbox[pm.sub], pm.match)
+		default:
 			pm.sub.push(Event{Match: pm.match})
 		}
 	}
+	if durables > 0 {
+		if err := h.deliverDurable(ctx, toInbox, last); err != nil {
+			h.rewind(pos, last) // matched again: streams may see a push twice
+			return err
+		}
+	}
 	return nil
+}
+
+// rewind makes the next pass match (pos, last] again after a failure.
+func (h *Hub) rewind(pos, last uint64) {
+	h.mu.Lock()
+	if h.pos == last {
+		h.pos = pos
+	}
+	h.mu.Unlock()
 }
 
 // newMatcher builds a matcher of subs, weighing terms by their IDF in the

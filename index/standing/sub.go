@@ -20,6 +20,10 @@ type Sub struct {
 	filter  search.FilterMatch
 	access  vfs.Access
 	stopCtx func() bool
+	// durable is set for a durable subscription (def): its matches go to
+	// its inbox.
+	durable bool
+	def     Durable
 
 	// from: the hub pushes matches of changes above it. ready is the
 	// sequence Ready's token names. Replay covers (replayFrom, replayTo]
