@@ -80,8 +80,14 @@ func TestSubscription_Durable(t *testing.T) {
 		t.Fatalf("another token lists %v %v", l, err)
 	}
 	for name, call := range map[string]func() error{
-		"read":   func() error { _, err := c.ReadSubscription(other, &ctxdv1.ReadSubscriptionRequest{Name: "quokka"}); return err },
-		"delete": func() error { _, err := c.DeleteSubscription(other, &ctxdv1.DeleteSubscriptionRequest{Name: "quokka"}); return err },
+		"read": func() error {
+			_, err := c.ReadSubscription(other, &ctxdv1.ReadSubscriptionRequest{Name: "quokka"})
+			return err
+		},
+		"delete": func() error {
+			_, err := c.DeleteSubscription(other, &ctxdv1.DeleteSubscriptionRequest{Name: "quokka"})
+			return err
+		},
 		"stream": func() error {
 			st, err := c.Subscribe(other, &ctxdv1.SubscribeRequest{Name: "quokka"})
 			if err == nil {
