@@ -123,3 +123,69 @@ func (s *TermSet) Positions(text string, fn func(TermPosition)) error {
 func (s *TermSet) Find(text string, found map[string]bool) error {
 	return s.Positions(text, func(p TermPosition) { found[p.Term] = true })
 }
+
+// maxFinderWords bounds the words a Finder remembers.
+const maxFinderWords = 1 << 16
+
+// Finder finds the terms of a TermSet in texts, remembering which of them
+// each word analyses to: the words of a corpus repeat, and analysing one
+// costs far more than looking it up. It is not safe for concurrent use.
+type Finder struct {
+	set   *TermSet
+	words map[string][]string // lower-cased word -> the set's terms it holds
+	lower []byte
+}
+
+// Finder returns a Finder of s's terms.
+func (s *TermSet) Finder() *Finder { return &Finder{set: s, words: map[string][]string{}} }
+
+// Find adds to found the terms of the set that text holds, as Positions
+// finds them.
+func (f *Finder) Find(text string, found map[string]bool) error {
+	s := f.set
+	if len(s.terms) == 0 {
+		return nil
+	}
+	for start := 0; start < len(text); {
+		r, sz := utf8.DecodeRuneInString(text[start:])
+		if !isWordRune(r) {
+			start += sz
+			continue
+		}
+		end := start + sz
+		for end < len(text) {
+			r, sz := utf8.DecodeRuneInString(text[end:])
+			if !isWordRune(r) {
+				break
+			}
+			end += sz
+		}
+		w := text[start:end]
+		start = end
+		f.lower = appendLower(f.lower[:0], []byte(w))
+		if !slices.ContainsFunc(s.lens, func(n int) bool { return s.prefixes[runePrefix(string(f.lower), n)] }) {
+			continue
+		}
+		terms, ok := f.words[string(f.lower)]
+		if !ok {
+			an, err := english()
+			if err != nil {
+				return err
+			}
+			terms = []string{} // remembered even when empty
+			for _, t := range an.Analyze([]byte(w)) {
+				if s.terms[string(t.Term)] {
+					terms = append(terms, string(t.Term))
+				}
+			}
+			if len(f.words) >= maxFinderWords {
+				clear(f.words)
+			}
+			f.words[string(f.lower)] = terms
+		}
+		for _, t := range terms {
+			found[t] = true
+		}
+	}
+	return nil
+}

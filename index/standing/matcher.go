@@ -2,6 +2,7 @@ package standing
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/search"
@@ -22,6 +23,7 @@ const scoreSlack = 1e-9
 // slot is one query text of one subscription.
 type slot struct {
 	sub   *Sub
+	si    int // the sub's index in matcher.subs
 	qi    int
 	terms []string
 	total float64 // the sum of its terms' weights
@@ -34,9 +36,10 @@ type slot struct {
 // queries are registered; the vector leg is a scan of the query vectors
 // per chunk vector. It is built from the subscriptions and then only read.
 type matcher struct {
+	subs    []*Sub
 	slots   []slot
 	post    map[string][]int32
-	terms   *lexical.TermSet
+	terms   *lexical.Finder
 	idf     map[string]float64
 	vslots  []int32     // slots with a query vector
 	vecs    [][]float32 // by vslots, unit length
@@ -44,17 +47,27 @@ type matcher struct {
 	touched []int32
 	found   map[string]bool
 	title   map[string]bool
+	// Per subscription, for the doc being matched (generation doc): its
+	// best hit, and whether the doc passes its filter and access.
+	doc      uint32
+	best     []hit
+	bestDoc  []uint32
+	admitDoc []uint32
+	admitted []bool
+	hits     []int // subscriptions with a best hit for this doc
 }
 
 // newMatcher builds the matcher of subs with term weights idf (a term
 // missing from it weighs 1).
 func newMatcher(subs []*Sub, idf map[string]float64) *matcher {
-	m := &matcher{post: map[string][]int32{}, idf: idf, found: map[string]bool{}, title: map[string]bool{}}
+	n := len(subs)
+	m := &matcher{subs: subs, post: map[string][]int32{}, idf: idf, found: map[string]bool{}, title: map[string]bool{},
+		best: make([]hit, n), bestDoc: make([]uint32, n), admitDoc: make([]uint32, n), admitted: make([]bool, n)}
 	all := map[string]bool{}
-	for _, s := range subs {
+	for si, s := range subs {
 		for qi, terms := range s.terms {
 			i := int32(len(m.slots))
-			sl := slot{sub: s, qi: qi, terms: terms}
+			sl := slot{sub: s, si: si, qi: qi, terms: terms}
 			if s.q.Mode != search.Vector {
 				for _, t := range terms {
 					m.post[t] = append(m.post[t], i)
@@ -68,7 +81,7 @@ func newMatcher(subs []*Sub, idf map[string]float64) *matcher {
 			m.slots = append(m.slots, sl)
 		}
 	}
-	m.terms = lexical.NewTermSet(all)
+	m.terms = lexical.NewTermSet(all).Finder()
 	m.acc = make([]float64, len(m.slots))
 	m.setIDF(idf)
 	return m
@@ -123,30 +136,26 @@ func (m *matcher) match(d *vfs.IndexDoc, lexicalLeg bool, fn func(hit)) error {
 	if !d.Exists || len(d.Chunks) == 0 || len(m.slots) == 0 {
 		return nil
 	}
-	best := map[*Sub]*hit{}
-	admits := map[*Sub]bool{}
-	admitted := func(s *Sub) bool {
-		ok, seen := admits[s]
-		if !seen {
-			ok = s.admits(d)
-			admits[s] = ok
+	m.doc++
+	m.hits = m.hits[:0]
+	consider := func(si, chunk, qi int, lex, vec float64) {
+		if m.admitDoc[si] != m.doc {
+			m.admitDoc[si], m.admitted[si] = m.doc, m.subs[si].admits(d)
 		}
-		return ok
-	}
-	consider := func(s *Sub, chunk, qi int, lex, vec float64) {
-		if !admitted(s) {
+		if !m.admitted[si] {
 			return
 		}
 		score := max(lex, vec)
-		b := best[s]
-		if b == nil {
-			b = &hit{sub: s, chunk: chunk, score: score, lex: -1, vec: -1}
-			best[s] = b
-		} else if b.chunk != chunk {
-			if score <= b.score {
-				return
-			}
-			*b = hit{sub: s, chunk: chunk, score: score, lex: -1, vec: -1}
+		b := &m.best[si]
+		switch {
+		case m.bestDoc[si] != m.doc:
+			m.bestDoc[si] = m.doc
+			m.hits = append(m.hits, si)
+			*b = hit{sub: m.subs[si], chunk: chunk, score: score, lex: -1, vec: -1, queries: b.queries[:0]}
+		case b.chunk != chunk && score <= b.score:
+			return
+		case b.chunk != chunk:
+			*b = hit{sub: m.subs[si], chunk: chunk, score: score, lex: -1, vec: -1, queries: b.queries[:0]}
 		}
 		b.score = max(b.score, score)
 		b.lex, b.vec = max(b.lex, lex), max(b.vec, vec)
@@ -189,7 +198,7 @@ func (m *matcher) match(d *vfs.IndexDoc, lexicalLeg bool, fn func(hit)) error {
 				score := min(1, m.acc[s]/sl.total)
 				m.acc[s] = 0
 				if score+scoreSlack >= sl.sub.lexicalMin() {
-					consider(sl.sub, chunk, sl.qi, score, -1)
+					consider(sl.si, chunk, sl.qi, score, -1)
 				}
 			}
 			m.touched = m.touched[:0]
@@ -207,13 +216,15 @@ func (m *matcher) match(d *vfs.IndexDoc, lexicalLeg bool, fn func(hit)) error {
 				cos := float64(vek32.Dot(q, c.Vector) / norm)
 				sl := &m.slots[s]
 				if cos >= sl.sub.vectorMin() {
-					consider(sl.sub, chunk, sl.qi, -1, cos)
+					consider(sl.si, chunk, sl.qi, -1, cos)
 				}
 			}
 		}
 	}
-	for _, b := range best {
-		fn(*b)
+	for _, si := range m.hits {
+		h := m.best[si]
+		h.queries = slices.Clone(h.queries)
+		fn(h)
 	}
 	return nil
 }
