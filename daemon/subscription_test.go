@@ -331,3 +331,21 @@ func TestSubscribe_LimitedTokens(t *testing.T) {
 		t.Fatalf("HTTP push %v", m)
 	}
 }
+
+// On a shared PostgreSQL store a stream on replica B is pushed a write
+// made on replica A, which the push names as remote.
+func TestSubscribe_OtherReplicasWrite(t *testing.T) {
+	_, url := pgStore(t)
+	a := startReplica(t, replicaConfig(t, url))
+	b := startReplica(t, replicaConfig(t, url))
+	s := subscribe(t, context.Background(), b.conn, &ctxdv1.SubscribeRequest{Query: bm25Query("zebraquokka dawn")})
+	writeText(t, a.vfs, "team:/notes/alpha.md", "The zebraquokka migrates at dawn.")
+	m := s.match(t, "team:/notes/alpha.md")
+	if c := m.GetChange(); !c.GetRemote() || c.GetReplicaId() != a.status(t).GetStore().GetReplicaId() {
+		t.Fatalf("change %v, want remote from A (%s)", c, a.status(t).GetStore().GetReplicaId())
+	}
+	writeText(t, b.vfs, "team:/notes/beta.md", "Another zebraquokka at dawn.")
+	if c := s.match(t, "team:/notes/beta.md").GetChange(); c.GetRemote() || c.GetReplicaId() != b.status(t).GetStore().GetReplicaId() {
+		t.Fatalf("B's own write: %v, want not remote", c)
+	}
+}

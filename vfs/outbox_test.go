@@ -382,3 +382,23 @@ func TestStore_MarkIndexedInBatches(t *testing.T) {
 		t.Fatalf("indexed seq = %d, %v; want %d", walked, err, through)
 	}
 }
+
+// On a shared store an outbox entry names the replica that wrote it; on
+// one of its own it names none.
+func TestOutbox_Replica(t *testing.T) {
+	s := mustOpenStore(t, Options{ReplicaID: "replica-a"})
+	mustWrite(t, s, "n:/a", "x")
+	changes, _, err := s.Changes(ctx, 0, 10)
+	if err != nil || len(changes) == 0 {
+		t.Fatalf("changes %v %v", changes, err)
+	}
+	want := ""
+	if s.Shared() {
+		want = "replica-a"
+	}
+	for _, c := range changes {
+		if c.Replica != want {
+			t.Fatalf("change %+v names replica %q, want %q", c, c.Replica, want)
+		}
+	}
+}

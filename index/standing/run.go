@@ -173,6 +173,7 @@ type pendingMatch struct {
 // itemWork is what a batch needs read of one item.
 type itemWork struct {
 	seq      uint64 // its last change in the batch
+	replica  string // the replica that made it
 	lex      bool   // its text or metadata changed
 	from, to int    // else the chunks whose vectors changed
 }
@@ -194,6 +195,7 @@ func (h *Hub) matchChanges(ctx context.Context, changes []vfs.IndexChange, m *ma
 		}
 		w.seq = c.Seq
 		if !c.VectorsOnly {
+			w.replica = c.Replica
 			w.lex = true
 		} else if w.from < 0 {
 			w.from, w.to = c.VectorsFrom, c.VectorsTo
@@ -274,7 +276,9 @@ func (h *Hub) matchChanges(ctx context.Context, changes []vfs.IndexChange, m *ma
 		}
 		ch, seen := changeOf[f.doc.ItemID]
 		if !seen {
-			ch = h.changeOf(ctx, f.doc, byID[f.doc.ItemID].seq)
+			w := byID[f.doc.ItemID]
+			ch = h.changeOf(ctx, f.doc, w.seq)
+			ch.ReplicaID, ch.Remote = w.replica, w.replica != "" && w.replica != h.opts.ReplicaID
 			changeOf[f.doc.ItemID] = ch
 		}
 		out = append(out, pendingMatch{sub: f.sub, match: &Match{Result: results[i], Change: ch}})
