@@ -48,6 +48,8 @@ import {
 } from "./gen/ctxd/v1/vfs_pb.js";
 import { toCtxdError } from "./errors.js";
 import { type SessionMethods, sessionMethods } from "./sessions.js";
+import { SubscriptionService } from "./gen/ctxd/v1/subscription_pb.js";
+import { type SubscriptionMethods, subscriptionMethods } from "./subscriptions.js";
 
 export { CtxdError, codeName, toCtxdError } from "./errors.js";
 export { Code, ConnectError } from "@connectrpc/connect";
@@ -57,6 +59,7 @@ export * from "./gen/ctxd/v1/errors_pb.js";
 export * from "./gen/ctxd/v1/ingest_pb.js";
 export * from "./gen/ctxd/v1/search_pb.js";
 export * from "./gen/ctxd/v1/session_pb.js";
+export * from "./gen/ctxd/v1/subscription_pb.js";
 export * from "./gen/ctxd/v1/tools_pb.js";
 export * from "./gen/ctxd/v1/types_pb.js";
 export * from "./gen/ctxd/v1/vfs_pb.js";
@@ -75,6 +78,7 @@ export {
   type StartSessionOptions,
   eventKind,
 } from "./sessions.js";
+export type { StandingQueryOptions, SubscribeOptions, SubscriptionMethods } from "./subscriptions.js";
 
 /** Options of createClient. */
 export interface ClientOptions {
@@ -109,7 +113,7 @@ export interface ClientOptions {
  * The services of a ctxd daemon, each a typed Connect client, and helpers
  * over them (the session helpers are SessionMethods').
  */
-export interface CtxdClient extends SessionMethods {
+export interface CtxdClient extends SessionMethods, SubscriptionMethods {
   /** The agent's filesystem: write, read, tree, list, edit, delete, ... */
   vfs: Client<typeof VfsService>;
   /** Hybrid search over stored items. */
@@ -122,6 +126,8 @@ export interface CtxdClient extends SessionMethods {
   context: Client<typeof ContextService>;
   /** Sessions and their events (see the session helpers: startSession, appendEvents, ...). */
   sessions: Client<typeof SessionService>;
+  /** Standing queries (see subscribe(), createSubscription(), readSubscription(), ...). */
+  subscriptions: Client<typeof SubscriptionService>;
   /** The agent tools, for tool loops: listTools, callTool (see tools() and callTool()). */
   toolService: Client<typeof ToolService>;
   /** The underlying gRPC transport, for createClient() of other services. */
@@ -404,6 +410,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
   const search = withCtxdErrors(createConnectClient(SearchService, transport));
   const admin = withCtxdErrors(createConnectClient(AdminService, transport));
   const sessions = withCtxdErrors(createConnectClient(SessionService, transport));
+  const subscriptions = withCtxdErrors(createConnectClient(SubscriptionService, transport));
   return {
     vfs,
     search,
@@ -411,6 +418,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
     admin,
     context,
     sessions,
+    subscriptions,
     toolService,
     transport,
     close: () => sessionManager.abort(),
@@ -448,6 +456,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
     },
     compact: (ref, options = {}) => context.compact({ ...options, ref }),
     ...sessionMethods(sessions),
+    ...subscriptionMethods(subscriptions),
     tools: (async (format = "mcp", profile: ToolProfile = "core") =>
       JSON.parse((await toolService.listTools({ format, profile })).toolsJson)) as CtxdClient["tools"],
     callTool: async (name, args = "") => {
