@@ -33,6 +33,8 @@ type Backend struct {
 	Context ctxdv1.ContextServiceClient
 	Ingest  ctxdv1.IngestServiceClient
 	Session ctxdv1.SessionServiceClient
+	// Subscription keeps standing queries (context_watch_query).
+	Subscription ctxdv1.SubscriptionServiceClient
 	// Cwd is the working directory of the agent's host process, when the
 	// tools run in it (`ctxd mcp` over stdio): remember passes it so that
 	// the daemon derives the project from it. Empty inside the daemon.
@@ -47,6 +49,8 @@ func NewBackend(cc grpc.ClientConnInterface) Backend {
 		Context: ctxdv1.NewContextServiceClient(cc),
 		Ingest:  ctxdv1.NewIngestServiceClient(cc),
 		Session: ctxdv1.NewSessionServiceClient(cc),
+
+		Subscription: ctxdv1.NewSubscriptionServiceClient(cc),
 	}
 }
 
