@@ -46,6 +46,24 @@
 // which queued meanwhile. Delivery is at least once: a push may repeat
 // after a resume, never go missing while the outbox holds it.
 //
+// # Durable subscriptions
+//
+// A durable subscription (durable.go) is stored in the store with its
+// creator and the creator's access then, and matched whether or not anyone
+// listens: its matches go to its inbox in the store (vfs inboxes: bounded,
+// ordered, overflow counted), keyed by change and item so that replicas of
+// a shared store, which each match every change, add each once. The hub
+// records how far it matched them (a record beside them) and holds the
+// outbox from there, so that after a restart it matches what changed while
+// it was down before joining the present. Replicas reload the definitions
+// every 10 s.
+//
+// # Replicas
+//
+// On a shared store an outbox entry names the replica that wrote it; a
+// push says so (Change.ReplicaID, Remote). Every replica's engine applies
+// every change, so a stream on any replica is told of writes made on all.
+//
 // Matches of an item read its current state: an item changed twice before
 // the hub reads it is matched once, as it is now. The change is described
 // by the item's latest history revision.
