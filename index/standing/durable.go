@@ -105,10 +105,6 @@ func (h *Hub) CreateDurable(ctx context.Context, d Durable, replace bool, maxPer
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.durableCount() == 0 {
-		// From now on the position must survive a restart.
-		h.persistAt = 0
-	}
 	h.registerDurableLocked(s, d)
 	return d, nil
 }
@@ -123,8 +119,6 @@ func (h *Hub) countLocked(owner string) int {
 	}
 	return n
 }
-
-func (h *Hub) durableCount() int { return len(h.durable) }
 
 // registerDurableLocked adds (or replaces) durable subscription s; the
 // caller holds h.mu.

@@ -99,8 +99,11 @@ func (h *Hub) pass(ctx context.Context, pos, applied, gen uint64) error {
 	durables := len(h.durable)
 	h.mu.Unlock()
 	if gap != nil {
+		h.log.Warn("standing queries: changes were trimmed before they were matched", "from", gap.From, "to", gap.To)
 		for _, s := range subs {
-			s.push(Event{Gap: gap})
+			if !s.durable { // an inbox has no place for it; the log says so
+				s.push(Event{Gap: gap})
+			}
 		}
 	}
 	var matches []pendingMatch
