@@ -162,3 +162,37 @@ func TestSubscription_DurableSurvivesRestart(t *testing.T) {
 		t.Fatalf("inbox after restart: %v", ms)
 	}
 }
+
+// A durable subscription created on replica A of a shared store is matched
+// by replica B too (B reloads the definitions): writes on either land in
+// the one inbox both read, in order (that replicas matching the same change
+// add it once is vfs's TestInbox).
+func TestSubscription_DurableOnReplicas(t *testing.T) {
+	_, url := pgStore(t)
+	a := startReplica(t, replicaConfig(t, url))
+	b := startReplica(t, replicaConfig(t, url))
+	ca, cb := ctxdv1.NewSubscriptionServiceClient(a.conn), ctxdv1.NewSubscriptionServiceClient(b.conn)
+	if _, err := ca.CreateSubscription(context.Background(), &ctxdv1.CreateSubscriptionRequest{Name: "team", Query: bm25Query("wombat census")}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l, err := cb.ListSubscriptions(context.Background(), &ctxdv1.ListSubscriptionsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.GetSubscriptions()) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("replica B never loaded the subscription created on A")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	writeText(t, b.vfs, "team:/w1.md", "The wombat census is done.")
+	writeText(t, a.vfs, "team:/w2.md", "Another wombat census.")
+	ms := waitInbox(t, context.Background(), cb, "team", 2)
+	if len(ms) != 2 || ms[0].GetResult().GetRef() != "team:/w1.md" || ms[1].GetResult().GetRef() != "team:/w2.md" {
+		t.Fatalf("inbox %v, want w1 then w2, once each", ms)
+	}
+}

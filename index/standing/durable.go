@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -313,7 +314,9 @@ func (h *Hub) reload(ctx context.Context) error {
 		}
 		h.mu.Lock()
 		old := h.durable[d.Name]
-		same := old != nil && durableEqual(old.def, d)
+		// One registered before the model could run is compiled again to
+		// gain its vector leg.
+		same := old != nil && durableEqual(old.def, d) && !old.lacksVectors()
 		h.mu.Unlock()
 		if same {
 			continue
@@ -348,3 +351,12 @@ func durableEqual(a, b Durable) bool {
 
 // Done is closed once the hub has stopped.
 func (h *Hub) Done() <-chan struct{} { return h.done }
+
+// lacksVectors reports whether s has a vector leg but a query without its
+// vector (the model could not run when it was compiled).
+func (s *Sub) lacksVectors() bool {
+	if s.q.Mode == search.BM25 {
+		return false
+	}
+	return slices.ContainsFunc(s.vecs, func(v []float32) bool { return v == nil })
+}
