@@ -118,8 +118,9 @@ type Engine struct {
 
 	// fresh is what searches see of the store (awaitWrites); a search
 	// waiting for it asks, on hurry, to apply without the batching delay.
-	fresh   fresh
-	hurry   chan struct{}
+	fresh fresh
+	hurry chan struct{}
+
 	models  chan modelSpec
 	reqs    chan func(context.Context)
 	cancel  context.CancelFunc
