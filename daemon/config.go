@@ -97,8 +97,8 @@ type Config struct {
 	// SubscriptionRetain is how many outbox entries past those the standing
 	// queries matched the store keeps, so that a subscriber resuming with
 	// an older token gets what it missed (some 40 bytes each); 0 means
-	// 100,000.
-	SubscriptionRetain uint64 `toml:"subscription_retain"`
+	// 100,000, negative none.
+	SubscriptionRetain int64 `toml:"subscription_retain"`
 	// Limits bound every dimension of a request (the [limits] table).
 	Limits Limits `toml:"limits"`
 	// Enricher is the optional question enricher (the [enricher] table),

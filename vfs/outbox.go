@@ -224,6 +224,13 @@ const trimBatch = 10_000
 // applied (see ReplicaRetention), up to seq, in transactions of at most
 // trimBatch deletes.
 func (s *Store) TrimOutbox(ctx context.Context, seq uint64) error {
+	return s.TrimOutboxTo(ctx, seq, seq)
+}
+
+// TrimOutboxTo is TrimOutbox deleting no entry past through (<= seq): the
+// caller keeps some entries it applied for a while longer (standing
+// queries keep them for resuming subscribers).
+func (s *Store) TrimOutboxTo(ctx context.Context, seq, through uint64) error {
 	for {
 		more := false
 		err := s.update(ctx, func(t *txn) error {
@@ -231,6 +238,7 @@ func (s *Store) TrimOutbox(ctx context.Context, seq uint64) error {
 			if err != nil {
 				return err
 			}
+			upto = min(upto, through)
 			c := t.outbox.Cursor()
 			n := 0
 			k, _ := c.First()

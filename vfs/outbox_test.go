@@ -402,3 +402,26 @@ func TestOutbox_Replica(t *testing.T) {
 		}
 	}
 }
+
+// TrimOutboxTo reports the replica's applied sequence but deletes no entry
+// past through.
+func TestOutbox_TrimOutboxTo(t *testing.T) {
+	s := mustOpenStore(t)
+	for _, r := range []string{"n:/1", "n:/2", "n:/3"} {
+		mustWrite(t, s, r, "x")
+	}
+	seq, err := s.OutboxSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TrimOutboxTo(ctx, seq, seq-1); err != nil {
+		t.Fatal(err)
+	}
+	if _, retained, err := s.Changes(ctx, 0, 10); err != nil || retained != seq {
+		t.Fatalf("retained %d, %v; want %d (only the last entry kept)", retained, err, seq)
+	}
+	head, reps, err := s.Replicas(ctx)
+	if err != nil || len(reps) != 1 || reps[0].Applied != seq || head != seq {
+		t.Fatalf("replicas %+v head %d, %v; want this one reported at %d", reps, head, err, seq)
+	}
+}

@@ -62,8 +62,8 @@ type Options struct {
 	// lexical leg alone).
 	Embed func(ctx context.Context, text string) ([]float32, error)
 	// Retain is how many matched outbox entries are kept for resuming
-	// streams; 0 means DefaultRetain.
-	Retain uint64
+	// streams; 0 means DefaultRetain, negative none.
+	Retain int64
 	// ReplicaID is this daemon's replica id on a shared store.
 	ReplicaID string
 	// MaxInbox bounds each durable subscription's inbox; 0 means
@@ -151,8 +151,11 @@ func New(store *vfs.Store, opts Options) *Hub {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	if opts.Retain == 0 {
+	switch {
+	case opts.Retain == 0:
 		opts.Retain = DefaultRetain
+	case opts.Retain < 0:
+		opts.Retain = 0
 	}
 	if opts.MaxInbox == 0 {
 		opts.MaxInbox = DefaultInbox
@@ -201,12 +204,13 @@ func (h *Hub) Close() {
 	clear(h.subs)
 }
 
-// Hold is the outbox sequence the engine may trim through: what the hub
-// has matched less the entries kept for resuming (0 before Start).
-func (h *Hub) Hold() uint64 {
+// Hold is search.Options.Hold: the outbox sequence the hub has matched
+// through, and the one the engine may trim through, which keeps
+// Options.Retain entries more for resuming streams (both 0 before Start).
+func (h *Hub) Hold() (matched, trim uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.pos - min(h.pos, h.opts.Retain)
+	return h.pos, h.pos - min(h.pos, uint64(h.opts.Retain))
 }
 
 // Counts reports the durable subscriptions, the open streams and the
