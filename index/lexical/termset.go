@@ -163,7 +163,7 @@ func (f *Finder) Find(text string, found map[string]bool) error {
 		w := text[start:end]
 		start = end
 		f.lower = appendLower(f.lower[:0], []byte(w))
-		if !slices.ContainsFunc(s.lens, func(n int) bool { return s.prefixes[runePrefix(string(f.lower), n)] }) {
+		if !slices.ContainsFunc(s.lens, func(n int) bool { return s.prefixes[string(runePrefixBytes(f.lower, n))] }) {
 			continue
 		}
 		terms, ok := f.words[string(f.lower)]
@@ -188,4 +188,16 @@ func (f *Finder) Find(text string, found map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// runePrefixBytes returns the first n runes of b.
+func runePrefixBytes(b []byte, n int) []byte {
+	for i := 0; i < len(b); n-- {
+		if n == 0 {
+			return b[:i]
+		}
+		_, sz := utf8.DecodeRune(b[i:])
+		i += sz
+	}
+	return b
 }
