@@ -307,7 +307,9 @@ func (h *Hub) Subscribe(ctx context.Context, q Query, o SubscribeOptions) (*Sub,
 	h.mu.Unlock()
 	h.poke()
 	stop := context.AfterFunc(ctx, s.Close)
+	s.mu.Lock()
 	s.stopCtx = stop
+	s.mu.Unlock()
 	return s, nil
 }
 

@@ -19,7 +19,7 @@ type Sub struct {
 	vecs    [][]float32 // by query text; nil without the vector leg
 	filter  search.FilterMatch
 	access  vfs.Access
-	stopCtx func() bool
+	stopCtx func() bool // guarded by mu
 	// durable is set for a durable subscription (def): its matches go to
 	// its inbox.
 	durable bool
@@ -113,8 +113,11 @@ func (s *Sub) end(err error) bool {
 // Close unregisters the subscription.
 func (s *Sub) Close() {
 	s.end(context.Canceled)
-	if s.stopCtx != nil {
-		s.stopCtx()
+	s.mu.Lock()
+	stop := s.stopCtx
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
 	}
 	h := s.hub
 	h.mu.Lock()
