@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -248,8 +249,6 @@ type SubscribeOptions struct {
 	// the stream starts after it.
 	Resume    uint64
 	HasResume bool
-	// ID names the subscription; "" generates one.
-	ID string
 }
 
 // LimitError is an ErrTooMany naming the bound.
@@ -277,10 +276,7 @@ func (h *Hub) Subscribe(ctx context.Context, q Query, o SubscribeOptions) (*Sub,
 	}
 	s.hub, s.access, s.owner = h, o.Access, o.Owner
 	s.events = make(chan Event, cmp.Or(o.Pending, DefaultPending))
-	s.id = o.ID
-	if s.id == "" {
-		s.id = "live-" + strconv.FormatUint(h.nextID.Add(1), 10)
-	}
+	s.id = "live-" + strconv.FormatUint(h.nextID.Add(1), 10)
 	h.mu.Lock()
 	if o.MaxTotal > 0 && len(h.subs) >= o.MaxTotal {
 		h.mu.Unlock()
@@ -375,7 +371,7 @@ func unit(v []float32) []float32 {
 		return nil
 	}
 	out := make([]float32, len(v))
-	inv := 1 / sqrt(n)
+	inv := 1 / math.Sqrt(n)
 	for i, x := range v {
 		out[i] = float32(float64(x) * inv)
 	}

@@ -2,7 +2,6 @@ package standing
 
 import (
 	"context"
-	"math"
 	"sync"
 
 	"github.com/ctxd/ctxd/index/search"
@@ -203,5 +202,3 @@ func (s *Sub) replayMore(ctx context.Context) error {
 	s.replayFrom = changes[len(changes)-1].Seq
 	return nil
 }
-
-func sqrt(x float64) float64 { return math.Sqrt(x) }
