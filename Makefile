@@ -120,8 +120,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -185,6 +185,11 @@ bench-replicas: setup-run $(VENV)/.deps ## PostgreSQL replicas beside bbolt in o
 	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Replicas_Write16 -benchtime=4000x -count=1 -timeout=30m ./daemon/ | tee -a bench-results/replicas.txt
 	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Replicas_Lag -benchtime=1x -count=1 -timeout=30m ./daemon/ | tee -a bench-results/replicas.txt
 	CTXD_PG_BIN=$(PG_BIN) CTXD_BENCH_STORES=bolt,postgres go test -run='^$$' -bench=SearchWikipedia -benchtime=1x -count=1 -timeout=4h ./daemon/ | tee -a bench-results/replicas.txt
+
+bench-subscriptions: setup-run ## Standing queries: index-only bulk ingest of wikipedia-passages with 0 and 1,000 BM25 standing queries in interleaved rounds (items/s, ratio), write-to-push p50/p99 with 1,000 registered, and the matcher's cost per chunk (CTXD_BENCH_SUB_ITEMS, CTXD_BENCH_SUB_ROUNDS, CTXD_BENCH_SUB_QUERIES, CTXD_BENCH_SUB_WRITES)
+	mkdir -p bench-results
+	go test -run='^$$' -bench=Subscriptions_ -benchtime=1x -count=1 -timeout=1h ./daemon/ | tee bench-results/subscriptions.txt
+	go test -run='^$$' -bench=Matcher -benchtime=20000x -count=1 ./index/standing/ | tee -a bench-results/subscriptions.txt
 
 bench-migrate: setup-run $(VENV)/.deps ## ctxd migrate's copy of a 10k-item store (184k keys) from bbolt into bbolt and into PostgreSQL: keys/s, MB/s, Verify seconds; last line `copy keys/s postgres/bolt=…` (CTXD_BENCH_MIGRATE_ITEMS, CTXD_BENCH_MIGRATE_BATCH_KEYS)
 	mkdir -p bench-results

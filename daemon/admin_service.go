@@ -52,6 +52,7 @@ func (s *adminService) Status(ctx context.Context, req *ctxdv1.StatusRequest) (*
 		Store: &ctxdv1.StoreStatus{
 			Location: s.b.storeInfo.location, Shared: s.b.storeInfo.shared, Reachable: true, ReplicaId: s.b.replicaID,
 		},
+		Subscriptions: s.b.subscriptionCounts(),
 	}
 	// While the probe finds the store out of reach, its reads get the
 	// probe's bound rather than the caller's deadline: status answers.

@@ -109,6 +109,11 @@ var methodScopes = map[string]Scope{
 	ctxdv1.SessionService_SearchEvents_FullMethodName:                      ScopeRead,
 	ctxdv1.SessionService_Recall_FullMethodName:                            ScopeRead,
 	ctxdv1.AdminService_Status_FullMethodName:                              ScopeRead,
+	ctxdv1.SubscriptionService_Subscribe_FullMethodName:                    ScopeRead,
+	ctxdv1.SubscriptionService_CreateSubscription_FullMethodName:           ScopeRead,
+	ctxdv1.SubscriptionService_ListSubscriptions_FullMethodName:            ScopeRead,
+	ctxdv1.SubscriptionService_DeleteSubscription_FullMethodName:           ScopeRead,
+	ctxdv1.SubscriptionService_ReadSubscription_FullMethodName:             ScopeRead,
 	ctxdv1.ToolService_ListTools_FullMethodName:                            ScopeRead,
 	ctxdv1.ToolService_CallTool_FullMethodName:                             ScopeRead, // a tool's own calls need write, ingest
 	ctxdv1.VfsService_Write_FullMethodName:                                 ScopeWrite,

@@ -94,6 +94,11 @@ type Config struct {
 	// past it the search answers from the indexes as they are and says so
 	// (stale, stale_reason). 0 turns the wait and the report off.
 	IndexWait Duration `toml:"index_wait"`
+	// SubscriptionRetain is how many outbox entries past those the standing
+	// queries matched the store keeps, so that a subscriber resuming with
+	// an older token gets what it missed (some 40 bytes each); 0 means
+	// 100,000, negative none.
+	SubscriptionRetain int64 `toml:"subscription_retain"`
 	// Limits bound every dimension of a request (the [limits] table).
 	Limits Limits `toml:"limits"`
 	// Enricher is the optional question enricher (the [enricher] table),

@@ -24,6 +24,7 @@ import (
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/session"
+	"github.com/ctxd/ctxd/index/standing"
 	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/ingest/watcher"
 	"github.com/ctxd/ctxd/vfs"
@@ -62,6 +63,8 @@ type backend struct {
 	replicaID string
 	// watches runs the persistent watches (WatchService).
 	watches *watcher.Manager
+	// subs holds the standing queries (SubscriptionService).
+	subs *standing.Hub
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -145,6 +148,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	ctxdv1.RegisterSessionServiceServer(d.grpc, &sessionService{b: &d.b})
 	ctxdv1.RegisterToolServiceServer(d.grpc, &toolService{d: d})
 	ctxdv1.RegisterWatchServiceServer(d.grpc, &watchService{b: &d.b, log: log})
+	ctxdv1.RegisterSubscriptionServiceServer(d.grpc, &subscriptionService{b: &d.b})
 
 	unixLn, err := listenUnix(cfg.Socket)
 	if err != nil {
@@ -171,11 +175,17 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if d.b.store, d.b.replicaID, err = openStore(cfg, si); err != nil {
 		return nil, err
 	}
+	d.b.subs = standing.New(d.b.store, standing.Options{Log: log, Embed: d.b.embedQuery, ReplicaID: d.b.replicaID, Retain: cfg.SubscriptionRetain,
+		MaxInbox: cfg.Limits.MaxSubscriptionInbox})
 	if d.b.engine, err = search.Open(d.b.store, search.Options{
 		Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search(), WriteWait: cfg.writeWait(),
 		TimedDrives: []string{session.Drive}, // session searches filter events by time
+		Hold:        d.b.subs.Hold,
 	}); err != nil {
 		return nil, fmt.Errorf("open search indexes: %w", err)
+	}
+	if err := d.b.subs.Start(ctx, d.b.engine); err != nil {
+		return nil, fmt.Errorf("start standing queries: %w", err)
 	}
 	d.b.usage = vfs.NewUsageRecorder(d.b.store, log)
 	d.b.ingest = ingest.New(d.b.store, ingest.Config{
@@ -360,6 +370,9 @@ func (d *Daemon) Stop(ctx context.Context) error {
 func (d *Daemon) shutdown(ctx context.Context) error {
 	d.ready.Store(false)
 	d.health.Shutdown()
+	if d.b.subs != nil { // its streams end, so that the servers stop gracefully
+		d.b.subs.Close()
+	}
 	if d.http != nil {
 		d.http.Shutdown(ctx)
 	}

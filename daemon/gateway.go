@@ -53,6 +53,9 @@ func newGateway(ctx context.Context, conn *grpc.ClientConn, auth *authenticator,
 		func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 			return ctxdv1.RegisterIngestServiceHandlerClient(ctx, mux, ingestFirstMessage{ctxdv1.NewIngestServiceClient(conn)})
 		},
+		func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
+			return ctxdv1.RegisterSubscriptionServiceHandlerClient(ctx, mux, subscribeFirstMessage{ctxdv1.NewSubscriptionServiceClient(conn)})
+		},
 	} {
 		if err := register(ctx, mux, conn); err != nil {
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -262,6 +265,16 @@ func (c ingestFirstMessage) Refresh(ctx context.Context, in *ctxdv1.RefreshReque
 
 func (c ingestFirstMessage) Reembed(ctx context.Context, in *ctxdv1.ReembedRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ctxdv1.ReembedResponse], error) {
 	return firstMessage(c.IngestServiceClient.Reembed(ctx, in, opts...))
+}
+
+// subscribeFirstMessage waits for Subscribe's first message (Ready, or the
+// refusal), as ingestFirstMessage does.
+type subscribeFirstMessage struct {
+	ctxdv1.SubscriptionServiceClient
+}
+
+func (c subscribeFirstMessage) Subscribe(ctx context.Context, in *ctxdv1.SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ctxdv1.SubscribeResponse], error) {
+	return firstMessage(c.SubscriptionServiceClient.Subscribe(ctx, in, opts...))
 }
 
 func firstMessage[T any](s grpc.ServerStreamingClient[T], err error) (grpc.ServerStreamingClient[T], error) {

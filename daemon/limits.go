@@ -9,6 +9,7 @@ import (
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/session"
 	"github.com/ctxd/ctxd/ingest/watcher"
+	"github.com/ctxd/ctxd/index/standing"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -66,6 +67,24 @@ type Limits struct {
 	// MaxWatchExcludes bounds the exclude patterns of one watch, each at
 	// most 1024 bytes (CTXD_MAX_WATCH_EXCLUDES).
 	MaxWatchExcludes int `toml:"max_watch_excludes"`
+	// MaxSubscriptionsPerToken bounds the standing queries one token holds:
+	// open streams and durable subscriptions, each counted
+	// (CTXD_MAX_SUBSCRIPTIONS_PER_TOKEN).
+	MaxSubscriptionsPerToken int `toml:"max_subscriptions_per_token"`
+	// MaxSubscriptions bounds the standing queries of all tokens together
+	// (CTXD_MAX_SUBSCRIPTIONS).
+	MaxSubscriptions int `toml:"max_subscriptions"`
+	// MaxSubscriptionQueries bounds the query texts of one standing query
+	// (CTXD_MAX_SUBSCRIPTION_QUERIES).
+	MaxSubscriptionQueries int `toml:"max_subscription_queries"`
+	// MaxSubscriptionPending bounds the pushes waiting for a stream's
+	// client: past it the stream is cut off (RESOURCE_EXHAUSTED) rather
+	// than slow anything down (CTXD_MAX_SUBSCRIPTION_PENDING).
+	MaxSubscriptionPending int `toml:"max_subscription_pending"`
+	// MaxSubscriptionInbox bounds the matches a durable subscription keeps
+	// while nobody reads them; the oldest go first and are counted
+	// (CTXD_MAX_SUBSCRIPTION_INBOX).
+	MaxSubscriptionInbox int `toml:"max_subscription_inbox"`
 }
 
 // DefaultLimits are the limits when the config sets none.
@@ -82,6 +101,13 @@ func DefaultLimits() Limits {
 		MaxEventBytes:       session.DefaultMaxEventBytes,
 		MaxWatches:          watcher.DefaultMaxWatches,
 		MaxWatchExcludes:    64,
+		// A thousand standing queries cost ingest a few percent
+		// (BenchmarkSubscriptions_BulkIngest); ten thousand leave room.
+		MaxSubscriptionsPerToken: 100,
+		MaxSubscriptions:         10_000,
+		MaxSubscriptionQueries:   8,
+		MaxSubscriptionPending:   standing.DefaultPending,
+		MaxSubscriptionInbox:     10_000,
 	}
 }
 
@@ -126,6 +152,14 @@ var limitFields = []limitField{
 		"watch a common parent directory, or remove watches no longer needed (`ctxd watch rm`)"},
 	{"max_watch_excludes", "CTXD_MAX_WATCH_EXCLUDES", func(l *Limits) *int { return &l.MaxWatchExcludes },
 		"put the patterns in the tree's .gitignore, or use broader globs (`ctxd watch add --exclude`)"},
+	{"max_subscriptions_per_token", "CTXD_MAX_SUBSCRIPTIONS_PER_TOKEN", func(l *Limits) *int { return &l.MaxSubscriptionsPerToken },
+		"close a stream or delete a durable subscription no longer needed (`ctxd subscription rm`)"},
+	{"max_subscriptions", "CTXD_MAX_SUBSCRIPTIONS", func(l *Limits) *int { return &l.MaxSubscriptions },
+		"close streams or delete durable subscriptions no longer needed (`ctxd subscription list`)"},
+	{"max_subscription_queries", "CTXD_MAX_SUBSCRIPTION_QUERIES", func(l *Limits) *int { return &l.MaxSubscriptionQueries },
+		"split the queries over several subscriptions"},
+	{"max_subscription_pending", "CTXD_MAX_SUBSCRIPTION_PENDING", func(l *Limits) *int { return &l.MaxSubscriptionPending }, ""},
+	{"max_subscription_inbox", "CTXD_MAX_SUBSCRIPTION_INBOX", func(l *Limits) *int { return &l.MaxSubscriptionInbox }, ""},
 }
 
 // searchLimitKeys maps the engine's limits to their config keys.

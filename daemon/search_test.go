@@ -304,6 +304,8 @@ func TestLimits_RequestLimitsOverGRPCAndHTTP(t *testing.T) {
 		MaxTokenBudget: 40, MaxChunksPerItem: 2, MaxFilterValues: 2, MaxListLimit: 5, MaxTreeDepth: 2,
 		MaxTreeItemsPerDir: 4, MaxQuestionsPerItem: 2, MaxSimilarTextBytes: 4096, MaxBatchItems: 2,
 		MaxEventBytes: 256, MaxWatches: 1, MaxWatchExcludes: 1, // the watch limits: TestWatchService_badRequests
+		MaxSubscriptionsPerToken: 1, MaxSubscriptions: 10, MaxSubscriptionQueries: 2,
+		MaxSubscriptionPending: 10, MaxSubscriptionInbox: 10,
 	}
 	d := mustStart(t, cfg)
 	conn := dial(t, "unix://"+cfg.Socket)

@@ -21,8 +21,9 @@ import (
 
 // seq (8) -> item id (16) | chunk records before the change (4) | what changed (1) |
 // first (4) and one past the last (4) chunk whose vector changed | time (8,
-// unix ns). Entries written before the chunk range (or the time) existed end
-// after what changed (or the range).
+// unix ns) | the id of the replica that wrote it (the rest; absent when the
+// store has none). Entries written before the chunk range (or the time, or
+// the replica) existed end after what changed (or the range, or the time).
 const bucketOutbox = "outbox"
 
 // outboxTimeEnd is the length of an entry that records its time.
@@ -46,6 +47,10 @@ type IndexChange struct {
 	PrevChunks             int
 	VectorsOnly            bool
 	VectorsFrom, VectorsTo int
+	// Replica is the id of the replica whose daemon made the change
+	// (Options.ReplicaID), "" when the store had none or the entry
+	// predates it.
+	Replica string
 }
 
 // IndexChunk is one chunk as the indexes need it.
@@ -128,7 +133,7 @@ func (t *txn) emitKind(id []byte, kind byte, i int) error {
 		return fmt.Errorf("outbox sequence: %w", err)
 	}
 	t.emitted[k] = seq
-	v := make([]byte, outboxTimeEnd)
+	v := make([]byte, outboxTimeEnd, outboxTimeEnd+len(t.replica))
 	copy(v, id)
 	binary.BigEndian.PutUint64(v[29:], uint64(t.now.UnixNano()))
 	binary.BigEndian.PutUint32(v[16:], uint32(t.chunkCount(id)))
@@ -137,6 +142,7 @@ func (t *txn) emitKind(id []byte, kind byte, i int) error {
 		binary.BigEndian.PutUint32(v[21:], uint32(i))
 		binary.BigEndian.PutUint32(v[25:], uint32(i+1))
 	}
+	v = append(v, t.replica...)
 	if err := t.outbox.Put(seqKey(seq), v); err != nil {
 		return fmt.Errorf("append outbox: %w", err)
 	}
@@ -200,6 +206,9 @@ func (s *Store) Changes(ctx context.Context, after uint64, limit int) (changes [
 					ch.VectorsFrom, ch.VectorsTo = int(binary.BigEndian.Uint32(v[21:])), int(binary.BigEndian.Uint32(v[25:]))
 				}
 			}
+			if len(v) > outboxTimeEnd {
+				ch.Replica = string(v[outboxTimeEnd:])
+			}
 			changes = append(changes, ch)
 		}
 		return nil
@@ -215,6 +224,13 @@ const trimBatch = 10_000
 // applied (see ReplicaRetention), up to seq, in transactions of at most
 // trimBatch deletes.
 func (s *Store) TrimOutbox(ctx context.Context, seq uint64) error {
+	return s.TrimOutboxTo(ctx, seq, seq)
+}
+
+// TrimOutboxTo is TrimOutbox deleting no entry past through (<= seq): the
+// caller keeps some entries it applied for a while longer (standing
+// queries keep them for resuming subscribers).
+func (s *Store) TrimOutboxTo(ctx context.Context, seq, through uint64) error {
 	for {
 		more := false
 		err := s.update(ctx, func(t *txn) error {
@@ -222,6 +238,7 @@ func (s *Store) TrimOutbox(ctx context.Context, seq uint64) error {
 			if err != nil {
 				return err
 			}
+			upto = min(upto, through)
 			c := t.outbox.Cursor()
 			n := 0
 			k, _ := c.First()

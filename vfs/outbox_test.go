@@ -382,3 +382,46 @@ func TestStore_MarkIndexedInBatches(t *testing.T) {
 		t.Fatalf("indexed seq = %d, %v; want %d", walked, err, through)
 	}
 }
+
+// On a shared store an outbox entry names the replica that wrote it; on
+// one of its own it names none.
+func TestOutbox_Replica(t *testing.T) {
+	s := mustOpenStore(t, Options{ReplicaID: "replica-a"})
+	mustWrite(t, s, "n:/a", "x")
+	changes, _, err := s.Changes(ctx, 0, 10)
+	if err != nil || len(changes) == 0 {
+		t.Fatalf("changes %v %v", changes, err)
+	}
+	want := ""
+	if s.Shared() {
+		want = "replica-a"
+	}
+	for _, c := range changes {
+		if c.Replica != want {
+			t.Fatalf("change %+v names replica %q, want %q", c, c.Replica, want)
+		}
+	}
+}
+
+// TrimOutboxTo reports the replica's applied sequence but deletes no entry
+// past through.
+func TestOutbox_TrimOutboxTo(t *testing.T) {
+	s := mustOpenStore(t)
+	for _, r := range []string{"n:/1", "n:/2", "n:/3"} {
+		mustWrite(t, s, r, "x")
+	}
+	seq, err := s.OutboxSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TrimOutboxTo(ctx, seq, seq-1); err != nil {
+		t.Fatal(err)
+	}
+	if _, retained, err := s.Changes(ctx, 0, 10); err != nil || retained != seq {
+		t.Fatalf("retained %d, %v; want %d (only the last entry kept)", retained, err, seq)
+	}
+	head, reps, err := s.Replicas(ctx)
+	if err != nil || len(reps) != 1 || reps[0].Applied != seq || head != seq {
+		t.Fatalf("replicas %+v head %d, %v; want this one reported at %d", reps, head, err, seq)
+	}
+}

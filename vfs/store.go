@@ -231,6 +231,15 @@ func (s *Store) signalWork() {
 // Shared reports whether other processes write this store.
 func (s *Store) Shared() bool { return s.shared }
 
+// outboxReplica is the replica id outbox entries record: this replica's on
+// a shared store, else none.
+func (s *Store) outboxReplica() string {
+	if s.shared {
+		return s.replicaID
+	}
+	return ""
+}
+
 // Close closes the store's backend.
 func (s *Store) Close() error {
 	close(s.stopNotify)
@@ -300,6 +309,7 @@ type txn struct {
 	outbox   backend.Bucket
 	chunker  Chunker // nil while no chunker is installed
 	model    string  // embedding model id; "" while unknown
+	replica  string  // the store's replica id, recorded in outbox entries; "" when none
 	now      time.Time
 	actor    Actor  // who makes the change (update only)
 	access   Access // what the caller may see and change
@@ -377,6 +387,7 @@ func (s *Store) newTxn(tx backend.Tx) *txn {
 		outbox:   tx.Bucket(nameOutbox),
 		chunker:  s.chunker,
 		model:    s.model,
+		replica:  s.outboxReplica(),
 		now:      s.now().UTC(),
 		roots:    s.roots,
 

@@ -101,6 +101,7 @@ ref is drive:/path, a bare /path (the agent drive), or an item id.`,
 	root.AddCommand(c.toolsCommand())
 	root.AddCommand(c.sessionCommand(), c.pruneCommand(), c.compactCommand())
 	root.AddCommand(c.hookCommand())
+	root.AddCommand(c.subscribeCommand(), c.subscriptionCommand())
 	return root
 }
 

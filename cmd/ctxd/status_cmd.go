@@ -63,6 +63,9 @@ func (c *cli) statusCommand() *cobra.Command {
 				}
 			}
 			row("search index", availability(r.Index.GetAvailable(), false, r.Index.GetUnavailableReason()))
+			if sc := r.GetSubscriptions(); sc.GetDurable()+sc.GetStreams()+sc.GetCutOff() > 0 {
+				row("standing queries", fmt.Sprintf("%d durable, %d streams open, %d cut off as slow", sc.GetDurable(), sc.GetStreams(), sc.GetCutOff()))
+			}
 			if len(r.Disk) > 0 {
 				chunks := max(r.GetIndex().GetChunkCount(), 1)
 				fmt.Fprintf(tw, "\ndisk\tbytes\tper chunk\tpages full\tkeys\n")

@@ -47,10 +47,14 @@ const instructions = `ctxd is your memory: items addressed as drive:/path (agent
 // name keeps working under the core profile, as it does over CallTool. The
 // daemon checks the caller's scopes for those as for any call.
 func New(opts Options) *mcp.Server {
+	watch := &subscriptionWatch{backend: opts.Backend, watching: map[string]*watcher{}}
 	s := mcp.NewServer(&mcp.Implementation{Name: "ctxd", Title: "ctxd", Version: opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       opts.Logger,
+		Instructions:       instructions,
+		Logger:             opts.Logger,
+		SubscribeHandler:   watch.subscribe,
+		UnsubscribeHandler: watch.unsubscribe,
 	})
+	watch.server = s
 	listed := map[string]bool{}
 	for _, t := range opts.Tools {
 		s.AddTool(mcpTool(t), toolHandler(t.Name, opts.Backend))
@@ -72,6 +76,15 @@ func New(opts Options) *mcp.Server {
 		Description: "An item of the store, by drive and path: ctxd://agent/notes/plan.md is the item agent:/notes/plan.md. Text items read as text, others as a blob, with the item's MIME type.",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return readResource(ctx, opts.Backend(req.Extra), req.Params.URI)
+	})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "subscription",
+		Title:       "ctxd durable subscription",
+		URITemplate: subscriptionScheme + "{name}",
+		MIMEType:    "application/json",
+		Description: "The matches waiting in a durable subscription's inbox (context_watch_query), left there; subscribe to be told when one arrives, and acknowledge with context_read_subscription.",
+	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return readSubscriptionResource(ctx, opts.Backend(req.Extra), req.Params.URI)
 	})
 	// The SDK lists registered resources only; the items are listed from
 	// the store instead (the template above gives the resources capability).

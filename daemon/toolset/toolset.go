@@ -34,6 +34,8 @@ type Backend struct {
 	Ingest  ctxdv1.IngestServiceClient
 	Session ctxdv1.SessionServiceClient
 	Watch   ctxdv1.WatchServiceClient
+	// Subscription keeps standing queries (context_watch_query).
+	Subscription ctxdv1.SubscriptionServiceClient
 	// Cwd is the working directory of the agent's host process, when the
 	// tools run in it (`ctxd mcp` over stdio): remember passes it so that
 	// the daemon derives the project from it. Empty inside the daemon.
@@ -49,6 +51,7 @@ func NewBackend(cc grpc.ClientConnInterface) Backend {
 		Ingest:  ctxdv1.NewIngestServiceClient(cc),
 		Session: ctxdv1.NewSessionServiceClient(cc),
 		Watch:   ctxdv1.NewWatchServiceClient(cc),
+		Subscription: ctxdv1.NewSubscriptionServiceClient(cc),
 	}
 }
 

@@ -399,6 +399,17 @@ func TestCall_EveryTool(t *testing.T) {
 			}
 		}},
 		{"update beliefs in a root never initialised", "update_beliefs", `{"body":"x","root":"self:/nobody/"}`, nil},
+		{"watch a query", "context_watch_query", `{"name":"quokka-watch","queries":["quokka facts"]}`, func(t *testing.T, m map[string]any) {
+			if m["name"] != "quokka-watch" || m["resource_uri"] != "ctxd-subscription://quokka-watch" {
+				t.Fatalf("watch: %v", m)
+			}
+		}},
+		{"read the watched query", "context_read_subscription", `{"name":"quokka-watch","peek":true}`, func(t *testing.T, m map[string]any) {
+			if _, ok := m["matches"].([]any); !ok || m["remaining"] == nil {
+				t.Fatalf("read subscription: %v, want matches and remaining", m)
+			}
+		}},
+		{"read a query nobody watches", "context_read_subscription", `{"name":"nobody"}`, nil},
 		{"remember without a working directory", "remember", `{"text":"Chose bbolt for the store.","kind":"decision"}`, func(t *testing.T, m map[string]any) {
 			if ref, _ := m["ref"].(string); m["project"] != "default" || !strings.HasPrefix(ref, "session:/default/") || !strings.Contains(ref, "decision") || m["session_id"] == "" {
 				t.Fatalf("remember: %v, want a decision in the default project", m)
@@ -411,6 +422,7 @@ func TestCall_EveryTool(t *testing.T) {
 		"find similar needs the embedding model":       "unavailable",
 		"update beliefs in a root never initialised":   "not_found",
 		"stop watching what is not watched":            "not_found",
+		"read a query nobody watches":                  "not_found",
 	}
 	for _, s := range steps {
 		args := s.args
@@ -576,8 +588,8 @@ func TestErrorResult_Shape(t *testing.T) {
 // deterministic.
 func TestExport(t *testing.T) {
 	tools := toolset.Tools()
-	if len(tools) != 23 {
-		t.Errorf("%d tools, want 23: the tool issue's 21, context_find_similar, remember and the three watch tools, less the three context_info answers", len(tools))
+	if len(tools) != 25 {
+		t.Errorf("%d tools, want 25: the tool issue's 21, context_find_similar, remember and the three watch tools, context_watch_query and context_read_subscription, less the three context_info answers", len(tools))
 	}
 	for _, format := range toolset.Formats {
 		t.Run(format, func(t *testing.T) {

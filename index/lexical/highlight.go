@@ -2,9 +2,6 @@ package lexical
 
 import (
 	"fmt"
-	"slices"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -63,49 +60,10 @@ func (x *Index) TermPositions(text string, terms map[string]bool) ([]TermPositio
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	an, err := x.english()
+	var out []TermPosition
+	err := NewTermSet(terms).Positions(text, func(p TermPosition) { out = append(out, p) })
 	if err != nil {
 		return nil, fmt.Errorf("term positions: %w", err)
-	}
-	// Analysing a whole chunk costs tens of microseconds, a hundred results
-	// milliseconds, so only the words that begin like a term are analysed:
-	// the Porter stemmer rewrites endings, so a word and its stem share
-	// their first runes (up to the stem's length: "ties" is "ti").
-	prefixes := map[string]bool{}
-	var lens []int // the prefix lengths in runes that occur
-	for t := range terms {
-		p := runePrefix(t, matchPrefixRunes)
-		prefixes[p] = true
-		if n := utf8.RuneCountInString(p); !slices.Contains(lens, n) {
-			lens = append(lens, n)
-		}
-	}
-	var out []TermPosition
-	word := 0
-	for start := 0; start < len(text); {
-		r, sz := utf8.DecodeRuneInString(text[start:])
-		if !isWordRune(r) {
-			start += sz
-			continue
-		}
-		end := start + sz
-		for end < len(text) {
-			r, sz := utf8.DecodeRuneInString(text[end:])
-			if !isWordRune(r) {
-				break
-			}
-			end += sz
-		}
-		w := text[start:end]
-		if slices.ContainsFunc(lens, func(n int) bool { return prefixes[strings.ToLower(runePrefix(w, n))] }) {
-			for _, t := range an.Analyze([]byte(w)) {
-				if terms[string(t.Term)] {
-					out = append(out, TermPosition{Term: string(t.Term), Word: word, Start: start + t.Start, End: start + t.End})
-				}
-			}
-		}
-		word++
-		start = end
 	}
 	return out, nil
 }

@@ -76,6 +76,12 @@ type Options struct {
 	// terms a chunk (a numeric field's precision steps), some 10% of its
 	// indexing time, so it is kept only where a caller filters by it.
 	TimedDrives []string
+	// Hold, when set, bounds trimming for standing queries
+	// (index/standing): matched is how far they matched the outbox (on a
+	// shared store the replica reports no more than it as applied, so that
+	// no replica trims what they have not matched), and trim how far this
+	// engine may delete entries (they keep more for resuming subscribers).
+	Hold func() (matched, trim uint64)
 
 	// beforeMark, when set (tests), runs before each background mark.
 	beforeMark func()
@@ -842,14 +848,19 @@ func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
 	if e.vec != nil || e.haveSnap {
 		upto = min(upto, e.snapSeq)
 	}
+	through := upto
+	if e.opts.Hold != nil {
+		matched, trim := e.opts.Hold()
+		upto, through = min(upto, matched), min(upto, trim)
+	}
 	report := e.store.Shared() && (!busy && upto != e.reported || time.Since(e.reportedAt) >= reportEvery)
-	if !report && (upto <= e.trimmed || (busy && upto-e.trimmed < trimEvery)) {
+	if !report && (through <= e.trimmed || (busy && through-e.trimmed < trimEvery)) {
 		return nil
 	}
-	if err := e.store.TrimOutbox(ctx, upto); err != nil {
+	if err := e.store.TrimOutboxTo(ctx, upto, through); err != nil {
 		return err
 	}
-	e.trimmed, e.reported, e.reportedAt = max(e.trimmed, upto), upto, time.Now()
+	e.trimmed, e.reported, e.reportedAt = max(e.trimmed, through), upto, time.Now()
 	return nil
 }
 

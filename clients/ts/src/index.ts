@@ -50,6 +50,8 @@ import { toCtxdError } from "./errors.js";
 import { type SessionMethods, sessionMethods } from "./sessions.js";
 import { WatchService } from "./gen/ctxd/v1/watch_pb.js";
 import { type WatchMethods, watchMethods } from "./watches.js";
+import { SubscriptionService } from "./gen/ctxd/v1/subscription_pb.js";
+import { type SubscriptionMethods, subscriptionMethods } from "./subscriptions.js";
 
 export { CtxdError, codeName, toCtxdError } from "./errors.js";
 export { Code, ConnectError } from "@connectrpc/connect";
@@ -59,6 +61,7 @@ export * from "./gen/ctxd/v1/errors_pb.js";
 export * from "./gen/ctxd/v1/ingest_pb.js";
 export * from "./gen/ctxd/v1/search_pb.js";
 export * from "./gen/ctxd/v1/session_pb.js";
+export * from "./gen/ctxd/v1/subscription_pb.js";
 export * from "./gen/ctxd/v1/tools_pb.js";
 export * from "./gen/ctxd/v1/types_pb.js";
 export * from "./gen/ctxd/v1/vfs_pb.js";
@@ -79,6 +82,7 @@ export {
   type StartSessionOptions,
   eventKind,
 } from "./sessions.js";
+export type { StandingQueryOptions, SubscribeOptions, SubscriptionMethods } from "./subscriptions.js";
 
 /** Options of createClient. */
 export interface ClientOptions {
@@ -113,7 +117,7 @@ export interface ClientOptions {
  * The services of a ctxd daemon, each a typed Connect client, and helpers
  * over them (the session helpers are SessionMethods').
  */
-export interface CtxdClient extends SessionMethods, WatchMethods {
+export interface CtxdClient extends SessionMethods, WatchMethods, SubscriptionMethods {
   /** The agent's filesystem: write, read, tree, list, edit, delete, ... */
   vfs: Client<typeof VfsService>;
   /** Hybrid search over stored items. */
@@ -126,6 +130,8 @@ export interface CtxdClient extends SessionMethods, WatchMethods {
   context: Client<typeof ContextService>;
   /** Sessions and their events (see the session helpers: startSession, appendEvents, ...). */
   sessions: Client<typeof SessionService>;
+  /** Standing queries (see subscribe(), createSubscription(), readSubscription(), ...). */
+  subscriptions: Client<typeof SubscriptionService>;
   /** The agent tools, for tool loops: listTools, callTool (see tools() and callTool()). */
   toolService: Client<typeof ToolService>;
   /** Watched directory trees (see the watch helpers: addWatch, listWatches, removeWatch). */
@@ -411,6 +417,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
   const admin = withCtxdErrors(createConnectClient(AdminService, transport));
   const sessions = withCtxdErrors(createConnectClient(SessionService, transport));
   const watches = withCtxdErrors(createConnectClient(WatchService, transport));
+  const subscriptions = withCtxdErrors(createConnectClient(SubscriptionService, transport));
   return {
     vfs,
     search,
@@ -418,6 +425,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
     admin,
     context,
     sessions,
+    subscriptions,
     toolService,
     watches,
     transport,
@@ -457,6 +465,7 @@ export function createClient(options: ClientOptions = {}): CtxdClient {
     compact: (ref, options = {}) => context.compact({ ...options, ref }),
     ...sessionMethods(sessions),
     ...watchMethods(watches),
+    ...subscriptionMethods(subscriptions),
     tools: (async (format = "mcp", profile: ToolProfile = "core") =>
       JSON.parse((await toolService.listTools({ format, profile })).toolsJson)) as CtxdClient["tools"],
     callTool: async (name, args = "") => {

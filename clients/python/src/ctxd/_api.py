@@ -56,6 +56,7 @@ from ctxd.v1 import (
     search_pb2,
     search_pb2_grpc,
     session_pb2_grpc,
+    subscription_pb2_grpc,
     tools_pb2,
     tools_pb2_grpc,
     types_pb2,
@@ -407,6 +408,7 @@ class _Api:
     tools_stub: tools_pb2_grpc.ToolServiceStub
     sessions: session_pb2_grpc.SessionServiceStub
     watches: watch_pb2_grpc.WatchServiceStub
+    subscriptions_stub: subscription_pb2_grpc.SubscriptionServiceStub
     timeout: Optional[float]
 
     def _set_stubs(self, channel: Any) -> None:
@@ -418,6 +420,7 @@ class _Api:
         self.tools_stub = tools_pb2_grpc.ToolServiceStub(channel)
         self.sessions = session_pb2_grpc.SessionServiceStub(channel)
         self.watches = watch_pb2_grpc.WatchServiceStub(channel)
+        self.subscriptions_stub = subscription_pb2_grpc.SubscriptionServiceStub(channel)
 
     def _stub_method(self, call: _Call[Any]) -> Callable[..., Any]:
         """The stub method that makes call."""

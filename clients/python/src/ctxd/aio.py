@@ -22,6 +22,7 @@ from ctxd._api import (
 from ctxd._context import _ContextApi
 from ctxd._sessions import _SessionsApi
 from ctxd._watches import _WatchesApi
+from ctxd._subscriptions import _SubscriptionsApi
 from ctxd.v1 import vfs_pb2
 
 __all__ = ["AsyncClient"]
@@ -53,7 +54,7 @@ class _MetadataInterceptor(
         return await continuation(self._details(client_call_details), request)
 
 
-class AsyncClient(_Api, _ContextApi, _SessionsApi, _WatchesApi):
+class AsyncClient(_Api, _ContextApi, _SessionsApi, _WatchesApi, _SubscriptionsApi):
     """A connection to a ctxd daemon for asyncio code, with the methods and
     options of :class:`ctxd.Client`: unary methods are coroutines, and the
     streams (``add``, ``refresh``, ``reembed``) async iterators. Failures

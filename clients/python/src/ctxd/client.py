@@ -24,6 +24,7 @@ from ctxd._api import (
 from ctxd._context import _ContextApi
 from ctxd._sessions import _SessionsApi
 from ctxd._watches import _WatchesApi
+from ctxd._subscriptions import _SubscriptionsApi
 from ctxd.v1 import vfs_pb2
 
 __all__ = ["Client", "default_socket_path", "PatchLike", "OnConflictLike", "WriteItemLike"]
@@ -50,7 +51,7 @@ class _MetadataInterceptor(
         return continuation(self._details(client_call_details), request)
 
 
-class Client(_Api, _ContextApi, _SessionsApi, _WatchesApi):
+class Client(_Api, _ContextApi, _SessionsApi, _WatchesApi, _SubscriptionsApi):
     """A connection to a ctxd daemon.
 
     With no arguments it connects to the unix socket at
