@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -16,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/spf13/cobra"
 )
 
 // maxMessage lets the CLI send and receive items up to the daemon's largest
@@ -86,6 +89,27 @@ func (c *cli) printJSON(m proto.Message) error {
 	}
 	fmt.Fprintln(c.stdout, string(b))
 	return nil
+}
+
+// printJSONLine prints m as one line of JSON: an event of a stream.
+func (c *cli) printJSONLine(m proto.Message) error {
+	b, err := jsonLine.Marshal(m)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, string(b))
+	return nil
+}
+
+// untilInterrupted returns the context of a call that runs until SIGINT or
+// SIGTERM (a clean end), or --timeout when it was given.
+func (c *cli) untilInterrupted(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	if !cmd.Flags().Changed("timeout") {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	return ctx, func() { cancel(); stop() }
 }
 
 // printError reports a failed call: the message, the error type and the hint

@@ -214,11 +214,9 @@ func follow[T ingestEvent](c *cli, cmd *cobra.Command, watch bool, open func(con
 				summary = s
 			}
 			if c.json {
-				b, err := jsonLine.Marshal(ev)
-				if err != nil {
+				if err := c.printJSONLine(ev); err != nil {
 					return err
 				}
-				fmt.Fprintln(c.stdout, string(b))
 				continue
 			}
 			switch {

@@ -8,10 +8,8 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,14 +57,8 @@ disagrees. There is no deadline unless --timeout is given.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			interrupted, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := c.untilInterrupted(cmd)
 			defer stop()
-			ctx := interrupted
-			if cmd.Flags().Changed("timeout") {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, c.timeout)
-				defer cancel()
-			}
 			return c.migrate(ctx, from, to, batchKeys)
 		},
 	}

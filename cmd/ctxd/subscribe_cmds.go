@@ -100,11 +100,9 @@ func (c *cli) followSubscription(cmd *cobra.Command, req *ctxdv1.SubscribeReques
 			return err
 		}
 		if c.json {
-			b, err := jsonLine.Marshal(ev)
-			if err != nil {
+			if err := c.printJSONLine(ev); err != nil {
 				return err
 			}
-			fmt.Fprintln(c.stdout, string(b))
 			continue
 		}
 		switch {

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -62,14 +60,8 @@ a deleted one kept and reported missing, or deleted with --delete-missing.
 			return err
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			interrupted, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := c.untilInterrupted(cmd)
 			defer stop()
-			ctx := interrupted
-			if cmd.Flags().Changed("timeout") {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, c.timeout)
-				defer cancel()
-			}
 			cl, err := c.dial()
 			if err != nil {
 				return err

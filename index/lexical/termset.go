@@ -85,20 +85,7 @@ func (s *TermSet) Positions(text string, fn func(TermPosition)) error {
 	}
 	word := 0
 	var lower []byte
-	for start := 0; start < len(text); {
-		r, sz := utf8.DecodeRuneInString(text[start:])
-		if !isWordRune(r) {
-			start += sz
-			continue
-		}
-		end := start + sz
-		for end < len(text) {
-			r, sz := utf8.DecodeRuneInString(text[end:])
-			if !isWordRune(r) {
-				break
-			}
-			end += sz
-		}
+	for start, end := nextWord(text, 0); start < len(text); start, end = nextWord(text, end) {
 		w := text[start:end]
 		for _, n := range s.lens {
 			p := runePrefix(w, n)
@@ -114,9 +101,30 @@ func (s *TermSet) Positions(text string, fn func(TermPosition)) error {
 			break
 		}
 		word++
-		start = end
 	}
 	return nil
+}
+
+// nextWord returns the bounds of the first word of text at or after from,
+// or len(text) for both when there is none.
+func nextWord(text string, from int) (start, end int) {
+	start = from
+	for start < len(text) {
+		r, sz := utf8.DecodeRuneInString(text[start:])
+		if isWordRune(r) {
+			break
+		}
+		start += sz
+	}
+	end = start
+	for end < len(text) {
+		r, sz := utf8.DecodeRuneInString(text[end:])
+		if !isWordRune(r) {
+			break
+		}
+		end += sz
+	}
+	return start, end
 }
 
 // Find adds to found the terms of the set that text holds.
@@ -146,22 +154,8 @@ func (f *Finder) Find(text string, found map[string]bool) error {
 	if len(s.terms) == 0 {
 		return nil
 	}
-	for start := 0; start < len(text); {
-		r, sz := utf8.DecodeRuneInString(text[start:])
-		if !isWordRune(r) {
-			start += sz
-			continue
-		}
-		end := start + sz
-		for end < len(text) {
-			r, sz := utf8.DecodeRuneInString(text[end:])
-			if !isWordRune(r) {
-				break
-			}
-			end += sz
-		}
+	for start, end := nextWord(text, 0); start < len(text); start, end = nextWord(text, end) {
 		w := text[start:end]
-		start = end
 		f.lower = appendLower(f.lower[:0], []byte(w))
 		if !slices.ContainsFunc(s.lens, func(n int) bool { return s.prefixes[string(runePrefixBytes(f.lower, n))] }) {
 			continue

@@ -17,7 +17,7 @@ const (
 )
 
 // scoreSlack absorbs rounding in the sum of term weights, so that a chunk
-// holding every term scores at least 1.
+// holding every term scores 1.
 const scoreSlack = 1e-9
 
 // slot is one query text of one subscription.
@@ -195,8 +195,11 @@ func (m *matcher) match(d *vfs.IndexDoc, lexicalLeg bool, fn func(hit)) error {
 			}
 			for _, s := range m.touched {
 				sl := &m.slots[s]
-				score := min(1, m.acc[s]/sl.total)
+				score := m.acc[s] / sl.total
 				m.acc[s] = 0
+				if score+scoreSlack >= 1 { // every term, summed in another order
+					score = 1
+				}
 				if score+scoreSlack >= sl.sub.lexicalMin() {
 					consider(sl.si, chunk, sl.qi, score, -1)
 				}
