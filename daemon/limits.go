@@ -8,8 +8,8 @@ import (
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/session"
-	"github.com/ctxd/ctxd/ingest/watcher"
 	"github.com/ctxd/ctxd/index/standing"
+	"github.com/ctxd/ctxd/ingest/watcher"
 	"github.com/ctxd/ctxd/vfs"
 )
 

@@ -45,12 +45,12 @@ type Backend struct {
 // NewBackend returns a Backend whose clients share cc, without a Cwd.
 func NewBackend(cc grpc.ClientConnInterface) Backend {
 	return Backend{
-		Vfs:     ctxdv1.NewVfsServiceClient(cc),
-		Search:  ctxdv1.NewSearchServiceClient(cc),
-		Context: ctxdv1.NewContextServiceClient(cc),
-		Ingest:  ctxdv1.NewIngestServiceClient(cc),
-		Session: ctxdv1.NewSessionServiceClient(cc),
-		Watch:   ctxdv1.NewWatchServiceClient(cc),
+		Vfs:          ctxdv1.NewVfsServiceClient(cc),
+		Search:       ctxdv1.NewSearchServiceClient(cc),
+		Context:      ctxdv1.NewContextServiceClient(cc),
+		Ingest:       ctxdv1.NewIngestServiceClient(cc),
+		Session:      ctxdv1.NewSessionServiceClient(cc),
+		Watch:        ctxdv1.NewWatchServiceClient(cc),
 		Subscription: ctxdv1.NewSubscriptionServiceClient(cc),
 	}
 }
