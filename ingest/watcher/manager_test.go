@@ -174,6 +174,9 @@ func TestManager_events(t *testing.T) {
 		t.Errorf("after the rename: item %+v (b was %s), b.md still there: %v, applied %+v; want b's item moved, pointing at its new file",
 			moved, b.ID, e.item("b.md") != nil, applied())
 	}
+	if revs, err := e.store.History(context.Background(), e.ref("sub/b-renamed.md"), 1, 0); err != nil || len(revs) != 1 || revs[0].Op != "move" {
+		t.Errorf("b's latest revision = %+v, %v; want one recording the move as op move", revs, err)
+	}
 
 	// A directory renamed: each file under it a move.
 	c := e.item("sub/c.md")

@@ -151,7 +151,10 @@ func (r *run) movedFrom(a *appeared, byInode map[uint64]*vanished, bySizeTime ma
 // move moves v's item to the file at path and returns it as moved.
 func (r *run) move(v *vanished, path string) (*vfs.Item, bool) {
 	dst := vfs.Ref{Drive: v.item.Drive, Path: filepath.ToSlash(path)}
-	if _, err := r.m.store.Move(r.ctx, vfs.Ref{ID: v.item.ID}, dst, vfs.ConflictError); err != nil {
+	// History records a move as one, not as the refresh the run's writes are.
+	a := vfs.ActorFrom(r.ctx)
+	a.Op = ""
+	if _, err := r.m.store.Move(vfs.WithActor(r.ctx, a), vfs.Ref{ID: v.item.ID}, dst, vfs.ConflictError); err != nil {
 		if r.ctx.Err() == nil {
 			r.recordError(err)
 		}
