@@ -157,19 +157,20 @@ func (f *Finder) Find(text string, found map[string]bool) error {
 	for start, end := nextWord(text, 0); start < len(text); start, end = nextWord(text, end) {
 		w := text[start:end]
 		f.lower = appendLower(f.lower[:0], []byte(w))
-		if !slices.ContainsFunc(s.lens, func(n int) bool { return s.prefixes[string(runePrefixBytes(f.lower, n))] }) {
-			continue
-		}
+		// One lookup for a word seen before, the most common case; a new
+		// word is analysed only when it begins like some term.
 		terms, ok := f.words[string(f.lower)]
 		if !ok {
-			an, err := english()
-			if err != nil {
-				return err
-			}
 			terms = []string{} // remembered even when empty
-			for _, t := range an.Analyze([]byte(w)) {
-				if s.terms[string(t.Term)] {
-					terms = append(terms, string(t.Term))
+			if slices.ContainsFunc(s.lens, func(n int) bool { return s.prefixes[string(runePrefixBytes(f.lower, n))] }) {
+				an, err := english()
+				if err != nil {
+					return err
+				}
+				for _, t := range an.Analyze([]byte(w)) {
+					if s.terms[string(t.Term)] {
+						terms = append(terms, string(t.Term))
+					}
 				}
 			}
 			if len(f.words) >= maxFinderWords {
