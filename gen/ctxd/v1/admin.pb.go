@@ -22,6 +22,421 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// BackupRequest takes no parameters.
+type BackupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupRequest) Reset() {
+	*x = BackupRequest{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupRequest) ProtoMessage() {}
+
+func (x *BackupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
+func (*BackupRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
+// BackupResponse is the next piece of the backup file.
+type BackupResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's next bytes, in order; at most 1 MiB a message.
+	Data []byte `protobuf:"bytes,1,opt,name=data" json:"data,omitempty"`
+	// Set in the last message only, once every byte was sent.
+	Summary       *BackupSummary `protobuf:"bytes,2,opt,name=summary" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupResponse) Reset() {
+	*x = BackupResponse{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupResponse) ProtoMessage() {}
+
+func (x *BackupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupResponse.ProtoReflect.Descriptor instead.
+func (*BackupResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BackupResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *BackupResponse) GetSummary() *BackupSummary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+// BackupSummary describes a finished backup.
+type BackupSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's size in bytes.
+	Size int64 `protobuf:"varint,1,opt,name=size" json:"size,omitempty"`
+	// The file's SHA-256, hex.
+	Sha256 string `protobuf:"bytes,2,opt,name=sha256" json:"sha256,omitempty"`
+	// The outbox sequence the copy holds every write up to.
+	OutboxSeq int64 `protobuf:"varint,3,opt,name=outbox_seq,json=outboxSeq" json:"outbox_seq,omitempty"`
+	// Items in the copy.
+	Items int64 `protobuf:"varint,4,opt,name=items" json:"items,omitempty"`
+	// When the snapshot was taken.
+	TakenAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=taken_at,json=takenAt" json:"taken_at,omitempty"`
+	// The store the copy was taken from: "bolt" or "postgres".
+	SourceStore   string `protobuf:"bytes,6,opt,name=source_store,json=sourceStore" json:"source_store,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupSummary) Reset() {
+	*x = BackupSummary{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupSummary) ProtoMessage() {}
+
+func (x *BackupSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupSummary.ProtoReflect.Descriptor instead.
+func (*BackupSummary) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *BackupSummary) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *BackupSummary) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *BackupSummary) GetOutboxSeq() int64 {
+	if x != nil {
+		return x.OutboxSeq
+	}
+	return 0
+}
+
+func (x *BackupSummary) GetItems() int64 {
+	if x != nil {
+		return x.Items
+	}
+	return 0
+}
+
+func (x *BackupSummary) GetTakenAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.TakenAt
+	}
+	return nil
+}
+
+func (x *BackupSummary) GetSourceStore() string {
+	if x != nil {
+		return x.SourceStore
+	}
+	return ""
+}
+
+// WhoAmIRequest takes no parameters.
+type WhoAmIRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoAmIRequest) Reset() {
+	*x = WhoAmIRequest{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIRequest) ProtoMessage() {}
+
+func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
+func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{3}
+}
+
+// WhoAmIResponse describes the caller's token.
+type WhoAmIResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The token's name ("owner" for the owner token and the unix socket).
+	Name string `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	// Its scopes as the config spells them: read, write, ingest, admin,
+	// metrics.
+	Scopes []string `protobuf:"bytes,2,rep,name=scopes" json:"scopes,omitempty"`
+	// True for the owner.
+	Owner bool `protobuf:"varint,3,opt,name=owner" json:"owner,omitempty"`
+	// True for an agent token (it may not change items their frontmatter
+	// protects).
+	Agent bool `protobuf:"varint,4,opt,name=agent" json:"agent,omitempty"`
+	// Whole drives it is limited to; with paths empty too: every drive.
+	Drives []string `protobuf:"bytes,5,rep,name=drives" json:"drives,omitempty"`
+	// Subtrees ("drive:/path") it is limited to besides those drives.
+	Paths         []string `protobuf:"bytes,6,rep,name=paths" json:"paths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoAmIResponse) Reset() {
+	*x = WhoAmIResponse{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIResponse) ProtoMessage() {}
+
+func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
+func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *WhoAmIResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *WhoAmIResponse) GetOwner() bool {
+	if x != nil {
+		return x.Owner
+	}
+	return false
+}
+
+func (x *WhoAmIResponse) GetAgent() bool {
+	if x != nil {
+		return x.Agent
+	}
+	return false
+}
+
+func (x *WhoAmIResponse) GetDrives() []string {
+	if x != nil {
+		return x.Drives
+	}
+	return nil
+}
+
+func (x *WhoAmIResponse) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+// CreateSignInLinkRequest takes no parameters.
+type CreateSignInLinkRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateSignInLinkRequest) Reset() {
+	*x = CreateSignInLinkRequest{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateSignInLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateSignInLinkRequest) ProtoMessage() {}
+
+func (x *CreateSignInLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateSignInLinkRequest.ProtoReflect.Descriptor instead.
+func (*CreateSignInLinkRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{5}
+}
+
+// CreateSignInLinkResponse holds the one-time sign-in.
+type CreateSignInLinkResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The one-time code.
+	Code string `protobuf:"bytes,1,opt,name=code" json:"code,omitempty"`
+	// The inspector URL carrying it, on the daemon's HTTP listener; empty
+	// when the daemon has none.
+	Url string `protobuf:"bytes,2,opt,name=url" json:"url,omitempty"`
+	// When the code stops working.
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateSignInLinkResponse) Reset() {
+	*x = CreateSignInLinkResponse{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateSignInLinkResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateSignInLinkResponse) ProtoMessage() {}
+
+func (x *CreateSignInLinkResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateSignInLinkResponse.ProtoReflect.Descriptor instead.
+func (*CreateSignInLinkResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *CreateSignInLinkResponse) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *CreateSignInLinkResponse) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CreateSignInLinkResponse) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
 // PruneRequest selects what to prune.
 type PruneRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -42,7 +457,7 @@ type PruneRequest struct {
 
 func (x *PruneRequest) Reset() {
 	*x = PruneRequest{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +469,7 @@ func (x *PruneRequest) String() string {
 func (*PruneRequest) ProtoMessage() {}
 
 func (x *PruneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[0]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +482,7 @@ func (x *PruneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PruneRequest.ProtoReflect.Descriptor instead.
 func (*PruneRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{0}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PruneRequest) GetUnretrievedSeconds() int64 {
@@ -118,7 +533,7 @@ type PrunedItem struct {
 
 func (x *PrunedItem) Reset() {
 	*x = PrunedItem{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -130,7 +545,7 @@ func (x *PrunedItem) String() string {
 func (*PrunedItem) ProtoMessage() {}
 
 func (x *PrunedItem) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[1]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -143,7 +558,7 @@ func (x *PrunedItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrunedItem.ProtoReflect.Descriptor instead.
 func (*PrunedItem) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{1}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PrunedItem) GetRef() string {
@@ -196,7 +611,7 @@ type PruneResponse struct {
 
 func (x *PruneResponse) Reset() {
 	*x = PruneResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -208,7 +623,7 @@ func (x *PruneResponse) String() string {
 func (*PruneResponse) ProtoMessage() {}
 
 func (x *PruneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[2]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -221,7 +636,7 @@ func (x *PruneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PruneResponse.ProtoReflect.Descriptor instead.
 func (*PruneResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{2}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PruneResponse) GetItems() []*PrunedItem {
@@ -254,7 +669,7 @@ type ReindexRequest struct {
 
 func (x *ReindexRequest) Reset() {
 	*x = ReindexRequest{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -266,7 +681,7 @@ func (x *ReindexRequest) String() string {
 func (*ReindexRequest) ProtoMessage() {}
 
 func (x *ReindexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[3]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -279,7 +694,7 @@ func (x *ReindexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReindexRequest.ProtoReflect.Descriptor instead.
 func (*ReindexRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{3}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{10}
 }
 
 // ReindexResponse reports what was rebuilt.
@@ -299,7 +714,7 @@ type ReindexResponse struct {
 
 func (x *ReindexResponse) Reset() {
 	*x = ReindexResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -311,7 +726,7 @@ func (x *ReindexResponse) String() string {
 func (*ReindexResponse) ProtoMessage() {}
 
 func (x *ReindexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[4]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -324,7 +739,7 @@ func (x *ReindexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReindexResponse.ProtoReflect.Descriptor instead.
 func (*ReindexResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{4}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReindexResponse) GetLexicalChunks() int64 {
@@ -364,7 +779,7 @@ type DoctorRequest struct {
 
 func (x *DoctorRequest) Reset() {
 	*x = DoctorRequest{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -376,7 +791,7 @@ func (x *DoctorRequest) String() string {
 func (*DoctorRequest) ProtoMessage() {}
 
 func (x *DoctorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[5]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -389,7 +804,7 @@ func (x *DoctorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoctorRequest.ProtoReflect.Descriptor instead.
 func (*DoctorRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{5}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{12}
 }
 
 // DoctorResponse lists what disagrees; ok means nothing does.
@@ -417,7 +832,7 @@ type DoctorResponse struct {
 
 func (x *DoctorResponse) Reset() {
 	*x = DoctorResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -429,7 +844,7 @@ func (x *DoctorResponse) String() string {
 func (*DoctorResponse) ProtoMessage() {}
 
 func (x *DoctorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[6]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -442,7 +857,7 @@ func (x *DoctorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DoctorResponse.ProtoReflect.Descriptor instead.
 func (*DoctorResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{6}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DoctorResponse) GetOk() bool {
@@ -514,7 +929,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +941,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[7]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +954,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{7}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StatusRequest) GetDisk() bool {
@@ -573,7 +988,7 @@ type DiskComponent struct {
 
 func (x *DiskComponent) Reset() {
 	*x = DiskComponent{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +1000,7 @@ func (x *DiskComponent) String() string {
 func (*DiskComponent) ProtoMessage() {}
 
 func (x *DiskComponent) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[8]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +1013,7 @@ func (x *DiskComponent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiskComponent.ProtoReflect.Descriptor instead.
 func (*DiskComponent) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{8}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DiskComponent) GetName() string {
@@ -674,7 +1089,7 @@ type EmbeddingStatus struct {
 
 func (x *EmbeddingStatus) Reset() {
 	*x = EmbeddingStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -686,7 +1101,7 @@ func (x *EmbeddingStatus) String() string {
 func (*EmbeddingStatus) ProtoMessage() {}
 
 func (x *EmbeddingStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[9]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -699,7 +1114,7 @@ func (x *EmbeddingStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmbeddingStatus.ProtoReflect.Descriptor instead.
 func (*EmbeddingStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{9}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *EmbeddingStatus) GetAvailable() bool {
@@ -825,7 +1240,7 @@ type EnricherStatus struct {
 
 func (x *EnricherStatus) Reset() {
 	*x = EnricherStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[10]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +1252,7 @@ func (x *EnricherStatus) String() string {
 func (*EnricherStatus) ProtoMessage() {}
 
 func (x *EnricherStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[10]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +1265,7 @@ func (x *EnricherStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnricherStatus.ProtoReflect.Descriptor instead.
 func (*EnricherStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{10}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *EnricherStatus) GetEndpoint() string {
@@ -921,7 +1336,7 @@ type IndexStatus struct {
 
 func (x *IndexStatus) Reset() {
 	*x = IndexStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[11]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -933,7 +1348,7 @@ func (x *IndexStatus) String() string {
 func (*IndexStatus) ProtoMessage() {}
 
 func (x *IndexStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[11]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -946,7 +1361,7 @@ func (x *IndexStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IndexStatus.ProtoReflect.Descriptor instead.
 func (*IndexStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{11}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *IndexStatus) GetAvailable() bool {
@@ -1024,7 +1439,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[12]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1036,7 +1451,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[12]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1049,7 +1464,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{12}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -1158,7 +1573,7 @@ type SubscriptionCounts struct {
 
 func (x *SubscriptionCounts) Reset() {
 	*x = SubscriptionCounts{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1585,7 @@ func (x *SubscriptionCounts) String() string {
 func (*SubscriptionCounts) ProtoMessage() {}
 
 func (x *SubscriptionCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[13]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1598,7 @@ func (x *SubscriptionCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionCounts.ProtoReflect.Descriptor instead.
 func (*SubscriptionCounts) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{13}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubscriptionCounts) GetDurable() int64 {
@@ -1238,7 +1653,7 @@ type StoreStatus struct {
 
 func (x *StoreStatus) Reset() {
 	*x = StoreStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1250,7 +1665,7 @@ func (x *StoreStatus) String() string {
 func (*StoreStatus) ProtoMessage() {}
 
 func (x *StoreStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[14]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1263,7 +1678,7 @@ func (x *StoreStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreStatus.ProtoReflect.Descriptor instead.
 func (*StoreStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{14}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StoreStatus) GetLocation() string {
@@ -1352,7 +1767,7 @@ type ReplicaStatus struct {
 
 func (x *ReplicaStatus) Reset() {
 	*x = ReplicaStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[15]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1364,7 +1779,7 @@ func (x *ReplicaStatus) String() string {
 func (*ReplicaStatus) ProtoMessage() {}
 
 func (x *ReplicaStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[15]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1377,7 +1792,7 @@ func (x *ReplicaStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicaStatus.ProtoReflect.Descriptor instead.
 func (*ReplicaStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{15}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReplicaStatus) GetId() string {
@@ -1440,7 +1855,33 @@ var File_ctxd_v1_admin_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x13ctxd/v1/admin.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x13ctxd/v1/watch.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x93\x01\n" +
+	"\x13ctxd/v1/admin.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x13ctxd/v1/watch.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x0f\n" +
+	"\rBackupRequest\"V\n" +
+	"\x0eBackupResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x120\n" +
+	"\asummary\x18\x02 \x01(\v2\x16.ctxd.v1.BackupSummaryR\asummary\"\xca\x01\n" +
+	"\rBackupSummary\x12\x12\n" +
+	"\x04size\x18\x01 \x01(\x03R\x04size\x12\x16\n" +
+	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x1d\n" +
+	"\n" +
+	"outbox_seq\x18\x03 \x01(\x03R\toutboxSeq\x12\x14\n" +
+	"\x05items\x18\x04 \x01(\x03R\x05items\x125\n" +
+	"\btaken_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\atakenAt\x12!\n" +
+	"\fsource_store\x18\x06 \x01(\tR\vsourceStore\"\x0f\n" +
+	"\rWhoAmIRequest\"\x96\x01\n" +
+	"\x0eWhoAmIResponse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12\x14\n" +
+	"\x05owner\x18\x03 \x01(\bR\x05owner\x12\x14\n" +
+	"\x05agent\x18\x04 \x01(\bR\x05agent\x12\x16\n" +
+	"\x06drives\x18\x05 \x03(\tR\x06drives\x12\x14\n" +
+	"\x05paths\x18\x06 \x03(\tR\x05paths\"\x19\n" +
+	"\x17CreateSignInLinkRequest\"{\n" +
+	"\x18CreateSignInLinkResponse\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\tR\x04code\x12\x10\n" +
+	"\x03url\x18\x02 \x01(\tR\x03url\x129\n" +
+	"\n" +
+	"expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x93\x01\n" +
 	"\fPruneRequest\x12/\n" +
 	"\x13unretrieved_seconds\x18\x01 \x01(\x03R\x12unretrievedSeconds\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12#\n" +
@@ -1560,12 +2001,15 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\vreported_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"reportedAt\x12\x12\n" +
 	"\x04gone\x18\a \x01(\bR\x04gone\x12\x12\n" +
-	"\x04self\x18\b \x01(\bR\x04self2\xfa\x01\n" +
+	"\x04self\x18\b \x01(\bR\x04self2\xcb\x03\n" +
 	"\fAdminService\x129\n" +
 	"\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponse\x12<\n" +
 	"\aReindex\x12\x17.ctxd.v1.ReindexRequest\x1a\x18.ctxd.v1.ReindexResponse\x129\n" +
 	"\x06Doctor\x12\x16.ctxd.v1.DoctorRequest\x1a\x17.ctxd.v1.DoctorResponse\x126\n" +
-	"\x05Prune\x12\x15.ctxd.v1.PruneRequest\x1a\x16.ctxd.v1.PruneResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x05Prune\x12\x15.ctxd.v1.PruneRequest\x1a\x16.ctxd.v1.PruneResponse\x12;\n" +
+	"\x06Backup\x12\x16.ctxd.v1.BackupRequest\x1a\x17.ctxd.v1.BackupResponse0\x01\x129\n" +
+	"\x06WhoAmI\x12\x16.ctxd.v1.WhoAmIRequest\x1a\x17.ctxd.v1.WhoAmIResponse\x12W\n" +
+	"\x10CreateSignInLink\x12 .ctxd.v1.CreateSignInLinkRequest\x1a!.ctxd.v1.CreateSignInLinkResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_admin_proto_rawDescOnce sync.Once
@@ -1579,58 +2023,74 @@ func file_ctxd_v1_admin_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_admin_proto_rawDescData
 }
 
-var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_ctxd_v1_admin_proto_goTypes = []any{
-	(*PruneRequest)(nil),          // 0: ctxd.v1.PruneRequest
-	(*PrunedItem)(nil),            // 1: ctxd.v1.PrunedItem
-	(*PruneResponse)(nil),         // 2: ctxd.v1.PruneResponse
-	(*ReindexRequest)(nil),        // 3: ctxd.v1.ReindexRequest
-	(*ReindexResponse)(nil),       // 4: ctxd.v1.ReindexResponse
-	(*DoctorRequest)(nil),         // 5: ctxd.v1.DoctorRequest
-	(*DoctorResponse)(nil),        // 6: ctxd.v1.DoctorResponse
-	(*StatusRequest)(nil),         // 7: ctxd.v1.StatusRequest
-	(*DiskComponent)(nil),         // 8: ctxd.v1.DiskComponent
-	(*EmbeddingStatus)(nil),       // 9: ctxd.v1.EmbeddingStatus
-	(*EnricherStatus)(nil),        // 10: ctxd.v1.EnricherStatus
-	(*IndexStatus)(nil),           // 11: ctxd.v1.IndexStatus
-	(*StatusResponse)(nil),        // 12: ctxd.v1.StatusResponse
-	(*SubscriptionCounts)(nil),    // 13: ctxd.v1.SubscriptionCounts
-	(*StoreStatus)(nil),           // 14: ctxd.v1.StoreStatus
-	(*ReplicaStatus)(nil),         // 15: ctxd.v1.ReplicaStatus
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
-	(*DriveInfo)(nil),             // 17: ctxd.v1.DriveInfo
-	(*Watch)(nil),                 // 18: ctxd.v1.Watch
+	(*BackupRequest)(nil),            // 0: ctxd.v1.BackupRequest
+	(*BackupResponse)(nil),           // 1: ctxd.v1.BackupResponse
+	(*BackupSummary)(nil),            // 2: ctxd.v1.BackupSummary
+	(*WhoAmIRequest)(nil),            // 3: ctxd.v1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),           // 4: ctxd.v1.WhoAmIResponse
+	(*CreateSignInLinkRequest)(nil),  // 5: ctxd.v1.CreateSignInLinkRequest
+	(*CreateSignInLinkResponse)(nil), // 6: ctxd.v1.CreateSignInLinkResponse
+	(*PruneRequest)(nil),             // 7: ctxd.v1.PruneRequest
+	(*PrunedItem)(nil),               // 8: ctxd.v1.PrunedItem
+	(*PruneResponse)(nil),            // 9: ctxd.v1.PruneResponse
+	(*ReindexRequest)(nil),           // 10: ctxd.v1.ReindexRequest
+	(*ReindexResponse)(nil),          // 11: ctxd.v1.ReindexResponse
+	(*DoctorRequest)(nil),            // 12: ctxd.v1.DoctorRequest
+	(*DoctorResponse)(nil),           // 13: ctxd.v1.DoctorResponse
+	(*StatusRequest)(nil),            // 14: ctxd.v1.StatusRequest
+	(*DiskComponent)(nil),            // 15: ctxd.v1.DiskComponent
+	(*EmbeddingStatus)(nil),          // 16: ctxd.v1.EmbeddingStatus
+	(*EnricherStatus)(nil),           // 17: ctxd.v1.EnricherStatus
+	(*IndexStatus)(nil),              // 18: ctxd.v1.IndexStatus
+	(*StatusResponse)(nil),           // 19: ctxd.v1.StatusResponse
+	(*SubscriptionCounts)(nil),       // 20: ctxd.v1.SubscriptionCounts
+	(*StoreStatus)(nil),              // 21: ctxd.v1.StoreStatus
+	(*ReplicaStatus)(nil),            // 22: ctxd.v1.ReplicaStatus
+	(*timestamppb.Timestamp)(nil),    // 23: google.protobuf.Timestamp
+	(*DriveInfo)(nil),                // 24: ctxd.v1.DriveInfo
+	(*Watch)(nil),                    // 25: ctxd.v1.Watch
 }
 var file_ctxd_v1_admin_proto_depIdxs = []int32{
-	16, // 0: ctxd.v1.PrunedItem.last_retrieved_at:type_name -> google.protobuf.Timestamp
-	16, // 1: ctxd.v1.PrunedItem.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 2: ctxd.v1.PruneResponse.items:type_name -> ctxd.v1.PrunedItem
-	10, // 3: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
-	16, // 4: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
-	16, // 5: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
-	17, // 6: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
-	9,  // 7: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
-	11, // 8: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
-	8,  // 9: ctxd.v1.StatusResponse.disk:type_name -> ctxd.v1.DiskComponent
-	14, // 10: ctxd.v1.StatusResponse.store:type_name -> ctxd.v1.StoreStatus
-	18, // 11: ctxd.v1.StatusResponse.watches:type_name -> ctxd.v1.Watch
-	13, // 12: ctxd.v1.StatusResponse.subscriptions:type_name -> ctxd.v1.SubscriptionCounts
-	16, // 13: ctxd.v1.StoreStatus.unreachable_since:type_name -> google.protobuf.Timestamp
-	15, // 14: ctxd.v1.StoreStatus.replicas:type_name -> ctxd.v1.ReplicaStatus
-	16, // 15: ctxd.v1.ReplicaStatus.reported_at:type_name -> google.protobuf.Timestamp
-	7,  // 16: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
-	3,  // 17: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
-	5,  // 18: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
-	0,  // 19: ctxd.v1.AdminService.Prune:input_type -> ctxd.v1.PruneRequest
-	12, // 20: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
-	4,  // 21: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
-	6,  // 22: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
-	2,  // 23: ctxd.v1.AdminService.Prune:output_type -> ctxd.v1.PruneResponse
-	20, // [20:24] is the sub-list for method output_type
-	16, // [16:20] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	2,  // 0: ctxd.v1.BackupResponse.summary:type_name -> ctxd.v1.BackupSummary
+	23, // 1: ctxd.v1.BackupSummary.taken_at:type_name -> google.protobuf.Timestamp
+	23, // 2: ctxd.v1.CreateSignInLinkResponse.expires_at:type_name -> google.protobuf.Timestamp
+	23, // 3: ctxd.v1.PrunedItem.last_retrieved_at:type_name -> google.protobuf.Timestamp
+	23, // 4: ctxd.v1.PrunedItem.updated_at:type_name -> google.protobuf.Timestamp
+	8,  // 5: ctxd.v1.PruneResponse.items:type_name -> ctxd.v1.PrunedItem
+	17, // 6: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
+	23, // 7: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
+	23, // 8: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
+	24, // 9: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
+	16, // 10: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
+	18, // 11: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
+	15, // 12: ctxd.v1.StatusResponse.disk:type_name -> ctxd.v1.DiskComponent
+	21, // 13: ctxd.v1.StatusResponse.store:type_name -> ctxd.v1.StoreStatus
+	25, // 14: ctxd.v1.StatusResponse.watches:type_name -> ctxd.v1.Watch
+	20, // 15: ctxd.v1.StatusResponse.subscriptions:type_name -> ctxd.v1.SubscriptionCounts
+	23, // 16: ctxd.v1.StoreStatus.unreachable_since:type_name -> google.protobuf.Timestamp
+	22, // 17: ctxd.v1.StoreStatus.replicas:type_name -> ctxd.v1.ReplicaStatus
+	23, // 18: ctxd.v1.ReplicaStatus.reported_at:type_name -> google.protobuf.Timestamp
+	14, // 19: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
+	10, // 20: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
+	12, // 21: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
+	7,  // 22: ctxd.v1.AdminService.Prune:input_type -> ctxd.v1.PruneRequest
+	0,  // 23: ctxd.v1.AdminService.Backup:input_type -> ctxd.v1.BackupRequest
+	3,  // 24: ctxd.v1.AdminService.WhoAmI:input_type -> ctxd.v1.WhoAmIRequest
+	5,  // 25: ctxd.v1.AdminService.CreateSignInLink:input_type -> ctxd.v1.CreateSignInLinkRequest
+	19, // 26: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
+	11, // 27: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
+	13, // 28: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
+	9,  // 29: ctxd.v1.AdminService.Prune:output_type -> ctxd.v1.PruneResponse
+	1,  // 30: ctxd.v1.AdminService.Backup:output_type -> ctxd.v1.BackupResponse
+	4,  // 31: ctxd.v1.AdminService.WhoAmI:output_type -> ctxd.v1.WhoAmIResponse
+	6,  // 32: ctxd.v1.AdminService.CreateSignInLink:output_type -> ctxd.v1.CreateSignInLinkResponse
+	26, // [26:33] is the sub-list for method output_type
+	19, // [19:26] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_admin_proto_init() }
@@ -1646,7 +2106,7 @@ func file_ctxd_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_admin_proto_rawDesc), len(file_ctxd_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

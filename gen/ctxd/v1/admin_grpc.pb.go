@@ -19,10 +19,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AdminService_Status_FullMethodName  = "/ctxd.v1.AdminService/Status"
-	AdminService_Reindex_FullMethodName = "/ctxd.v1.AdminService/Reindex"
-	AdminService_Doctor_FullMethodName  = "/ctxd.v1.AdminService/Doctor"
-	AdminService_Prune_FullMethodName   = "/ctxd.v1.AdminService/Prune"
+	AdminService_Status_FullMethodName           = "/ctxd.v1.AdminService/Status"
+	AdminService_Reindex_FullMethodName          = "/ctxd.v1.AdminService/Reindex"
+	AdminService_Doctor_FullMethodName           = "/ctxd.v1.AdminService/Doctor"
+	AdminService_Prune_FullMethodName            = "/ctxd.v1.AdminService/Prune"
+	AdminService_Backup_FullMethodName           = "/ctxd.v1.AdminService/Backup"
+	AdminService_WhoAmI_FullMethodName           = "/ctxd.v1.AdminService/WhoAmI"
+	AdminService_CreateSignInLink_FullMethodName = "/ctxd.v1.AdminService/CreateSignInLink"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -47,6 +50,20 @@ type AdminServiceClient interface {
 	// Deleted items stay in history (revert restores them). Needs the admin
 	// scope.
 	Prune(ctx context.Context, in *PruneRequest, opts ...grpc.CallOption) (*PruneResponse, error)
+	// Backup streams a consistent copy of the store, as a bbolt file that
+	// `ctxd restore` puts in a data dir, while the daemon goes on serving
+	// writes and searches. A PostgreSQL store is copied the same way, from
+	// one snapshot. The search indexes are derived and rebuilt from the copy
+	// when a daemon opens it. Needs the admin scope.
+	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupResponse], error)
+	// WhoAmI describes the token the call was made with: its name, scopes and
+	// the drives and paths it is limited to. Any valid token may call it.
+	WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*WhoAmIResponse, error)
+	// CreateSignInLink makes a one-time code for the web inspector, valid
+	// for a minute: opening /ui/#signin=CODE signs the browser in with a
+	// session token of the caller's grant. Only the owner may call it (`ctxd
+	// ui`).
+	CreateSignInLink(ctx context.Context, in *CreateSignInLinkRequest, opts ...grpc.CallOption) (*CreateSignInLinkResponse, error)
 }
 
 type adminServiceClient struct {
@@ -97,6 +114,45 @@ func (c *adminServiceClient) Prune(ctx context.Context, in *PruneRequest, opts .
 	return out, nil
 }
 
+func (c *adminServiceClient) Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AdminService_ServiceDesc.Streams[0], AdminService_Backup_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[BackupRequest, BackupResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AdminService_BackupClient = grpc.ServerStreamingClient[BackupResponse]
+
+func (c *adminServiceClient) WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*WhoAmIResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WhoAmIResponse)
+	err := c.cc.Invoke(ctx, AdminService_WhoAmI_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) CreateSignInLink(ctx context.Context, in *CreateSignInLinkRequest, opts ...grpc.CallOption) (*CreateSignInLinkResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateSignInLinkResponse)
+	err := c.cc.Invoke(ctx, AdminService_CreateSignInLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -119,6 +175,20 @@ type AdminServiceServer interface {
 	// Deleted items stay in history (revert restores them). Needs the admin
 	// scope.
 	Prune(context.Context, *PruneRequest) (*PruneResponse, error)
+	// Backup streams a consistent copy of the store, as a bbolt file that
+	// `ctxd restore` puts in a data dir, while the daemon goes on serving
+	// writes and searches. A PostgreSQL store is copied the same way, from
+	// one snapshot. The search indexes are derived and rebuilt from the copy
+	// when a daemon opens it. Needs the admin scope.
+	Backup(*BackupRequest, grpc.ServerStreamingServer[BackupResponse]) error
+	// WhoAmI describes the token the call was made with: its name, scopes and
+	// the drives and paths it is limited to. Any valid token may call it.
+	WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error)
+	// CreateSignInLink makes a one-time code for the web inspector, valid
+	// for a minute: opening /ui/#signin=CODE signs the browser in with a
+	// session token of the caller's grant. Only the owner may call it (`ctxd
+	// ui`).
+	CreateSignInLink(context.Context, *CreateSignInLinkRequest) (*CreateSignInLinkResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -140,6 +210,15 @@ func (UnimplementedAdminServiceServer) Doctor(context.Context, *DoctorRequest) (
 }
 func (UnimplementedAdminServiceServer) Prune(context.Context, *PruneRequest) (*PruneResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Prune not implemented")
+}
+func (UnimplementedAdminServiceServer) Backup(*BackupRequest, grpc.ServerStreamingServer[BackupResponse]) error {
+	return status.Error(codes.Unimplemented, "method Backup not implemented")
+}
+func (UnimplementedAdminServiceServer) WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WhoAmI not implemented")
+}
+func (UnimplementedAdminServiceServer) CreateSignInLink(context.Context, *CreateSignInLinkRequest) (*CreateSignInLinkResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateSignInLink not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -234,6 +313,53 @@ func _AdminService_Prune_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_Backup_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(BackupRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AdminServiceServer).Backup(m, &grpc.GenericServerStream[BackupRequest, BackupResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AdminService_BackupServer = grpc.ServerStreamingServer[BackupResponse]
+
+func _AdminService_WhoAmI_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WhoAmIRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).WhoAmI(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_WhoAmI_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).WhoAmI(ctx, req.(*WhoAmIRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_CreateSignInLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateSignInLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).CreateSignInLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_CreateSignInLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).CreateSignInLink(ctx, req.(*CreateSignInLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -257,7 +383,21 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "Prune",
 			Handler:    _AdminService_Prune_Handler,
 		},
+		{
+			MethodName: "WhoAmI",
+			Handler:    _AdminService_WhoAmI_Handler,
+		},
+		{
+			MethodName: "CreateSignInLink",
+			Handler:    _AdminService_CreateSignInLink_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Backup",
+			Handler:       _AdminService_Backup_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "ctxd/v1/admin.proto",
 }

@@ -529,7 +529,12 @@ type SearchRequest struct {
 	// has lowered the limit-th best score below what the next result could
 	// score. UNSPECIFIED (the default) and ON apply it; OFF ranks events by
 	// relevance alone.
-	Recency       SearchToggle `protobuf:"varint,15,opt,name=recency,enum=ctxd.v1.SearchToggle" json:"recency,omitempty"`
+	Recency SearchToggle `protobuf:"varint,15,opt,name=recency,enum=ctxd.v1.SearchToggle" json:"recency,omitempty"`
+	// Explain every result (SearchResult.explanation): each leg's rank, score
+	// and share of the fusion, the factors applied after it and the query
+	// terms the chunk matched. Meant for inspection (the web inspector,
+	// `ctxd search --explain`); it costs a little more per result.
+	Explain       bool `protobuf:"varint,16,opt,name=explain" json:"explain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -667,6 +672,13 @@ func (x *SearchRequest) GetRecency() SearchToggle {
 		return x.Recency
 	}
 	return SearchToggle_SEARCH_TOGGLE_UNSPECIFIED
+}
+
+func (x *SearchRequest) GetExplain() bool {
+	if x != nil {
+		return x.Explain
+	}
+	return false
 }
 
 // LegRank is where one leg ranked a result.
@@ -948,7 +960,10 @@ type SearchResult struct {
 	// With ITEM grouping, the item's next best chunks after the one the
 	// fields above describe, best first: at most max_chunks_per_item - 1,
 	// those whose snippets still fit token_budget. Empty with CHUNK grouping.
-	MoreChunks    []*ChunkHit `protobuf:"bytes,15,rep,name=more_chunks,json=moreChunks" json:"more_chunks,omitempty"`
+	MoreChunks []*ChunkHit `protobuf:"bytes,15,rep,name=more_chunks,json=moreChunks" json:"more_chunks,omitempty"`
+	// Why the result ranks where it does; set only when
+	// SearchRequest.explain.
+	Explanation   *SearchExplanation `protobuf:"bytes,16,opt,name=explanation" json:"explanation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1088,6 +1103,287 @@ func (x *SearchResult) GetMoreChunks() []*ChunkHit {
 	return nil
 }
 
+func (x *SearchResult) GetExplanation() *SearchExplanation {
+	if x != nil {
+		return x.Explanation
+	}
+	return nil
+}
+
+// SearchExplanation breaks a result's score down in the order the engine
+// computed it: reciprocal rank fusion of the legs, normalised to [0, 1],
+// then the factors that scaled it. score = fused / fused_max × the product
+// of factors.
+type SearchExplanation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every leg the mode ran, in SearchLeg order, those that missed the
+	// result included (rank 0, contribution 0).
+	Legs []*LegContribution `protobuf:"bytes,1,rep,name=legs" json:"legs,omitempty"`
+	// The RRF constant k of the request.
+	RrfK float64 `protobuf:"fixed64,2,opt,name=rrf_k,json=rrfK" json:"rrf_k,omitempty"`
+	// The sum of the legs' contributions.
+	Fused float64 `protobuf:"fixed64,3,opt,name=fused" json:"fused,omitempty"`
+	// What fusion gives a result ranked first by every leg the mode ran; the
+	// fused score is divided by it to land in [0, 1].
+	FusedMax float64 `protobuf:"fixed64,4,opt,name=fused_max,json=fusedMax" json:"fused_max,omitempty"`
+	// The factors applied after fusion, in order (the importance and usage
+	// priors, proximity, recency); a factor of 1 changed nothing.
+	Factors []*ScoreFactor `protobuf:"bytes,5,rep,name=factors" json:"factors,omitempty"`
+	// The query's terms, analysed as BM25 analyses them (stemmed, stop
+	// words left out), that the chunk contains.
+	MatchedTerms []string `protobuf:"bytes,6,rep,name=matched_terms,json=matchedTerms" json:"matched_terms,omitempty"`
+	// The query's analysed terms the chunk lacks.
+	MissingTerms []string `protobuf:"bytes,7,rep,name=missing_terms,json=missingTerms" json:"missing_terms,omitempty"`
+	// When the vector leg scored the chunk by one of its question vectors
+	// rather than its text: that question.
+	MatchedQuestion string `protobuf:"bytes,8,opt,name=matched_question,json=matchedQuestion" json:"matched_question,omitempty"`
+	// Indexes into the request's queries of the query this explains (the
+	// best scoring one when several found the result).
+	QueryIndex    int32 `protobuf:"varint,9,opt,name=query_index,json=queryIndex" json:"query_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchExplanation) Reset() {
+	*x = SearchExplanation{}
+	mi := &file_ctxd_v1_search_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchExplanation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchExplanation) ProtoMessage() {}
+
+func (x *SearchExplanation) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_search_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchExplanation.ProtoReflect.Descriptor instead.
+func (*SearchExplanation) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SearchExplanation) GetLegs() []*LegContribution {
+	if x != nil {
+		return x.Legs
+	}
+	return nil
+}
+
+func (x *SearchExplanation) GetRrfK() float64 {
+	if x != nil {
+		return x.RrfK
+	}
+	return 0
+}
+
+func (x *SearchExplanation) GetFused() float64 {
+	if x != nil {
+		return x.Fused
+	}
+	return 0
+}
+
+func (x *SearchExplanation) GetFusedMax() float64 {
+	if x != nil {
+		return x.FusedMax
+	}
+	return 0
+}
+
+func (x *SearchExplanation) GetFactors() []*ScoreFactor {
+	if x != nil {
+		return x.Factors
+	}
+	return nil
+}
+
+func (x *SearchExplanation) GetMatchedTerms() []string {
+	if x != nil {
+		return x.MatchedTerms
+	}
+	return nil
+}
+
+func (x *SearchExplanation) GetMissingTerms() []string {
+	if x != nil {
+		return x.MissingTerms
+	}
+	return nil
+}
+
+func (x *SearchExplanation) GetMatchedQuestion() string {
+	if x != nil {
+		return x.MatchedQuestion
+	}
+	return ""
+}
+
+func (x *SearchExplanation) GetQueryIndex() int32 {
+	if x != nil {
+		return x.QueryIndex
+	}
+	return 0
+}
+
+// LegContribution is one leg's part in a result's fused score.
+type LegContribution struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The leg.
+	Leg SearchLeg `protobuf:"varint,1,opt,name=leg,enum=ctxd.v1.SearchLeg" json:"leg,omitempty"`
+	// 1-based rank within the leg; 0 when the leg did not find the result.
+	Rank int32 `protobuf:"varint,2,opt,name=rank" json:"rank,omitempty"`
+	// The leg's own score (BM25 score, substring score, cosine similarity).
+	Score float64 `protobuf:"fixed64,3,opt,name=score" json:"score,omitempty"`
+	// The leg's weight in the fusion (SearchRequest.leg_weights).
+	Weight float64 `protobuf:"fixed64,4,opt,name=weight" json:"weight,omitempty"`
+	// weight / (rrf_k + rank); 0 when rank is 0.
+	Contribution  float64 `protobuf:"fixed64,5,opt,name=contribution" json:"contribution,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LegContribution) Reset() {
+	*x = LegContribution{}
+	mi := &file_ctxd_v1_search_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LegContribution) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LegContribution) ProtoMessage() {}
+
+func (x *LegContribution) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_search_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LegContribution.ProtoReflect.Descriptor instead.
+func (*LegContribution) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *LegContribution) GetLeg() SearchLeg {
+	if x != nil {
+		return x.Leg
+	}
+	return SearchLeg_SEARCH_LEG_UNSPECIFIED
+}
+
+func (x *LegContribution) GetRank() int32 {
+	if x != nil {
+		return x.Rank
+	}
+	return 0
+}
+
+func (x *LegContribution) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *LegContribution) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *LegContribution) GetContribution() float64 {
+	if x != nil {
+		return x.Contribution
+	}
+	return 0
+}
+
+// ScoreFactor is one multiplier applied to a result's fused score.
+type ScoreFactor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What applied it: "priors", "proximity" or "recency".
+	Name string `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	// The multiplier.
+	Factor float64 `protobuf:"fixed64,2,opt,name=factor" json:"factor,omitempty"`
+	// Its inputs in words ("importance 0.8, 3 retrievals"; "closeness 0.62";
+	// "age 9 days").
+	Detail        string `protobuf:"bytes,3,opt,name=detail" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoreFactor) Reset() {
+	*x = ScoreFactor{}
+	mi := &file_ctxd_v1_search_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreFactor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreFactor) ProtoMessage() {}
+
+func (x *ScoreFactor) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_search_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoreFactor.ProtoReflect.Descriptor instead.
+func (*ScoreFactor) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ScoreFactor) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ScoreFactor) GetFactor() float64 {
+	if x != nil {
+		return x.Factor
+	}
+	return 0
+}
+
+func (x *ScoreFactor) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 // QueryReport says how one query of the batch was understood.
 type QueryReport struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1107,7 +1403,7 @@ type QueryReport struct {
 
 func (x *QueryReport) Reset() {
 	*x = QueryReport{}
-	mi := &file_ctxd_v1_search_proto_msgTypes[8]
+	mi := &file_ctxd_v1_search_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1415,7 @@ func (x *QueryReport) String() string {
 func (*QueryReport) ProtoMessage() {}
 
 func (x *QueryReport) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_search_proto_msgTypes[8]
+	mi := &file_ctxd_v1_search_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1428,7 @@ func (x *QueryReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryReport.ProtoReflect.Descriptor instead.
 func (*QueryReport) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{8}
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *QueryReport) GetText() string {
@@ -1196,7 +1492,7 @@ type SearchResponse struct {
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_ctxd_v1_search_proto_msgTypes[9]
+	mi := &file_ctxd_v1_search_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1208,7 +1504,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_search_proto_msgTypes[9]
+	mi := &file_ctxd_v1_search_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1221,7 +1517,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{9}
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SearchResponse) GetResults() []*SearchResult {
@@ -1297,7 +1593,7 @@ type FindSimilarRequest struct {
 
 func (x *FindSimilarRequest) Reset() {
 	*x = FindSimilarRequest{}
-	mi := &file_ctxd_v1_search_proto_msgTypes[10]
+	mi := &file_ctxd_v1_search_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1605,7 @@ func (x *FindSimilarRequest) String() string {
 func (*FindSimilarRequest) ProtoMessage() {}
 
 func (x *FindSimilarRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_search_proto_msgTypes[10]
+	mi := &file_ctxd_v1_search_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1618,7 @@ func (x *FindSimilarRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindSimilarRequest.ProtoReflect.Descriptor instead.
 func (*FindSimilarRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{10}
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FindSimilarRequest) GetTarget() isFindSimilarRequest_Target {
@@ -1419,7 +1715,7 @@ type SimilarItem struct {
 
 func (x *SimilarItem) Reset() {
 	*x = SimilarItem{}
-	mi := &file_ctxd_v1_search_proto_msgTypes[11]
+	mi := &file_ctxd_v1_search_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1431,7 +1727,7 @@ func (x *SimilarItem) String() string {
 func (*SimilarItem) ProtoMessage() {}
 
 func (x *SimilarItem) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_search_proto_msgTypes[11]
+	mi := &file_ctxd_v1_search_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1444,7 +1740,7 @@ func (x *SimilarItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimilarItem.ProtoReflect.Descriptor instead.
 func (*SimilarItem) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{11}
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SimilarItem) GetRef() string {
@@ -1515,7 +1811,7 @@ type FindSimilarResponse struct {
 
 func (x *FindSimilarResponse) Reset() {
 	*x = FindSimilarResponse{}
-	mi := &file_ctxd_v1_search_proto_msgTypes[12]
+	mi := &file_ctxd_v1_search_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1527,7 +1823,7 @@ func (x *FindSimilarResponse) String() string {
 func (*FindSimilarResponse) ProtoMessage() {}
 
 func (x *FindSimilarResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_search_proto_msgTypes[12]
+	mi := &file_ctxd_v1_search_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1540,7 +1836,7 @@ func (x *FindSimilarResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindSimilarResponse.ProtoReflect.Descriptor instead.
 func (*FindSimilarResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{12}
+	return file_ctxd_v1_search_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FindSimilarResponse) GetItems() []*SimilarItem {
@@ -1587,7 +1883,7 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\"I\n" +
 	"\tLegWeight\x12$\n" +
 	"\x03leg\x18\x01 \x01(\x0e2\x12.ctxd.v1.SearchLegR\x03leg\x12\x16\n" +
-	"\x06weight\x18\x02 \x01(\x01R\x06weight\"\xf6\x04\n" +
+	"\x06weight\x18\x02 \x01(\x01R\x06weight\"\x90\x05\n" +
 	"\rSearchRequest\x12.\n" +
 	"\aqueries\x18\x01 \x03(\v2\x14.ctxd.v1.SearchQueryR\aqueries\x12'\n" +
 	"\x04mode\x18\x02 \x01(\x0e2\x13.ctxd.v1.SearchModeR\x04mode\x12-\n" +
@@ -1605,7 +1901,8 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"\x11importance_weight\x18\f \x01(\x01R\x10importanceWeight\x12!\n" +
 	"\fusage_weight\x18\r \x01(\x01R\vusageWeight\x123\n" +
 	"\tproximity\x18\x0e \x01(\x0e2\x15.ctxd.v1.SearchToggleR\tproximity\x12/\n" +
-	"\arecency\x18\x0f \x01(\x0e2\x15.ctxd.v1.SearchToggleR\arecency\"Y\n" +
+	"\arecency\x18\x0f \x01(\x0e2\x15.ctxd.v1.SearchToggleR\arecency\x12\x18\n" +
+	"\aexplain\x18\x10 \x01(\bR\aexplain\"Y\n" +
 	"\aLegRank\x12$\n" +
 	"\x03leg\x18\x01 \x01(\x0e2\x12.ctxd.v1.SearchLegR\x03leg\x12\x12\n" +
 	"\x04rank\x18\x02 \x01(\x05R\x04rank\x12\x14\n" +
@@ -1624,7 +1921,7 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"tokenCount\x12\x1d\n" +
 	"\n" +
 	"start_line\x18\b \x01(\x03R\tstartLine\x12\x19\n" +
-	"\bend_line\x18\t \x01(\x03R\aendLine\"\xdb\x03\n" +
+	"\bend_line\x18\t \x01(\x03R\aendLine\"\x99\x04\n" +
 	"\fSearchResult\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x17\n" +
 	"\aitem_id\x18\x02 \x01(\tR\x06itemId\x12\x19\n" +
@@ -1644,7 +1941,29 @@ const file_ctxd_v1_search_proto_rawDesc = "" +
 	"start_line\x18\r \x01(\x03R\tstartLine\x12\x19\n" +
 	"\bend_line\x18\x0e \x01(\x03R\aendLine\x122\n" +
 	"\vmore_chunks\x18\x0f \x03(\v2\x11.ctxd.v1.ChunkHitR\n" +
-	"moreChunks\"\x94\x01\n" +
+	"moreChunks\x12<\n" +
+	"\vexplanation\x18\x10 \x01(\v2\x1a.ctxd.v1.SearchExplanationR\vexplanation\"\xcf\x02\n" +
+	"\x11SearchExplanation\x12,\n" +
+	"\x04legs\x18\x01 \x03(\v2\x18.ctxd.v1.LegContributionR\x04legs\x12\x13\n" +
+	"\x05rrf_k\x18\x02 \x01(\x01R\x04rrfK\x12\x14\n" +
+	"\x05fused\x18\x03 \x01(\x01R\x05fused\x12\x1b\n" +
+	"\tfused_max\x18\x04 \x01(\x01R\bfusedMax\x12.\n" +
+	"\afactors\x18\x05 \x03(\v2\x14.ctxd.v1.ScoreFactorR\afactors\x12#\n" +
+	"\rmatched_terms\x18\x06 \x03(\tR\fmatchedTerms\x12#\n" +
+	"\rmissing_terms\x18\a \x03(\tR\fmissingTerms\x12)\n" +
+	"\x10matched_question\x18\b \x01(\tR\x0fmatchedQuestion\x12\x1f\n" +
+	"\vquery_index\x18\t \x01(\x05R\n" +
+	"queryIndex\"\x9d\x01\n" +
+	"\x0fLegContribution\x12$\n" +
+	"\x03leg\x18\x01 \x01(\x0e2\x12.ctxd.v1.SearchLegR\x03leg\x12\x12\n" +
+	"\x04rank\x18\x02 \x01(\x05R\x04rank\x12\x14\n" +
+	"\x05score\x18\x03 \x01(\x01R\x05score\x12\x16\n" +
+	"\x06weight\x18\x04 \x01(\x01R\x06weight\x12\"\n" +
+	"\fcontribution\x18\x05 \x01(\x01R\fcontribution\"Q\n" +
+	"\vScoreFactor\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06factor\x18\x02 \x01(\x01R\x06factor\x12\x16\n" +
+	"\x06detail\x18\x03 \x01(\tR\x06detail\"\x94\x01\n" +
 	"\vQueryReport\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12%\n" +
 	"\x0ecorrected_text\x18\x02 \x01(\tR\rcorrectedText\x12'\n" +
@@ -1718,7 +2037,7 @@ func file_ctxd_v1_search_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxd_v1_search_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_ctxd_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_ctxd_v1_search_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_ctxd_v1_search_proto_goTypes = []any{
 	(SearchMode)(0),             // 0: ctxd.v1.SearchMode
 	(SearchLeg)(0),              // 1: ctxd.v1.SearchLeg
@@ -1732,11 +2051,14 @@ var file_ctxd_v1_search_proto_goTypes = []any{
 	(*ByteSpan)(nil),            // 9: ctxd.v1.ByteSpan
 	(*ChunkHit)(nil),            // 10: ctxd.v1.ChunkHit
 	(*SearchResult)(nil),        // 11: ctxd.v1.SearchResult
-	(*QueryReport)(nil),         // 12: ctxd.v1.QueryReport
-	(*SearchResponse)(nil),      // 13: ctxd.v1.SearchResponse
-	(*FindSimilarRequest)(nil),  // 14: ctxd.v1.FindSimilarRequest
-	(*SimilarItem)(nil),         // 15: ctxd.v1.SimilarItem
-	(*FindSimilarResponse)(nil), // 16: ctxd.v1.FindSimilarResponse
+	(*SearchExplanation)(nil),   // 12: ctxd.v1.SearchExplanation
+	(*LegContribution)(nil),     // 13: ctxd.v1.LegContribution
+	(*ScoreFactor)(nil),         // 14: ctxd.v1.ScoreFactor
+	(*QueryReport)(nil),         // 15: ctxd.v1.QueryReport
+	(*SearchResponse)(nil),      // 16: ctxd.v1.SearchResponse
+	(*FindSimilarRequest)(nil),  // 17: ctxd.v1.FindSimilarRequest
+	(*SimilarItem)(nil),         // 18: ctxd.v1.SimilarItem
+	(*FindSimilarResponse)(nil), // 19: ctxd.v1.FindSimilarResponse
 }
 var file_ctxd_v1_search_proto_depIdxs = []int32{
 	1,  // 0: ctxd.v1.LegWeight.leg:type_name -> ctxd.v1.SearchLeg
@@ -1753,20 +2075,24 @@ var file_ctxd_v1_search_proto_depIdxs = []int32{
 	9,  // 11: ctxd.v1.SearchResult.span:type_name -> ctxd.v1.ByteSpan
 	8,  // 12: ctxd.v1.SearchResult.leg_ranks:type_name -> ctxd.v1.LegRank
 	10, // 13: ctxd.v1.SearchResult.more_chunks:type_name -> ctxd.v1.ChunkHit
-	11, // 14: ctxd.v1.SearchResponse.results:type_name -> ctxd.v1.SearchResult
-	0,  // 15: ctxd.v1.SearchResponse.mode_used:type_name -> ctxd.v1.SearchMode
-	12, // 16: ctxd.v1.SearchResponse.queries:type_name -> ctxd.v1.QueryReport
-	5,  // 17: ctxd.v1.FindSimilarRequest.filter:type_name -> ctxd.v1.SearchFilter
-	15, // 18: ctxd.v1.FindSimilarResponse.items:type_name -> ctxd.v1.SimilarItem
-	7,  // 19: ctxd.v1.SearchService.Search:input_type -> ctxd.v1.SearchRequest
-	14, // 20: ctxd.v1.SearchService.FindSimilar:input_type -> ctxd.v1.FindSimilarRequest
-	13, // 21: ctxd.v1.SearchService.Search:output_type -> ctxd.v1.SearchResponse
-	16, // 22: ctxd.v1.SearchService.FindSimilar:output_type -> ctxd.v1.FindSimilarResponse
-	21, // [21:23] is the sub-list for method output_type
-	19, // [19:21] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	12, // 14: ctxd.v1.SearchResult.explanation:type_name -> ctxd.v1.SearchExplanation
+	13, // 15: ctxd.v1.SearchExplanation.legs:type_name -> ctxd.v1.LegContribution
+	14, // 16: ctxd.v1.SearchExplanation.factors:type_name -> ctxd.v1.ScoreFactor
+	1,  // 17: ctxd.v1.LegContribution.leg:type_name -> ctxd.v1.SearchLeg
+	11, // 18: ctxd.v1.SearchResponse.results:type_name -> ctxd.v1.SearchResult
+	0,  // 19: ctxd.v1.SearchResponse.mode_used:type_name -> ctxd.v1.SearchMode
+	15, // 20: ctxd.v1.SearchResponse.queries:type_name -> ctxd.v1.QueryReport
+	5,  // 21: ctxd.v1.FindSimilarRequest.filter:type_name -> ctxd.v1.SearchFilter
+	18, // 22: ctxd.v1.FindSimilarResponse.items:type_name -> ctxd.v1.SimilarItem
+	7,  // 23: ctxd.v1.SearchService.Search:input_type -> ctxd.v1.SearchRequest
+	17, // 24: ctxd.v1.SearchService.FindSimilar:input_type -> ctxd.v1.FindSimilarRequest
+	16, // 25: ctxd.v1.SearchService.Search:output_type -> ctxd.v1.SearchResponse
+	19, // 26: ctxd.v1.SearchService.FindSimilar:output_type -> ctxd.v1.FindSimilarResponse
+	25, // [25:27] is the sub-list for method output_type
+	23, // [23:25] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_search_proto_init() }
@@ -1774,7 +2100,7 @@ func file_ctxd_v1_search_proto_init() {
 	if File_ctxd_v1_search_proto != nil {
 		return
 	}
-	file_ctxd_v1_search_proto_msgTypes[10].OneofWrappers = []any{
+	file_ctxd_v1_search_proto_msgTypes[13].OneofWrappers = []any{
 		(*FindSimilarRequest_Ref)(nil),
 		(*FindSimilarRequest_Text)(nil),
 	}
@@ -1784,7 +2110,7 @@ func file_ctxd_v1_search_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_search_proto_rawDesc), len(file_ctxd_v1_search_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   13,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

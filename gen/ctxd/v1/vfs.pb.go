@@ -22,6 +22,181 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// DiffRequest names the item and the two revisions to compare.
+type DiffRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Item ref or id; a deleted item's last ref works too.
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// The older revision (Revision.rev); 0 means the one before to_rev.
+	FromRev int64 `protobuf:"varint,2,opt,name=from_rev,json=fromRev" json:"from_rev,omitempty"`
+	// The newer revision; 0 means the current content.
+	ToRev int64 `protobuf:"varint,3,opt,name=to_rev,json=toRev" json:"to_rev,omitempty"`
+	// Unchanged lines shown around each change; 0 means 3, at most 100.
+	ContextLines  int32 `protobuf:"varint,4,opt,name=context_lines,json=contextLines" json:"context_lines,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffRequest) Reset() {
+	*x = DiffRequest{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffRequest) ProtoMessage() {}
+
+func (x *DiffRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffRequest.ProtoReflect.Descriptor instead.
+func (*DiffRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *DiffRequest) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *DiffRequest) GetFromRev() int64 {
+	if x != nil {
+		return x.FromRev
+	}
+	return 0
+}
+
+func (x *DiffRequest) GetToRev() int64 {
+	if x != nil {
+		return x.ToRev
+	}
+	return 0
+}
+
+func (x *DiffRequest) GetContextLines() int32 {
+	if x != nil {
+		return x.ContextLines
+	}
+	return 0
+}
+
+// DiffResponse is the comparison.
+type DiffResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The revision compared from.
+	FromRev int64 `protobuf:"varint,1,opt,name=from_rev,json=fromRev" json:"from_rev,omitempty"`
+	// The revision compared to; 0 for the current content.
+	ToRev int64 `protobuf:"varint,2,opt,name=to_rev,json=toRev" json:"to_rev,omitempty"`
+	// The changes as a unified diff ("--- drive:/path@rev", "+++ ...", "@@"
+	// hunks); empty when the texts are equal.
+	Unified string `protobuf:"bytes,3,opt,name=unified" json:"unified,omitempty"`
+	// Lines added and removed.
+	Added   int32 `protobuf:"varint,4,opt,name=added" json:"added,omitempty"`
+	Removed int32 `protobuf:"varint,5,opt,name=removed" json:"removed,omitempty"`
+	// True when either side is binary: unified is then empty and only the
+	// sizes and hashes differ.
+	Binary bool `protobuf:"varint,6,opt,name=binary" json:"binary,omitempty"`
+	// True when the diff was cut at limits.max_diff_lines; added and removed
+	// still count every line.
+	Truncated     bool `protobuf:"varint,7,opt,name=truncated" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiffResponse) Reset() {
+	*x = DiffResponse{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiffResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiffResponse) ProtoMessage() {}
+
+func (x *DiffResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiffResponse.ProtoReflect.Descriptor instead.
+func (*DiffResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DiffResponse) GetFromRev() int64 {
+	if x != nil {
+		return x.FromRev
+	}
+	return 0
+}
+
+func (x *DiffResponse) GetToRev() int64 {
+	if x != nil {
+		return x.ToRev
+	}
+	return 0
+}
+
+func (x *DiffResponse) GetUnified() string {
+	if x != nil {
+		return x.Unified
+	}
+	return ""
+}
+
+func (x *DiffResponse) GetAdded() int32 {
+	if x != nil {
+		return x.Added
+	}
+	return 0
+}
+
+func (x *DiffResponse) GetRemoved() int32 {
+	if x != nil {
+		return x.Removed
+	}
+	return 0
+}
+
+func (x *DiffResponse) GetBinary() bool {
+	if x != nil {
+		return x.Binary
+	}
+	return false
+}
+
+func (x *DiffResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
 // ListDrivesRequest takes no parameters.
 type ListDrivesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -31,7 +206,7 @@ type ListDrivesRequest struct {
 
 func (x *ListDrivesRequest) Reset() {
 	*x = ListDrivesRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[0]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -43,7 +218,7 @@ func (x *ListDrivesRequest) String() string {
 func (*ListDrivesRequest) ProtoMessage() {}
 
 func (x *ListDrivesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[0]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -56,7 +231,7 @@ func (x *ListDrivesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrivesRequest.ProtoReflect.Descriptor instead.
 func (*ListDrivesRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{0}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{2}
 }
 
 // ListDrivesResponse lists the drives that hold items.
@@ -70,7 +245,7 @@ type ListDrivesResponse struct {
 
 func (x *ListDrivesResponse) Reset() {
 	*x = ListDrivesResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[1]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -82,7 +257,7 @@ func (x *ListDrivesResponse) String() string {
 func (*ListDrivesResponse) ProtoMessage() {}
 
 func (x *ListDrivesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[1]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -95,7 +270,7 @@ func (x *ListDrivesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrivesResponse.ProtoReflect.Descriptor instead.
 func (*ListDrivesResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{1}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListDrivesResponse) GetDrives() []*DriveInfo {
@@ -123,7 +298,7 @@ type TreeRequest struct {
 
 func (x *TreeRequest) Reset() {
 	*x = TreeRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[2]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -135,7 +310,7 @@ func (x *TreeRequest) String() string {
 func (*TreeRequest) ProtoMessage() {}
 
 func (x *TreeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[2]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -148,7 +323,7 @@ func (x *TreeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeRequest.ProtoReflect.Descriptor instead.
 func (*TreeRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{2}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TreeRequest) GetRef() string {
@@ -185,7 +360,7 @@ type TreeResponse struct {
 
 func (x *TreeResponse) Reset() {
 	*x = TreeResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[3]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -197,7 +372,7 @@ func (x *TreeResponse) String() string {
 func (*TreeResponse) ProtoMessage() {}
 
 func (x *TreeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[3]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -210,7 +385,7 @@ func (x *TreeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeResponse.ProtoReflect.Descriptor instead.
 func (*TreeResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{3}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TreeResponse) GetRoot() *TreeNode {
@@ -246,7 +421,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[4]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -258,7 +433,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[4]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -271,7 +446,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{4}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListRequest) GetRef() string {
@@ -319,7 +494,7 @@ type ListEntry struct {
 
 func (x *ListEntry) Reset() {
 	*x = ListEntry{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[5]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -331,7 +506,7 @@ func (x *ListEntry) String() string {
 func (*ListEntry) ProtoMessage() {}
 
 func (x *ListEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[5]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -344,7 +519,7 @@ func (x *ListEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntry.ProtoReflect.Descriptor instead.
 func (*ListEntry) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{5}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListEntry) GetRef() string {
@@ -388,7 +563,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[6]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -400,7 +575,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[6]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -413,7 +588,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{6}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListResponse) GetEntries() []*ListEntry {
@@ -447,7 +622,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[7]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -459,7 +634,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[7]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -472,7 +647,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{7}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReadRequest) GetRef() string {
@@ -526,7 +701,7 @@ type ReadResponse struct {
 
 func (x *ReadResponse) Reset() {
 	*x = ReadResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[8]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +713,7 @@ func (x *ReadResponse) String() string {
 func (*ReadResponse) ProtoMessage() {}
 
 func (x *ReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[8]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +726,7 @@ func (x *ReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResponse.ProtoReflect.Descriptor instead.
 func (*ReadResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{8}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReadResponse) GetItem() *Item {
@@ -654,7 +829,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[9]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +841,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[9]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +854,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{9}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WriteRequest) GetRef() string {
@@ -829,7 +1004,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[10]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +1016,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[10]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +1029,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{10}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WriteResponse) GetItem() *Item {
@@ -907,7 +1082,7 @@ type WriteBatchRequest struct {
 
 func (x *WriteBatchRequest) Reset() {
 	*x = WriteBatchRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1094,7 @@ func (x *WriteBatchRequest) String() string {
 func (*WriteBatchRequest) ProtoMessage() {}
 
 func (x *WriteBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1107,7 @@ func (x *WriteBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBatchRequest.ProtoReflect.Descriptor instead.
 func (*WriteBatchRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{11}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WriteBatchRequest) GetItems() []*WriteRequest {
@@ -953,7 +1128,7 @@ type WriteBatchResponse struct {
 
 func (x *WriteBatchResponse) Reset() {
 	*x = WriteBatchResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1140,7 @@ func (x *WriteBatchResponse) String() string {
 func (*WriteBatchResponse) ProtoMessage() {}
 
 func (x *WriteBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1153,7 @@ func (x *WriteBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBatchResponse.ProtoReflect.Descriptor instead.
 func (*WriteBatchResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{12}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WriteBatchResponse) GetResults() []*WriteResponse {
@@ -1005,7 +1180,7 @@ type Patch struct {
 
 func (x *Patch) Reset() {
 	*x = Patch{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1017,7 +1192,7 @@ func (x *Patch) String() string {
 func (*Patch) ProtoMessage() {}
 
 func (x *Patch) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1030,7 +1205,7 @@ func (x *Patch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Patch.ProtoReflect.Descriptor instead.
 func (*Patch) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{13}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Patch) GetStartLine() int64 {
@@ -1070,7 +1245,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1257,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1270,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{14}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *EditRequest) GetRef() string {
@@ -1137,7 +1312,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1324,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1337,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{15}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *EditResponse) GetItem() *Item {
@@ -1206,7 +1381,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1218,7 +1393,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1231,7 +1406,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{16}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteRequest) GetRef() string {
@@ -1259,7 +1434,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1446,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1459,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{17}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteResponse) GetDeletedCount() int64 {
@@ -1312,7 +1487,7 @@ type CopyRequest struct {
 
 func (x *CopyRequest) Reset() {
 	*x = CopyRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1324,7 +1499,7 @@ func (x *CopyRequest) String() string {
 func (*CopyRequest) ProtoMessage() {}
 
 func (x *CopyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1337,7 +1512,7 @@ func (x *CopyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyRequest.ProtoReflect.Descriptor instead.
 func (*CopyRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{18}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CopyRequest) GetSourceRef() string {
@@ -1383,7 +1558,7 @@ type CopyResponse struct {
 
 func (x *CopyResponse) Reset() {
 	*x = CopyResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1570,7 @@ func (x *CopyResponse) String() string {
 func (*CopyResponse) ProtoMessage() {}
 
 func (x *CopyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1408,7 +1583,7 @@ func (x *CopyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyResponse.ProtoReflect.Descriptor instead.
 func (*CopyResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{19}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CopyResponse) GetCopiedCount() int64 {
@@ -1448,7 +1623,7 @@ type MoveRequest struct {
 
 func (x *MoveRequest) Reset() {
 	*x = MoveRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1635,7 @@ func (x *MoveRequest) String() string {
 func (*MoveRequest) ProtoMessage() {}
 
 func (x *MoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1648,7 @@ func (x *MoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRequest.ProtoReflect.Descriptor instead.
 func (*MoveRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{20}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MoveRequest) GetSourceRef() string {
@@ -1512,7 +1687,7 @@ type MoveResponse struct {
 
 func (x *MoveResponse) Reset() {
 	*x = MoveResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1699,7 @@ func (x *MoveResponse) String() string {
 func (*MoveResponse) ProtoMessage() {}
 
 func (x *MoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1712,7 @@ func (x *MoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveResponse.ProtoReflect.Descriptor instead.
 func (*MoveResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{21}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MoveResponse) GetMovedCount() int64 {
@@ -1572,7 +1747,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1759,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1772,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{22}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *InfoRequest) GetRef() string {
@@ -1621,7 +1796,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1633,7 +1808,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1646,7 +1821,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{23}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *InfoResponse) GetItem() *Item {
@@ -1674,7 +1849,7 @@ type ExistsRequest struct {
 
 func (x *ExistsRequest) Reset() {
 	*x = ExistsRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1861,7 @@ func (x *ExistsRequest) String() string {
 func (*ExistsRequest) ProtoMessage() {}
 
 func (x *ExistsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1874,7 @@ func (x *ExistsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExistsRequest.ProtoReflect.Descriptor instead.
 func (*ExistsRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{24}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ExistsRequest) GetRef() string {
@@ -1722,7 +1897,7 @@ type ExistsResponse struct {
 
 func (x *ExistsResponse) Reset() {
 	*x = ExistsResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1734,7 +1909,7 @@ func (x *ExistsResponse) String() string {
 func (*ExistsResponse) ProtoMessage() {}
 
 func (x *ExistsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1747,7 +1922,7 @@ func (x *ExistsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExistsResponse.ProtoReflect.Descriptor instead.
 func (*ExistsResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{25}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExistsResponse) GetExists() bool {
@@ -1775,7 +1950,7 @@ type MakeDirRequest struct {
 
 func (x *MakeDirRequest) Reset() {
 	*x = MakeDirRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1787,7 +1962,7 @@ func (x *MakeDirRequest) String() string {
 func (*MakeDirRequest) ProtoMessage() {}
 
 func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1800,7 +1975,7 @@ func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirRequest.ProtoReflect.Descriptor instead.
 func (*MakeDirRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{26}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *MakeDirRequest) GetRef() string {
@@ -1823,7 +1998,7 @@ type MakeDirResponse struct {
 
 func (x *MakeDirResponse) Reset() {
 	*x = MakeDirResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +2010,7 @@ func (x *MakeDirResponse) String() string {
 func (*MakeDirResponse) ProtoMessage() {}
 
 func (x *MakeDirResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +2023,7 @@ func (x *MakeDirResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirResponse.ProtoReflect.Descriptor instead.
 func (*MakeDirResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{27}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *MakeDirResponse) GetCreated() bool {
@@ -1876,7 +2051,7 @@ type DirSizeRequest struct {
 
 func (x *DirSizeRequest) Reset() {
 	*x = DirSizeRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +2063,7 @@ func (x *DirSizeRequest) String() string {
 func (*DirSizeRequest) ProtoMessage() {}
 
 func (x *DirSizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +2076,7 @@ func (x *DirSizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirSizeRequest.ProtoReflect.Descriptor instead.
 func (*DirSizeRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{28}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DirSizeRequest) GetRef() string {
@@ -1924,7 +2099,7 @@ type DirSizeResponse struct {
 
 func (x *DirSizeResponse) Reset() {
 	*x = DirSizeResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2111,7 @@ func (x *DirSizeResponse) String() string {
 func (*DirSizeResponse) ProtoMessage() {}
 
 func (x *DirSizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +2124,7 @@ func (x *DirSizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirSizeResponse.ProtoReflect.Descriptor instead.
 func (*DirSizeResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{29}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DirSizeResponse) GetSizeBytes() int64 {
@@ -1977,7 +2152,7 @@ type CountLinesRequest struct {
 
 func (x *CountLinesRequest) Reset() {
 	*x = CountLinesRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +2164,7 @@ func (x *CountLinesRequest) String() string {
 func (*CountLinesRequest) ProtoMessage() {}
 
 func (x *CountLinesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2177,7 @@ func (x *CountLinesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountLinesRequest.ProtoReflect.Descriptor instead.
 func (*CountLinesRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{30}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CountLinesRequest) GetRef() string {
@@ -2023,7 +2198,7 @@ type CountLinesResponse struct {
 
 func (x *CountLinesResponse) Reset() {
 	*x = CountLinesResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2035,7 +2210,7 @@ func (x *CountLinesResponse) String() string {
 func (*CountLinesResponse) ProtoMessage() {}
 
 func (x *CountLinesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2048,7 +2223,7 @@ func (x *CountLinesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountLinesResponse.ProtoReflect.Descriptor instead.
 func (*CountLinesResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{31}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CountLinesResponse) GetLines() int64 {
@@ -2096,7 +2271,7 @@ type Revision struct {
 
 func (x *Revision) Reset() {
 	*x = Revision{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2283,7 @@ func (x *Revision) String() string {
 func (*Revision) ProtoMessage() {}
 
 func (x *Revision) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2296,7 @@ func (x *Revision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revision.ProtoReflect.Descriptor instead.
 func (*Revision) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{32}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Revision) GetItemId() string {
@@ -2210,7 +2385,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2222,7 +2397,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2235,7 +2410,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{33}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *HistoryRequest) GetRef() string {
@@ -2270,7 +2445,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2282,7 +2457,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2295,7 +2470,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{34}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *HistoryResponse) GetRevisions() []*Revision {
@@ -2321,7 +2496,7 @@ type ReadRevisionRequest struct {
 
 func (x *ReadRevisionRequest) Reset() {
 	*x = ReadRevisionRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2508,7 @@ func (x *ReadRevisionRequest) String() string {
 func (*ReadRevisionRequest) ProtoMessage() {}
 
 func (x *ReadRevisionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2521,7 @@ func (x *ReadRevisionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRevisionRequest.ProtoReflect.Descriptor instead.
 func (*ReadRevisionRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{35}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReadRevisionRequest) GetRef() string {
@@ -2385,7 +2560,7 @@ type ReadRevisionResponse struct {
 
 func (x *ReadRevisionResponse) Reset() {
 	*x = ReadRevisionResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2572,7 @@ func (x *ReadRevisionResponse) String() string {
 func (*ReadRevisionResponse) ProtoMessage() {}
 
 func (x *ReadRevisionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2585,7 @@ func (x *ReadRevisionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRevisionResponse.ProtoReflect.Descriptor instead.
 func (*ReadRevisionResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{36}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ReadRevisionResponse) GetRevision() *Revision {
@@ -2447,7 +2622,7 @@ type RevertRequest struct {
 
 func (x *RevertRequest) Reset() {
 	*x = RevertRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2459,7 +2634,7 @@ func (x *RevertRequest) String() string {
 func (*RevertRequest) ProtoMessage() {}
 
 func (x *RevertRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2472,7 +2647,7 @@ func (x *RevertRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevertRequest.ProtoReflect.Descriptor instead.
 func (*RevertRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{37}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RevertRequest) GetRef() string {
@@ -2504,7 +2679,7 @@ type RevertResponse struct {
 
 func (x *RevertResponse) Reset() {
 	*x = RevertResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2516,7 +2691,7 @@ func (x *RevertResponse) String() string {
 func (*RevertResponse) ProtoMessage() {}
 
 func (x *RevertResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2529,7 +2704,7 @@ func (x *RevertResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevertResponse.ProtoReflect.Descriptor instead.
 func (*RevertResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{38}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RevertResponse) GetItem() *Item {
@@ -2567,7 +2742,7 @@ type ListDeletedRequest struct {
 
 func (x *ListDeletedRequest) Reset() {
 	*x = ListDeletedRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2579,7 +2754,7 @@ func (x *ListDeletedRequest) String() string {
 func (*ListDeletedRequest) ProtoMessage() {}
 
 func (x *ListDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2592,7 +2767,7 @@ func (x *ListDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeletedRequest.ProtoReflect.Descriptor instead.
 func (*ListDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{39}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListDeletedRequest) GetRef() string {
@@ -2622,7 +2797,7 @@ type ListDeletedResponse struct {
 
 func (x *ListDeletedResponse) Reset() {
 	*x = ListDeletedResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2634,7 +2809,7 @@ func (x *ListDeletedResponse) String() string {
 func (*ListDeletedResponse) ProtoMessage() {}
 
 func (x *ListDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2647,7 +2822,7 @@ func (x *ListDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeletedResponse.ProtoReflect.Descriptor instead.
 func (*ListDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{40}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListDeletedResponse) GetRevisions() []*Revision {
@@ -2675,7 +2850,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2687,7 +2862,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2700,7 +2875,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{41}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *LogRequest) GetActor() string {
@@ -2744,7 +2919,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2756,7 +2931,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2769,7 +2944,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{42}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *LogResponse) GetRevisions() []*Revision {
@@ -2790,7 +2965,20 @@ var File_ctxd_v1_vfs_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\n" +
-	"\x11ctxd/v1/vfs.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x13\n" +
+	"\x11ctxd/v1/vfs.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"v\n" +
+	"\vDiffRequest\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x19\n" +
+	"\bfrom_rev\x18\x02 \x01(\x03R\afromRev\x12\x15\n" +
+	"\x06to_rev\x18\x03 \x01(\x03R\x05toRev\x12#\n" +
+	"\rcontext_lines\x18\x04 \x01(\x05R\fcontextLines\"\xc0\x01\n" +
+	"\fDiffResponse\x12\x19\n" +
+	"\bfrom_rev\x18\x01 \x01(\x03R\afromRev\x12\x15\n" +
+	"\x06to_rev\x18\x02 \x01(\x03R\x05toRev\x12\x18\n" +
+	"\aunified\x18\x03 \x01(\tR\aunified\x12\x14\n" +
+	"\x05added\x18\x04 \x01(\x05R\x05added\x12\x18\n" +
+	"\aremoved\x18\x05 \x01(\x05R\aremoved\x12\x16\n" +
+	"\x06binary\x18\x06 \x01(\bR\x06binary\x12\x1c\n" +
+	"\ttruncated\x18\a \x01(\bR\ttruncated\"\x13\n" +
 	"\x11ListDrivesRequest\"@\n" +
 	"\x12ListDrivesResponse\x12*\n" +
 	"\x06drives\x18\x01 \x03(\v2\x12.ctxd.v1.DriveInfoR\x06drives\"`\n" +
@@ -2981,7 +3169,7 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"f\n" +
 	"\vLogResponse\x12/\n" +
 	"\trevisions\x18\x01 \x03(\v2\x11.ctxd.v1.RevisionR\trevisions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xc0\t\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xf5\t\n" +
 	"\n" +
 	"VfsService\x12E\n" +
 	"\n" +
@@ -3006,7 +3194,8 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\fReadRevision\x12\x1c.ctxd.v1.ReadRevisionRequest\x1a\x1d.ctxd.v1.ReadRevisionResponse\x129\n" +
 	"\x06Revert\x12\x16.ctxd.v1.RevertRequest\x1a\x17.ctxd.v1.RevertResponse\x12H\n" +
 	"\vListDeleted\x12\x1b.ctxd.v1.ListDeletedRequest\x1a\x1c.ctxd.v1.ListDeletedResponse\x120\n" +
-	"\x03Log\x12\x13.ctxd.v1.LogRequest\x1a\x14.ctxd.v1.LogResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x03Log\x12\x13.ctxd.v1.LogRequest\x1a\x14.ctxd.v1.LogResponse\x123\n" +
+	"\x04Diff\x12\x14.ctxd.v1.DiffRequest\x1a\x15.ctxd.v1.DiffResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_vfs_proto_rawDescOnce sync.Once
@@ -3020,125 +3209,129 @@ func file_ctxd_v1_vfs_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_vfs_proto_rawDescData
 }
 
-var file_ctxd_v1_vfs_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_ctxd_v1_vfs_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_ctxd_v1_vfs_proto_goTypes = []any{
-	(*ListDrivesRequest)(nil),     // 0: ctxd.v1.ListDrivesRequest
-	(*ListDrivesResponse)(nil),    // 1: ctxd.v1.ListDrivesResponse
-	(*TreeRequest)(nil),           // 2: ctxd.v1.TreeRequest
-	(*TreeResponse)(nil),          // 3: ctxd.v1.TreeResponse
-	(*ListRequest)(nil),           // 4: ctxd.v1.ListRequest
-	(*ListEntry)(nil),             // 5: ctxd.v1.ListEntry
-	(*ListResponse)(nil),          // 6: ctxd.v1.ListResponse
-	(*ReadRequest)(nil),           // 7: ctxd.v1.ReadRequest
-	(*ReadResponse)(nil),          // 8: ctxd.v1.ReadResponse
-	(*WriteRequest)(nil),          // 9: ctxd.v1.WriteRequest
-	(*WriteResponse)(nil),         // 10: ctxd.v1.WriteResponse
-	(*WriteBatchRequest)(nil),     // 11: ctxd.v1.WriteBatchRequest
-	(*WriteBatchResponse)(nil),    // 12: ctxd.v1.WriteBatchResponse
-	(*Patch)(nil),                 // 13: ctxd.v1.Patch
-	(*EditRequest)(nil),           // 14: ctxd.v1.EditRequest
-	(*EditResponse)(nil),          // 15: ctxd.v1.EditResponse
-	(*DeleteRequest)(nil),         // 16: ctxd.v1.DeleteRequest
-	(*DeleteResponse)(nil),        // 17: ctxd.v1.DeleteResponse
-	(*CopyRequest)(nil),           // 18: ctxd.v1.CopyRequest
-	(*CopyResponse)(nil),          // 19: ctxd.v1.CopyResponse
-	(*MoveRequest)(nil),           // 20: ctxd.v1.MoveRequest
-	(*MoveResponse)(nil),          // 21: ctxd.v1.MoveResponse
-	(*InfoRequest)(nil),           // 22: ctxd.v1.InfoRequest
-	(*InfoResponse)(nil),          // 23: ctxd.v1.InfoResponse
-	(*ExistsRequest)(nil),         // 24: ctxd.v1.ExistsRequest
-	(*ExistsResponse)(nil),        // 25: ctxd.v1.ExistsResponse
-	(*MakeDirRequest)(nil),        // 26: ctxd.v1.MakeDirRequest
-	(*MakeDirResponse)(nil),       // 27: ctxd.v1.MakeDirResponse
-	(*DirSizeRequest)(nil),        // 28: ctxd.v1.DirSizeRequest
-	(*DirSizeResponse)(nil),       // 29: ctxd.v1.DirSizeResponse
-	(*CountLinesRequest)(nil),     // 30: ctxd.v1.CountLinesRequest
-	(*CountLinesResponse)(nil),    // 31: ctxd.v1.CountLinesResponse
-	(*Revision)(nil),              // 32: ctxd.v1.Revision
-	(*HistoryRequest)(nil),        // 33: ctxd.v1.HistoryRequest
-	(*HistoryResponse)(nil),       // 34: ctxd.v1.HistoryResponse
-	(*ReadRevisionRequest)(nil),   // 35: ctxd.v1.ReadRevisionRequest
-	(*ReadRevisionResponse)(nil),  // 36: ctxd.v1.ReadRevisionResponse
-	(*RevertRequest)(nil),         // 37: ctxd.v1.RevertRequest
-	(*RevertResponse)(nil),        // 38: ctxd.v1.RevertResponse
-	(*ListDeletedRequest)(nil),    // 39: ctxd.v1.ListDeletedRequest
-	(*ListDeletedResponse)(nil),   // 40: ctxd.v1.ListDeletedResponse
-	(*LogRequest)(nil),            // 41: ctxd.v1.LogRequest
-	(*LogResponse)(nil),           // 42: ctxd.v1.LogResponse
-	(*DriveInfo)(nil),             // 43: ctxd.v1.DriveInfo
-	(*TreeNode)(nil),              // 44: ctxd.v1.TreeNode
-	(*Item)(nil),                  // 45: ctxd.v1.Item
-	(OnConflict)(0),               // 46: ctxd.v1.OnConflict
-	(*Embedding)(nil),             // 47: ctxd.v1.Embedding
-	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
+	(*DiffRequest)(nil),           // 0: ctxd.v1.DiffRequest
+	(*DiffResponse)(nil),          // 1: ctxd.v1.DiffResponse
+	(*ListDrivesRequest)(nil),     // 2: ctxd.v1.ListDrivesRequest
+	(*ListDrivesResponse)(nil),    // 3: ctxd.v1.ListDrivesResponse
+	(*TreeRequest)(nil),           // 4: ctxd.v1.TreeRequest
+	(*TreeResponse)(nil),          // 5: ctxd.v1.TreeResponse
+	(*ListRequest)(nil),           // 6: ctxd.v1.ListRequest
+	(*ListEntry)(nil),             // 7: ctxd.v1.ListEntry
+	(*ListResponse)(nil),          // 8: ctxd.v1.ListResponse
+	(*ReadRequest)(nil),           // 9: ctxd.v1.ReadRequest
+	(*ReadResponse)(nil),          // 10: ctxd.v1.ReadResponse
+	(*WriteRequest)(nil),          // 11: ctxd.v1.WriteRequest
+	(*WriteResponse)(nil),         // 12: ctxd.v1.WriteResponse
+	(*WriteBatchRequest)(nil),     // 13: ctxd.v1.WriteBatchRequest
+	(*WriteBatchResponse)(nil),    // 14: ctxd.v1.WriteBatchResponse
+	(*Patch)(nil),                 // 15: ctxd.v1.Patch
+	(*EditRequest)(nil),           // 16: ctxd.v1.EditRequest
+	(*EditResponse)(nil),          // 17: ctxd.v1.EditResponse
+	(*DeleteRequest)(nil),         // 18: ctxd.v1.DeleteRequest
+	(*DeleteResponse)(nil),        // 19: ctxd.v1.DeleteResponse
+	(*CopyRequest)(nil),           // 20: ctxd.v1.CopyRequest
+	(*CopyResponse)(nil),          // 21: ctxd.v1.CopyResponse
+	(*MoveRequest)(nil),           // 22: ctxd.v1.MoveRequest
+	(*MoveResponse)(nil),          // 23: ctxd.v1.MoveResponse
+	(*InfoRequest)(nil),           // 24: ctxd.v1.InfoRequest
+	(*InfoResponse)(nil),          // 25: ctxd.v1.InfoResponse
+	(*ExistsRequest)(nil),         // 26: ctxd.v1.ExistsRequest
+	(*ExistsResponse)(nil),        // 27: ctxd.v1.ExistsResponse
+	(*MakeDirRequest)(nil),        // 28: ctxd.v1.MakeDirRequest
+	(*MakeDirResponse)(nil),       // 29: ctxd.v1.MakeDirResponse
+	(*DirSizeRequest)(nil),        // 30: ctxd.v1.DirSizeRequest
+	(*DirSizeResponse)(nil),       // 31: ctxd.v1.DirSizeResponse
+	(*CountLinesRequest)(nil),     // 32: ctxd.v1.CountLinesRequest
+	(*CountLinesResponse)(nil),    // 33: ctxd.v1.CountLinesResponse
+	(*Revision)(nil),              // 34: ctxd.v1.Revision
+	(*HistoryRequest)(nil),        // 35: ctxd.v1.HistoryRequest
+	(*HistoryResponse)(nil),       // 36: ctxd.v1.HistoryResponse
+	(*ReadRevisionRequest)(nil),   // 37: ctxd.v1.ReadRevisionRequest
+	(*ReadRevisionResponse)(nil),  // 38: ctxd.v1.ReadRevisionResponse
+	(*RevertRequest)(nil),         // 39: ctxd.v1.RevertRequest
+	(*RevertResponse)(nil),        // 40: ctxd.v1.RevertResponse
+	(*ListDeletedRequest)(nil),    // 41: ctxd.v1.ListDeletedRequest
+	(*ListDeletedResponse)(nil),   // 42: ctxd.v1.ListDeletedResponse
+	(*LogRequest)(nil),            // 43: ctxd.v1.LogRequest
+	(*LogResponse)(nil),           // 44: ctxd.v1.LogResponse
+	(*DriveInfo)(nil),             // 45: ctxd.v1.DriveInfo
+	(*TreeNode)(nil),              // 46: ctxd.v1.TreeNode
+	(*Item)(nil),                  // 47: ctxd.v1.Item
+	(OnConflict)(0),               // 48: ctxd.v1.OnConflict
+	(*Embedding)(nil),             // 49: ctxd.v1.Embedding
+	(*timestamppb.Timestamp)(nil), // 50: google.protobuf.Timestamp
 }
 var file_ctxd_v1_vfs_proto_depIdxs = []int32{
-	43, // 0: ctxd.v1.ListDrivesResponse.drives:type_name -> ctxd.v1.DriveInfo
-	44, // 1: ctxd.v1.TreeResponse.root:type_name -> ctxd.v1.TreeNode
-	45, // 2: ctxd.v1.ListEntry.item:type_name -> ctxd.v1.Item
-	5,  // 3: ctxd.v1.ListResponse.entries:type_name -> ctxd.v1.ListEntry
-	45, // 4: ctxd.v1.ReadResponse.item:type_name -> ctxd.v1.Item
-	46, // 5: ctxd.v1.WriteRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	47, // 6: ctxd.v1.WriteRequest.chunk_embeddings:type_name -> ctxd.v1.Embedding
-	45, // 7: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
-	3,  // 8: ctxd.v1.WriteResponse.tree:type_name -> ctxd.v1.TreeResponse
-	9,  // 9: ctxd.v1.WriteBatchRequest.items:type_name -> ctxd.v1.WriteRequest
-	10, // 10: ctxd.v1.WriteBatchResponse.results:type_name -> ctxd.v1.WriteResponse
-	13, // 11: ctxd.v1.EditRequest.patches:type_name -> ctxd.v1.Patch
-	45, // 12: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
-	46, // 13: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	46, // 14: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	45, // 15: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
-	48, // 16: ctxd.v1.Revision.time:type_name -> google.protobuf.Timestamp
-	45, // 17: ctxd.v1.Revision.item:type_name -> ctxd.v1.Item
-	32, // 18: ctxd.v1.HistoryResponse.revisions:type_name -> ctxd.v1.Revision
-	32, // 19: ctxd.v1.ReadRevisionResponse.revision:type_name -> ctxd.v1.Revision
-	45, // 20: ctxd.v1.RevertResponse.item:type_name -> ctxd.v1.Item
-	32, // 21: ctxd.v1.ListDeletedResponse.revisions:type_name -> ctxd.v1.Revision
-	48, // 22: ctxd.v1.LogRequest.since:type_name -> google.protobuf.Timestamp
-	32, // 23: ctxd.v1.LogResponse.revisions:type_name -> ctxd.v1.Revision
-	0,  // 24: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
-	2,  // 25: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
-	4,  // 26: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
-	7,  // 27: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
-	9,  // 28: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
-	11, // 29: ctxd.v1.VfsService.WriteBatch:input_type -> ctxd.v1.WriteBatchRequest
-	14, // 30: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
-	16, // 31: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
-	18, // 32: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
-	20, // 33: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
-	22, // 34: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
-	24, // 35: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
-	26, // 36: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
-	28, // 37: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
-	30, // 38: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
-	33, // 39: ctxd.v1.VfsService.History:input_type -> ctxd.v1.HistoryRequest
-	35, // 40: ctxd.v1.VfsService.ReadRevision:input_type -> ctxd.v1.ReadRevisionRequest
-	37, // 41: ctxd.v1.VfsService.Revert:input_type -> ctxd.v1.RevertRequest
-	39, // 42: ctxd.v1.VfsService.ListDeleted:input_type -> ctxd.v1.ListDeletedRequest
-	41, // 43: ctxd.v1.VfsService.Log:input_type -> ctxd.v1.LogRequest
-	1,  // 44: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
-	3,  // 45: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
-	6,  // 46: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
-	8,  // 47: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
-	10, // 48: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
-	12, // 49: ctxd.v1.VfsService.WriteBatch:output_type -> ctxd.v1.WriteBatchResponse
-	15, // 50: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
-	17, // 51: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
-	19, // 52: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
-	21, // 53: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
-	23, // 54: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
-	25, // 55: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
-	27, // 56: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
-	29, // 57: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
-	31, // 58: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
-	34, // 59: ctxd.v1.VfsService.History:output_type -> ctxd.v1.HistoryResponse
-	36, // 60: ctxd.v1.VfsService.ReadRevision:output_type -> ctxd.v1.ReadRevisionResponse
-	38, // 61: ctxd.v1.VfsService.Revert:output_type -> ctxd.v1.RevertResponse
-	40, // 62: ctxd.v1.VfsService.ListDeleted:output_type -> ctxd.v1.ListDeletedResponse
-	42, // 63: ctxd.v1.VfsService.Log:output_type -> ctxd.v1.LogResponse
-	44, // [44:64] is the sub-list for method output_type
-	24, // [24:44] is the sub-list for method input_type
+	45, // 0: ctxd.v1.ListDrivesResponse.drives:type_name -> ctxd.v1.DriveInfo
+	46, // 1: ctxd.v1.TreeResponse.root:type_name -> ctxd.v1.TreeNode
+	47, // 2: ctxd.v1.ListEntry.item:type_name -> ctxd.v1.Item
+	7,  // 3: ctxd.v1.ListResponse.entries:type_name -> ctxd.v1.ListEntry
+	47, // 4: ctxd.v1.ReadResponse.item:type_name -> ctxd.v1.Item
+	48, // 5: ctxd.v1.WriteRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	49, // 6: ctxd.v1.WriteRequest.chunk_embeddings:type_name -> ctxd.v1.Embedding
+	47, // 7: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
+	5,  // 8: ctxd.v1.WriteResponse.tree:type_name -> ctxd.v1.TreeResponse
+	11, // 9: ctxd.v1.WriteBatchRequest.items:type_name -> ctxd.v1.WriteRequest
+	12, // 10: ctxd.v1.WriteBatchResponse.results:type_name -> ctxd.v1.WriteResponse
+	15, // 11: ctxd.v1.EditRequest.patches:type_name -> ctxd.v1.Patch
+	47, // 12: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
+	48, // 13: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	48, // 14: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	47, // 15: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
+	50, // 16: ctxd.v1.Revision.time:type_name -> google.protobuf.Timestamp
+	47, // 17: ctxd.v1.Revision.item:type_name -> ctxd.v1.Item
+	34, // 18: ctxd.v1.HistoryResponse.revisions:type_name -> ctxd.v1.Revision
+	34, // 19: ctxd.v1.ReadRevisionResponse.revision:type_name -> ctxd.v1.Revision
+	47, // 20: ctxd.v1.RevertResponse.item:type_name -> ctxd.v1.Item
+	34, // 21: ctxd.v1.ListDeletedResponse.revisions:type_name -> ctxd.v1.Revision
+	50, // 22: ctxd.v1.LogRequest.since:type_name -> google.protobuf.Timestamp
+	34, // 23: ctxd.v1.LogResponse.revisions:type_name -> ctxd.v1.Revision
+	2,  // 24: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
+	4,  // 25: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
+	6,  // 26: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
+	9,  // 27: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
+	11, // 28: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
+	13, // 29: ctxd.v1.VfsService.WriteBatch:input_type -> ctxd.v1.WriteBatchRequest
+	16, // 30: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
+	18, // 31: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
+	20, // 32: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
+	22, // 33: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
+	24, // 34: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
+	26, // 35: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
+	28, // 36: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
+	30, // 37: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
+	32, // 38: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
+	35, // 39: ctxd.v1.VfsService.History:input_type -> ctxd.v1.HistoryRequest
+	37, // 40: ctxd.v1.VfsService.ReadRevision:input_type -> ctxd.v1.ReadRevisionRequest
+	39, // 41: ctxd.v1.VfsService.Revert:input_type -> ctxd.v1.RevertRequest
+	41, // 42: ctxd.v1.VfsService.ListDeleted:input_type -> ctxd.v1.ListDeletedRequest
+	43, // 43: ctxd.v1.VfsService.Log:input_type -> ctxd.v1.LogRequest
+	0,  // 44: ctxd.v1.VfsService.Diff:input_type -> ctxd.v1.DiffRequest
+	3,  // 45: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
+	5,  // 46: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
+	8,  // 47: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
+	10, // 48: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
+	12, // 49: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
+	14, // 50: ctxd.v1.VfsService.WriteBatch:output_type -> ctxd.v1.WriteBatchResponse
+	17, // 51: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
+	19, // 52: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
+	21, // 53: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
+	23, // 54: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
+	25, // 55: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
+	27, // 56: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
+	29, // 57: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
+	31, // 58: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
+	33, // 59: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
+	36, // 60: ctxd.v1.VfsService.History:output_type -> ctxd.v1.HistoryResponse
+	38, // 61: ctxd.v1.VfsService.ReadRevision:output_type -> ctxd.v1.ReadRevisionResponse
+	40, // 62: ctxd.v1.VfsService.Revert:output_type -> ctxd.v1.RevertResponse
+	42, // 63: ctxd.v1.VfsService.ListDeleted:output_type -> ctxd.v1.ListDeletedResponse
+	44, // 64: ctxd.v1.VfsService.Log:output_type -> ctxd.v1.LogResponse
+	1,  // 65: ctxd.v1.VfsService.Diff:output_type -> ctxd.v1.DiffResponse
+	45, // [45:66] is the sub-list for method output_type
+	24, // [24:45] is the sub-list for method input_type
 	24, // [24:24] is the sub-list for extension type_name
 	24, // [24:24] is the sub-list for extension extendee
 	0,  // [0:24] is the sub-list for field type_name
@@ -3150,7 +3343,7 @@ func file_ctxd_v1_vfs_proto_init() {
 		return
 	}
 	file_ctxd_v1_types_proto_init()
-	file_ctxd_v1_vfs_proto_msgTypes[9].OneofWrappers = []any{
+	file_ctxd_v1_vfs_proto_msgTypes[11].OneofWrappers = []any{
 		(*WriteRequest_Content)(nil),
 		(*WriteRequest_Data)(nil),
 	}
@@ -3160,7 +3353,7 @@ func file_ctxd_v1_vfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_vfs_proto_rawDesc), len(file_ctxd_v1_vfs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   43,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,7 @@ const (
 	VfsService_Revert_FullMethodName       = "/ctxd.v1.VfsService/Revert"
 	VfsService_ListDeleted_FullMethodName  = "/ctxd.v1.VfsService/ListDeleted"
 	VfsService_Log_FullMethodName          = "/ctxd.v1.VfsService/Log"
+	VfsService_Diff_FullMethodName         = "/ctxd.v1.VfsService/Diff"
 )
 
 // VfsServiceClient is the client API for VfsService service.
@@ -99,6 +100,9 @@ type VfsServiceClient interface {
 	// Log lists revisions across the store, newest first: what an actor
 	// changed, and when.
 	Log(ctx context.Context, in *LogRequest, opts ...grpc.CallOption) (*LogResponse, error)
+	// Diff compares two revisions of an item's text line by line (a
+	// revision and the current content when to_rev is 0), as a unified diff.
+	Diff(ctx context.Context, in *DiffRequest, opts ...grpc.CallOption) (*DiffResponse, error)
 }
 
 type vfsServiceClient struct {
@@ -309,6 +313,16 @@ func (c *vfsServiceClient) Log(ctx context.Context, in *LogRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *vfsServiceClient) Diff(ctx context.Context, in *DiffRequest, opts ...grpc.CallOption) (*DiffResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DiffResponse)
+	err := c.cc.Invoke(ctx, VfsService_Diff_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // VfsServiceServer is the server API for VfsService service.
 // All implementations must embed UnimplementedVfsServiceServer
 // for forward compatibility.
@@ -367,6 +381,9 @@ type VfsServiceServer interface {
 	// Log lists revisions across the store, newest first: what an actor
 	// changed, and when.
 	Log(context.Context, *LogRequest) (*LogResponse, error)
+	// Diff compares two revisions of an item's text line by line (a
+	// revision and the current content when to_rev is 0), as a unified diff.
+	Diff(context.Context, *DiffRequest) (*DiffResponse, error)
 	mustEmbedUnimplementedVfsServiceServer()
 }
 
@@ -436,6 +453,9 @@ func (UnimplementedVfsServiceServer) ListDeleted(context.Context, *ListDeletedRe
 }
 func (UnimplementedVfsServiceServer) Log(context.Context, *LogRequest) (*LogResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Log not implemented")
+}
+func (UnimplementedVfsServiceServer) Diff(context.Context, *DiffRequest) (*DiffResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Diff not implemented")
 }
 func (UnimplementedVfsServiceServer) mustEmbedUnimplementedVfsServiceServer() {}
 func (UnimplementedVfsServiceServer) testEmbeddedByValue()                    {}
@@ -818,6 +838,24 @@ func _VfsService_Log_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _VfsService_Diff_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiffRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VfsServiceServer).Diff(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VfsService_Diff_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VfsServiceServer).Diff(ctx, req.(*DiffRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // VfsService_ServiceDesc is the grpc.ServiceDesc for VfsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -904,6 +942,10 @@ var VfsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Log",
 			Handler:    _VfsService_Log_Handler,
+		},
+		{
+			MethodName: "Diff",
+			Handler:    _VfsService_Diff_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

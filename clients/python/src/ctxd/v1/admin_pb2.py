@@ -27,7 +27,7 @@ from ctxd.v1 import watch_pb2 as ctxd_dot_v1_dot_watch__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x63txd/v1/admin.proto\x12\x07\x63txd.v1\x1a\x13\x63txd/v1/types.proto\x1a\x13\x63txd/v1/watch.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"b\n\x0cPruneRequest\x12\x1b\n\x13unretrieved_seconds\x18\x01 \x01(\x03\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x15\n\rpath_prefixes\x18\x03 \x03(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\"\xa2\x01\n\nPrunedItem\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x35\n\x11last_retrieved_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04size\x18\x04 \x01(\x03\x12\x12\n\ndelete_rev\x18\x05 \x01(\x03\"R\n\rPruneResponse\x12\"\n\x05items\x18\x01 \x03(\x0b\x32\x13.ctxd.v1.PrunedItem\x12\x0c\n\x04more\x18\x02 \x01(\x08\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"\x10\n\x0eReindexRequest\"k\n\x0fReindexResponse\x12\x16\n\x0elexical_chunks\x18\x01 \x01(\x03\x12\x15\n\rvector_chunks\x18\x02 \x01(\x03\x12\x18\n\x10\x61pplied_sequence\x18\x03 \x01(\x04\x12\x0f\n\x07seconds\x18\x04 \x01(\x01\"\x0f\n\rDoctorRequest\"\xbd\x01\n\x0e\x44octorResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x10\n\x08problems\x18\x02 \x03(\t\x12\x14\n\x0cstore_chunks\x18\x03 \x01(\x03\x12\x16\n\x0elexical_chunks\x18\x04 \x01(\x03\x12\x15\n\rstore_vectors\x18\x05 \x01(\x03\x12\x15\n\rvector_chunks\x18\x06 \x01(\x03\x12\x17\n\x0foutbox_sequence\x18\x07 \x01(\x04\x12\x18\n\x10\x61pplied_sequence\x18\x08 \x01(\x04\"\x1d\n\rStatusRequest\x12\x0c\n\x04\x64isk\x18\x01 \x01(\x08\"N\n\rDiskComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x62ytes\x18\x02 \x01(\x03\x12\x12\n\nused_bytes\x18\x03 \x01(\x03\x12\x0c\n\x04keys\x18\x04 \x01(\x03\"\xf8\x02\n\x0f\x45mbeddingStatus\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x02 \x01(\t\x12\x10\n\x08model_id\x18\x03 \x01(\t\x12\x12\n\ndimensions\x18\x04 \x01(\x05\x12\x17\n\x0f\x65mbedded_chunks\x18\x05 \x01(\x03\x12\x16\n\x0epending_chunks\x18\x06 \x01(\x03\x12\x19\n\x11\x63hunks_per_second\x18\x07 \x01(\x01\x12\x15\n\rpending_items\x18\x08 \x01(\x03\x12\x1d\n\x15\x63hunks_with_questions\x18\t \x01(\x03\x12 \n\x18\x63hunks_without_questions\x18\n \x01(\x03\x12\x19\n\x11pending_questions\x18\x0b \x01(\x03\x12)\n\x08\x65nricher\x18\x0c \x01(\x0b\x32\x17.ctxd.v1.EnricherStatus\x12\x0f\n\x07loading\x18\r \x01(\x08\x12\x15\n\rembedded_here\x18\x0e \x01(\x03\"\xbf\x01\n\x0e\x45nricherStatus\x12\x10\n\x08\x65ndpoint\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x16\n\x0epending_chunks\x18\x03 \x01(\x03\x12\x17\n\x0f\x65nriched_chunks\x18\x04 \x01(\x03\x12\x14\n\x0c\x66\x61iled_calls\x18\x05 \x01(\x03\x12\x12\n\nlast_error\x18\x06 \x01(\t\x12\x31\n\rlast_error_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x84\x01\n\x0bIndexStatus\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x02 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x03\x12\x17\n\x0foutbox_sequence\x18\x04 \x01(\x04\x12\x18\n\x10\x61pplied_sequence\x18\x05 \x01(\x04\"\xbb\x03\n\x0eStatusResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12.\n\nstarted_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x64\x61ta_dir\x18\x03 \x01(\t\x12\x12\n\nitem_count\x18\x04 \x01(\x03\x12\x12\n\nsize_bytes\x18\x05 \x01(\x03\x12\x18\n\x10store_file_bytes\x18\x06 \x01(\x03\x12\"\n\x06\x64rives\x18\x07 \x03(\x0b\x32\x12.ctxd.v1.DriveInfo\x12+\n\tembedding\x18\x08 \x01(\x0b\x32\x18.ctxd.v1.EmbeddingStatus\x12#\n\x05index\x18\t \x01(\x0b\x32\x14.ctxd.v1.IndexStatus\x12$\n\x04\x64isk\x18\n \x03(\x0b\x32\x16.ctxd.v1.DiskComponent\x12#\n\x05store\x18\x0b \x01(\x0b\x32\x14.ctxd.v1.StoreStatus\x12\x1f\n\x07watches\x18\x0c \x03(\x0b\x32\x0e.ctxd.v1.Watch\x12\x32\n\rsubscriptions\x18\r \x01(\x0b\x32\x1b.ctxd.v1.SubscriptionCounts\"G\n\x12SubscriptionCounts\x12\x0f\n\x07\x64urable\x18\x01 \x01(\x03\x12\x0f\n\x07streams\x18\x02 \x01(\x03\x12\x0f\n\x07\x63ut_off\x18\x03 \x01(\x03\"\xec\x01\n\x0bStoreStatus\x12\x10\n\x08location\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\x12\x11\n\treachable\x18\x03 \x01(\x08\x12\x1a\n\x12unreachable_reason\x18\x04 \x01(\t\x12\x35\n\x11unreachable_since\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nreplica_id\x18\x06 \x01(\t\x12\x17\n\x0foutbox_sequence\x18\x07 \x01(\x04\x12(\n\x08replicas\x18\x08 \x03(\x0b\x32\x16.ctxd.v1.ReplicaStatus\"\xba\x01\n\rReplicaStatus\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x18\n\x10\x61pplied_sequence\x18\x03 \x01(\x04\x12\x13\n\x0blag_changes\x18\x04 \x01(\x04\x12\x13\n\x0blag_seconds\x18\x05 \x01(\x01\x12/\n\x0breported_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04gone\x18\x07 \x01(\x08\x12\x0c\n\x04self\x18\x08 \x01(\x08\x32\xfa\x01\n\x0c\x41\x64minService\x12\x39\n\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponse\x12<\n\x07Reindex\x12\x17.ctxd.v1.ReindexRequest\x1a\x18.ctxd.v1.ReindexResponse\x12\x39\n\x06\x44octor\x12\x16.ctxd.v1.DoctorRequest\x1a\x17.ctxd.v1.DoctorResponse\x12\x36\n\x05Prune\x12\x15.ctxd.v1.PruneRequest\x1a\x16.ctxd.v1.PruneResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x63txd/v1/admin.proto\x12\x07\x63txd.v1\x1a\x13\x63txd/v1/types.proto\x1a\x13\x63txd/v1/watch.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x0f\n\rBackupRequest\"G\n\x0e\x42\x61\x63kupResponse\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\'\n\x07summary\x18\x02 \x01(\x0b\x32\x16.ctxd.v1.BackupSummary\"\x94\x01\n\rBackupSummary\x12\x0c\n\x04size\x18\x01 \x01(\x03\x12\x0e\n\x06sha256\x18\x02 \x01(\t\x12\x12\n\noutbox_seq\x18\x03 \x01(\x03\x12\r\n\x05items\x18\x04 \x01(\x03\x12,\n\x08taken_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0csource_store\x18\x06 \x01(\t\"\x0f\n\rWhoAmIRequest\"k\n\x0eWhoAmIResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06scopes\x18\x02 \x03(\t\x12\r\n\x05owner\x18\x03 \x01(\x08\x12\r\n\x05\x61gent\x18\x04 \x01(\x08\x12\x0e\n\x06\x64rives\x18\x05 \x03(\t\x12\r\n\x05paths\x18\x06 \x03(\t\"\x19\n\x17\x43reateSignInLinkRequest\"e\n\x18\x43reateSignInLinkResponse\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0b\n\x03url\x18\x02 \x01(\t\x12.\n\nexpires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"b\n\x0cPruneRequest\x12\x1b\n\x13unretrieved_seconds\x18\x01 \x01(\x03\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x15\n\rpath_prefixes\x18\x03 \x03(\t\x12\r\n\x05limit\x18\x04 \x01(\x05\"\xa2\x01\n\nPrunedItem\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x35\n\x11last_retrieved_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04size\x18\x04 \x01(\x03\x12\x12\n\ndelete_rev\x18\x05 \x01(\x03\"R\n\rPruneResponse\x12\"\n\x05items\x18\x01 \x03(\x0b\x32\x13.ctxd.v1.PrunedItem\x12\x0c\n\x04more\x18\x02 \x01(\x08\x12\x0f\n\x07\x64\x65leted\x18\x03 \x01(\x08\"\x10\n\x0eReindexRequest\"k\n\x0fReindexResponse\x12\x16\n\x0elexical_chunks\x18\x01 \x01(\x03\x12\x15\n\rvector_chunks\x18\x02 \x01(\x03\x12\x18\n\x10\x61pplied_sequence\x18\x03 \x01(\x04\x12\x0f\n\x07seconds\x18\x04 \x01(\x01\"\x0f\n\rDoctorRequest\"\xbd\x01\n\x0e\x44octorResponse\x12\n\n\x02ok\x18\x01 \x01(\x08\x12\x10\n\x08problems\x18\x02 \x03(\t\x12\x14\n\x0cstore_chunks\x18\x03 \x01(\x03\x12\x16\n\x0elexical_chunks\x18\x04 \x01(\x03\x12\x15\n\rstore_vectors\x18\x05 \x01(\x03\x12\x15\n\rvector_chunks\x18\x06 \x01(\x03\x12\x17\n\x0foutbox_sequence\x18\x07 \x01(\x04\x12\x18\n\x10\x61pplied_sequence\x18\x08 \x01(\x04\"\x1d\n\rStatusRequest\x12\x0c\n\x04\x64isk\x18\x01 \x01(\x08\"N\n\rDiskComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05\x62ytes\x18\x02 \x01(\x03\x12\x12\n\nused_bytes\x18\x03 \x01(\x03\x12\x0c\n\x04keys\x18\x04 \x01(\x03\"\xf8\x02\n\x0f\x45mbeddingStatus\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x02 \x01(\t\x12\x10\n\x08model_id\x18\x03 \x01(\t\x12\x12\n\ndimensions\x18\x04 \x01(\x05\x12\x17\n\x0f\x65mbedded_chunks\x18\x05 \x01(\x03\x12\x16\n\x0epending_chunks\x18\x06 \x01(\x03\x12\x19\n\x11\x63hunks_per_second\x18\x07 \x01(\x01\x12\x15\n\rpending_items\x18\x08 \x01(\x03\x12\x1d\n\x15\x63hunks_with_questions\x18\t \x01(\x03\x12 \n\x18\x63hunks_without_questions\x18\n \x01(\x03\x12\x19\n\x11pending_questions\x18\x0b \x01(\x03\x12)\n\x08\x65nricher\x18\x0c \x01(\x0b\x32\x17.ctxd.v1.EnricherStatus\x12\x0f\n\x07loading\x18\r \x01(\x08\x12\x15\n\rembedded_here\x18\x0e \x01(\x03\"\xbf\x01\n\x0e\x45nricherStatus\x12\x10\n\x08\x65ndpoint\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x16\n\x0epending_chunks\x18\x03 \x01(\x03\x12\x17\n\x0f\x65nriched_chunks\x18\x04 \x01(\x03\x12\x14\n\x0c\x66\x61iled_calls\x18\x05 \x01(\x03\x12\x12\n\nlast_error\x18\x06 \x01(\t\x12\x31\n\rlast_error_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x84\x01\n\x0bIndexStatus\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x1a\n\x12unavailable_reason\x18\x02 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x03 \x01(\x03\x12\x17\n\x0foutbox_sequence\x18\x04 \x01(\x04\x12\x18\n\x10\x61pplied_sequence\x18\x05 \x01(\x04\"\xbb\x03\n\x0eStatusResponse\x12\x0f\n\x07version\x18\x01 \x01(\t\x12.\n\nstarted_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x64\x61ta_dir\x18\x03 \x01(\t\x12\x12\n\nitem_count\x18\x04 \x01(\x03\x12\x12\n\nsize_bytes\x18\x05 \x01(\x03\x12\x18\n\x10store_file_bytes\x18\x06 \x01(\x03\x12\"\n\x06\x64rives\x18\x07 \x03(\x0b\x32\x12.ctxd.v1.DriveInfo\x12+\n\tembedding\x18\x08 \x01(\x0b\x32\x18.ctxd.v1.EmbeddingStatus\x12#\n\x05index\x18\t \x01(\x0b\x32\x14.ctxd.v1.IndexStatus\x12$\n\x04\x64isk\x18\n \x03(\x0b\x32\x16.ctxd.v1.DiskComponent\x12#\n\x05store\x18\x0b \x01(\x0b\x32\x14.ctxd.v1.StoreStatus\x12\x1f\n\x07watches\x18\x0c \x03(\x0b\x32\x0e.ctxd.v1.Watch\x12\x32\n\rsubscriptions\x18\r \x01(\x0b\x32\x1b.ctxd.v1.SubscriptionCounts\"G\n\x12SubscriptionCounts\x12\x0f\n\x07\x64urable\x18\x01 \x01(\x03\x12\x0f\n\x07streams\x18\x02 \x01(\x03\x12\x0f\n\x07\x63ut_off\x18\x03 \x01(\x03\"\xec\x01\n\x0bStoreStatus\x12\x10\n\x08location\x18\x01 \x01(\t\x12\x0e\n\x06shared\x18\x02 \x01(\x08\x12\x11\n\treachable\x18\x03 \x01(\x08\x12\x1a\n\x12unreachable_reason\x18\x04 \x01(\t\x12\x35\n\x11unreachable_since\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nreplica_id\x18\x06 \x01(\t\x12\x17\n\x0foutbox_sequence\x18\x07 \x01(\x04\x12(\n\x08replicas\x18\x08 \x03(\x0b\x32\x16.ctxd.v1.ReplicaStatus\"\xba\x01\n\rReplicaStatus\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x18\n\x10\x61pplied_sequence\x18\x03 \x01(\x04\x12\x13\n\x0blag_changes\x18\x04 \x01(\x04\x12\x13\n\x0blag_seconds\x18\x05 \x01(\x01\x12/\n\x0breported_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04gone\x18\x07 \x01(\x08\x12\x0c\n\x04self\x18\x08 \x01(\x08\x32\xcb\x03\n\x0c\x41\x64minService\x12\x39\n\x06Status\x12\x16.ctxd.v1.StatusRequest\x1a\x17.ctxd.v1.StatusResponse\x12<\n\x07Reindex\x12\x17.ctxd.v1.ReindexRequest\x1a\x18.ctxd.v1.ReindexResponse\x12\x39\n\x06\x44octor\x12\x16.ctxd.v1.DoctorRequest\x1a\x17.ctxd.v1.DoctorResponse\x12\x36\n\x05Prune\x12\x15.ctxd.v1.PruneRequest\x1a\x16.ctxd.v1.PruneResponse\x12;\n\x06\x42\x61\x63kup\x12\x16.ctxd.v1.BackupRequest\x1a\x17.ctxd.v1.BackupResponse0\x01\x12\x39\n\x06WhoAmI\x12\x16.ctxd.v1.WhoAmIRequest\x1a\x17.ctxd.v1.WhoAmIResponse\x12W\n\x10\x43reateSignInLink\x12 .ctxd.v1.CreateSignInLinkRequest\x1a!.ctxd.v1.CreateSignInLinkResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,38 +35,52 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ctxd.v1.admin_pb2', _global
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\222\003\004\010\002 \003'
-  _globals['_PRUNEREQUEST']._serialized_start=107
-  _globals['_PRUNEREQUEST']._serialized_end=205
-  _globals['_PRUNEDITEM']._serialized_start=208
-  _globals['_PRUNEDITEM']._serialized_end=370
-  _globals['_PRUNERESPONSE']._serialized_start=372
-  _globals['_PRUNERESPONSE']._serialized_end=454
-  _globals['_REINDEXREQUEST']._serialized_start=456
-  _globals['_REINDEXREQUEST']._serialized_end=472
-  _globals['_REINDEXRESPONSE']._serialized_start=474
-  _globals['_REINDEXRESPONSE']._serialized_end=581
-  _globals['_DOCTORREQUEST']._serialized_start=583
-  _globals['_DOCTORREQUEST']._serialized_end=598
-  _globals['_DOCTORRESPONSE']._serialized_start=601
-  _globals['_DOCTORRESPONSE']._serialized_end=790
-  _globals['_STATUSREQUEST']._serialized_start=792
-  _globals['_STATUSREQUEST']._serialized_end=821
-  _globals['_DISKCOMPONENT']._serialized_start=823
-  _globals['_DISKCOMPONENT']._serialized_end=901
-  _globals['_EMBEDDINGSTATUS']._serialized_start=904
-  _globals['_EMBEDDINGSTATUS']._serialized_end=1280
-  _globals['_ENRICHERSTATUS']._serialized_start=1283
-  _globals['_ENRICHERSTATUS']._serialized_end=1474
-  _globals['_INDEXSTATUS']._serialized_start=1477
-  _globals['_INDEXSTATUS']._serialized_end=1609
-  _globals['_STATUSRESPONSE']._serialized_start=1612
-  _globals['_STATUSRESPONSE']._serialized_end=2055
-  _globals['_SUBSCRIPTIONCOUNTS']._serialized_start=2057
-  _globals['_SUBSCRIPTIONCOUNTS']._serialized_end=2128
-  _globals['_STORESTATUS']._serialized_start=2131
-  _globals['_STORESTATUS']._serialized_end=2367
-  _globals['_REPLICASTATUS']._serialized_start=2370
-  _globals['_REPLICASTATUS']._serialized_end=2556
-  _globals['_ADMINSERVICE']._serialized_start=2559
-  _globals['_ADMINSERVICE']._serialized_end=2809
+  _globals['_BACKUPREQUEST']._serialized_start=107
+  _globals['_BACKUPREQUEST']._serialized_end=122
+  _globals['_BACKUPRESPONSE']._serialized_start=124
+  _globals['_BACKUPRESPONSE']._serialized_end=195
+  _globals['_BACKUPSUMMARY']._serialized_start=198
+  _globals['_BACKUPSUMMARY']._serialized_end=346
+  _globals['_WHOAMIREQUEST']._serialized_start=348
+  _globals['_WHOAMIREQUEST']._serialized_end=363
+  _globals['_WHOAMIRESPONSE']._serialized_start=365
+  _globals['_WHOAMIRESPONSE']._serialized_end=472
+  _globals['_CREATESIGNINLINKREQUEST']._serialized_start=474
+  _globals['_CREATESIGNINLINKREQUEST']._serialized_end=499
+  _globals['_CREATESIGNINLINKRESPONSE']._serialized_start=501
+  _globals['_CREATESIGNINLINKRESPONSE']._serialized_end=602
+  _globals['_PRUNEREQUEST']._serialized_start=604
+  _globals['_PRUNEREQUEST']._serialized_end=702
+  _globals['_PRUNEDITEM']._serialized_start=705
+  _globals['_PRUNEDITEM']._serialized_end=867
+  _globals['_PRUNERESPONSE']._serialized_start=869
+  _globals['_PRUNERESPONSE']._serialized_end=951
+  _globals['_REINDEXREQUEST']._serialized_start=953
+  _globals['_REINDEXREQUEST']._serialized_end=969
+  _globals['_REINDEXRESPONSE']._serialized_start=971
+  _globals['_REINDEXRESPONSE']._serialized_end=1078
+  _globals['_DOCTORREQUEST']._serialized_start=1080
+  _globals['_DOCTORREQUEST']._serialized_end=1095
+  _globals['_DOCTORRESPONSE']._serialized_start=1098
+  _globals['_DOCTORRESPONSE']._serialized_end=1287
+  _globals['_STATUSREQUEST']._serialized_start=1289
+  _globals['_STATUSREQUEST']._serialized_end=1318
+  _globals['_DISKCOMPONENT']._serialized_start=1320
+  _globals['_DISKCOMPONENT']._serialized_end=1398
+  _globals['_EMBEDDINGSTATUS']._serialized_start=1401
+  _globals['_EMBEDDINGSTATUS']._serialized_end=1777
+  _globals['_ENRICHERSTATUS']._serialized_start=1780
+  _globals['_ENRICHERSTATUS']._serialized_end=1971
+  _globals['_INDEXSTATUS']._serialized_start=1974
+  _globals['_INDEXSTATUS']._serialized_end=2106
+  _globals['_STATUSRESPONSE']._serialized_start=2109
+  _globals['_STATUSRESPONSE']._serialized_end=2552
+  _globals['_SUBSCRIPTIONCOUNTS']._serialized_start=2554
+  _globals['_SUBSCRIPTIONCOUNTS']._serialized_end=2625
+  _globals['_STORESTATUS']._serialized_start=2628
+  _globals['_STORESTATUS']._serialized_end=2864
+  _globals['_REPLICASTATUS']._serialized_start=2867
+  _globals['_REPLICASTATUS']._serialized_end=3053
+  _globals['_ADMINSERVICE']._serialized_start=3056
+  _globals['_ADMINSERVICE']._serialized_end=3515
 # @@protoc_insertion_point(module_scope)

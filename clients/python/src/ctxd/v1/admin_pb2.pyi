@@ -11,6 +11,68 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class BackupRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class BackupResponse(_message.Message):
+    __slots__ = ("data", "summary")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    summary: BackupSummary
+    def __init__(self, data: _Optional[bytes] = ..., summary: _Optional[_Union[BackupSummary, _Mapping]] = ...) -> None: ...
+
+class BackupSummary(_message.Message):
+    __slots__ = ("size", "sha256", "outbox_seq", "items", "taken_at", "source_store")
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    OUTBOX_SEQ_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    TAKEN_AT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_STORE_FIELD_NUMBER: _ClassVar[int]
+    size: int
+    sha256: str
+    outbox_seq: int
+    items: int
+    taken_at: _timestamp_pb2.Timestamp
+    source_store: str
+    def __init__(self, size: _Optional[int] = ..., sha256: _Optional[str] = ..., outbox_seq: _Optional[int] = ..., items: _Optional[int] = ..., taken_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source_store: _Optional[str] = ...) -> None: ...
+
+class WhoAmIRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WhoAmIResponse(_message.Message):
+    __slots__ = ("name", "scopes", "owner", "agent", "drives", "paths")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    DRIVES_FIELD_NUMBER: _ClassVar[int]
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    owner: bool
+    agent: bool
+    drives: _containers.RepeatedScalarFieldContainer[str]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., owner: _Optional[bool] = ..., agent: _Optional[bool] = ..., drives: _Optional[_Iterable[str]] = ..., paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CreateSignInLinkRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CreateSignInLinkResponse(_message.Message):
+    __slots__ = ("code", "url", "expires_at")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    URL_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    code: str
+    url: str
+    expires_at: _timestamp_pb2.Timestamp
+    def __init__(self, code: _Optional[str] = ..., url: _Optional[str] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class PruneRequest(_message.Message):
     __slots__ = ("unretrieved_seconds", "dry_run", "path_prefixes", "limit")
     UNRETRIEVED_SECONDS_FIELD_NUMBER: _ClassVar[int]

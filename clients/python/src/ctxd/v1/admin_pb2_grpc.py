@@ -55,6 +55,21 @@ class AdminServiceStub:
                 request_serializer=ctxd_dot_v1_dot_admin__pb2.PruneRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_admin__pb2.PruneResponse.FromString,
                 _registered_method=True)
+        self.Backup = channel.unary_stream(
+                '/ctxd.v1.AdminService/Backup',
+                request_serializer=ctxd_dot_v1_dot_admin__pb2.BackupRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_admin__pb2.BackupResponse.FromString,
+                _registered_method=True)
+        self.WhoAmI = channel.unary_unary(
+                '/ctxd.v1.AdminService/WhoAmI',
+                request_serializer=ctxd_dot_v1_dot_admin__pb2.WhoAmIRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_admin__pb2.WhoAmIResponse.FromString,
+                _registered_method=True)
+        self.CreateSignInLink = channel.unary_unary(
+                '/ctxd.v1.AdminService/CreateSignInLink',
+                request_serializer=ctxd_dot_v1_dot_admin__pb2.CreateSignInLinkRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_admin__pb2.CreateSignInLinkResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -97,6 +112,35 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Backup(self, request, context):
+        """Backup streams a consistent copy of the store, as a bbolt file that
+        `ctxd restore` puts in a data dir, while the daemon goes on serving
+        writes and searches. A PostgreSQL store is copied the same way, from
+        one snapshot. The search indexes are derived and rebuilt from the copy
+        when a daemon opens it. Needs the admin scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WhoAmI(self, request, context):
+        """WhoAmI describes the token the call was made with: its name, scopes and
+        the drives and paths it is limited to. Any valid token may call it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateSignInLink(self, request, context):
+        """CreateSignInLink makes a one-time code for the web inspector, valid
+        for a minute: opening /ui/#signin=CODE signs the browser in with a
+        session token of the caller's grant. Only the owner may call it (`ctxd
+        ui`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -119,6 +163,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.Prune,
                     request_deserializer=ctxd_dot_v1_dot_admin__pb2.PruneRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_admin__pb2.PruneResponse.SerializeToString,
+            ),
+            'Backup': grpc.unary_stream_rpc_method_handler(
+                    servicer.Backup,
+                    request_deserializer=ctxd_dot_v1_dot_admin__pb2.BackupRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_admin__pb2.BackupResponse.SerializeToString,
+            ),
+            'WhoAmI': grpc.unary_unary_rpc_method_handler(
+                    servicer.WhoAmI,
+                    request_deserializer=ctxd_dot_v1_dot_admin__pb2.WhoAmIRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_admin__pb2.WhoAmIResponse.SerializeToString,
+            ),
+            'CreateSignInLink': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSignInLink,
+                    request_deserializer=ctxd_dot_v1_dot_admin__pb2.CreateSignInLinkRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_admin__pb2.CreateSignInLinkResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -230,6 +289,87 @@ class AdminService:
             '/ctxd.v1.AdminService/Prune',
             ctxd_dot_v1_dot_admin__pb2.PruneRequest.SerializeToString,
             ctxd_dot_v1_dot_admin__pb2.PruneResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Backup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/ctxd.v1.AdminService/Backup',
+            ctxd_dot_v1_dot_admin__pb2.BackupRequest.SerializeToString,
+            ctxd_dot_v1_dot_admin__pb2.BackupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WhoAmI(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.AdminService/WhoAmI',
+            ctxd_dot_v1_dot_admin__pb2.WhoAmIRequest.SerializeToString,
+            ctxd_dot_v1_dot_admin__pb2.WhoAmIResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateSignInLink(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.AdminService/CreateSignInLink',
+            ctxd_dot_v1_dot_admin__pb2.CreateSignInLinkRequest.SerializeToString,
+            ctxd_dot_v1_dot_admin__pb2.CreateSignInLinkResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x63txd/v1/search.proto\x12\x07\x63txd.v1\"+\n\x0bSearchQuery\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x0e\n\x06vector\x18\x02 \x03(\x02\"W\n\x0cSearchFilter\x12\x0e\n\x06\x64rives\x18\x01 \x03(\t\x12\x15\n\rpath_prefixes\x18\x02 \x03(\t\x12\x12\n\nmime_types\x18\x03 \x03(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\"<\n\tLegWeight\x12\x1f\n\x03leg\x18\x01 \x01(\x0e\x32\x12.ctxd.v1.SearchLeg\x12\x0e\n\x06weight\x18\x02 \x01(\x01\"\xd2\x03\n\rSearchRequest\x12%\n\x07queries\x18\x01 \x03(\x0b\x32\x14.ctxd.v1.SearchQuery\x12!\n\x04mode\x18\x02 \x01(\x0e\x32\x13.ctxd.v1.SearchMode\x12%\n\x06\x66ilter\x18\x03 \x01(\x0b\x32\x15.ctxd.v1.SearchFilter\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x14\n\x0ctoken_budget\x18\x05 \x01(\x05\x12\x16\n\x0esnippet_length\x18\x06 \x01(\x05\x12\x1b\n\x13max_chunks_per_item\x18\x07 \x01(\x05\x12\'\n\x0bleg_weights\x18\x08 \x03(\x0b\x32\x12.ctxd.v1.LegWeight\x12\r\n\x05rrf_k\x18\t \x01(\x05\x12(\n\x08group_by\x18\n \x01(\x0e\x32\x16.ctxd.v1.SearchGroupBy\x12\x11\n\tmin_score\x18\x0b \x01(\x01\x12\x19\n\x11importance_weight\x18\x0c \x01(\x01\x12\x14\n\x0cusage_weight\x18\r \x01(\x01\x12(\n\tproximity\x18\x0e \x01(\x0e\x32\x15.ctxd.v1.SearchToggle\x12&\n\x07recency\x18\x0f \x01(\x0e\x32\x15.ctxd.v1.SearchToggle\"G\n\x07LegRank\x12\x1f\n\x03leg\x18\x01 \x01(\x0e\x32\x12.ctxd.v1.SearchLeg\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12\r\n\x05score\x18\x03 \x01(\x01\"&\n\x08\x42yteSpan\x12\r\n\x05start\x18\x01 \x01(\x03\x12\x0b\n\x03\x65nd\x18\x02 \x01(\x03\"\xce\x01\n\x08\x43hunkHit\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x0f\n\x07heading\x18\x02 \x01(\t\x12\x0f\n\x07snippet\x18\x03 \x01(\t\x12\x1f\n\x04span\x18\x04 \x01(\x0b\x32\x11.ctxd.v1.ByteSpan\x12\r\n\x05score\x18\x05 \x01(\x01\x12#\n\tleg_ranks\x18\x06 \x03(\x0b\x32\x10.ctxd.v1.LegRank\x12\x13\n\x0btoken_count\x18\x07 \x01(\x05\x12\x12\n\nstart_line\x18\x08 \x01(\x03\x12\x10\n\x08\x65nd_line\x18\t \x01(\x03\"\xd1\x02\n\x0cSearchResult\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x0f\n\x07item_id\x18\x02 \x01(\t\x12\x10\n\x08\x63hunk_id\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0f\n\x07heading\x18\x05 \x01(\t\x12\x0f\n\x07snippet\x18\x06 \x01(\t\x12\x1f\n\x04span\x18\x07 \x01(\x0b\x32\x11.ctxd.v1.ByteSpan\x12\r\n\x05score\x18\x08 \x01(\x01\x12#\n\tleg_ranks\x18\t \x03(\x0b\x32\x10.ctxd.v1.LegRank\x12\x15\n\rquery_indexes\x18\n \x03(\x05\x12\x11\n\tmime_type\x18\x0b \x01(\t\x12\x13\n\x0btoken_count\x18\x0c \x01(\x05\x12\x12\n\nstart_line\x18\r \x01(\x03\x12\x10\n\x08\x65nd_line\x18\x0e \x01(\x03\x12&\n\x0bmore_chunks\x18\x0f \x03(\x0b\x32\x11.ctxd.v1.ChunkHit\"b\n\x0bQueryReport\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x16\n\x0e\x63orrected_text\x18\x02 \x01(\t\x12\x17\n\x0f\x63\x61ndidate_count\x18\x03 \x01(\x05\x12\x14\n\x0creduced_text\x18\x04 \x01(\t\"\xd6\x01\n\x0eSearchResponse\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.ctxd.v1.SearchResult\x12&\n\tmode_used\x18\x02 \x01(\x0e\x32\x13.ctxd.v1.SearchMode\x12\x13\n\x0bmode_reason\x18\x03 \x01(\t\x12%\n\x07queries\x18\x04 \x03(\x0b\x32\x14.ctxd.v1.QueryReport\x12\x13\n\x0btokens_used\x18\x05 \x01(\x05\x12\r\n\x05stale\x18\x06 \x01(\x08\x12\x14\n\x0cstale_reason\x18\x07 \x01(\t\"\x86\x01\n\x12\x46indSimilarRequest\x12\r\n\x03ref\x18\x01 \x01(\tH\x00\x12\x0e\n\x04text\x18\x02 \x01(\tH\x00\x12\x11\n\tthreshold\x18\x03 \x01(\x01\x12\r\n\x05limit\x18\x04 \x01(\x05\x12%\n\x06\x66ilter\x18\x05 \x01(\x0b\x32\x15.ctxd.v1.SearchFilterB\x08\n\x06target\"\x83\x01\n\x0bSimilarItem\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x0f\n\x07item_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x12\n\nsimilarity\x18\x04 \x01(\x01\x12\x10\n\x08\x63hunk_id\x18\x05 \x01(\t\x12\x0f\n\x07snippet\x18\x06 \x01(\t\x12\x10\n\x08\x63overage\x18\x07 \x01(\x01\"v\n\x13\x46indSimilarResponse\x12#\n\x05items\x18\x01 \x03(\x0b\x32\x14.ctxd.v1.SimilarItem\x12\x15\n\rtarget_chunks\x18\x02 \x01(\x05\x12\r\n\x05stale\x18\x03 \x01(\x08\x12\x14\n\x0cstale_reason\x18\x04 \x01(\t*o\n\nSearchMode\x12\x1b\n\x17SEARCH_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12SEARCH_MODE_HYBRID\x10\x01\x12\x14\n\x10SEARCH_MODE_BM25\x10\x02\x12\x16\n\x12SEARCH_MODE_VECTOR\x10\x03*m\n\tSearchLeg\x12\x1a\n\x16SEARCH_LEG_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEARCH_LEG_BM25\x10\x01\x12\x18\n\x14SEARCH_LEG_SUBSTRING\x10\x02\x12\x15\n\x11SEARCH_LEG_VECTOR\x10\x03*e\n\rSearchGroupBy\x12\x1f\n\x1bSEARCH_GROUP_BY_UNSPECIFIED\x10\x00\x12\x19\n\x15SEARCH_GROUP_BY_CHUNK\x10\x01\x12\x18\n\x14SEARCH_GROUP_BY_ITEM\x10\x02*Z\n\x0cSearchToggle\x12\x1d\n\x19SEARCH_TOGGLE_UNSPECIFIED\x10\x00\x12\x14\n\x10SEARCH_TOGGLE_ON\x10\x01\x12\x15\n\x11SEARCH_TOGGLE_OFF\x10\x02\x32\x94\x01\n\rSearchService\x12\x39\n\x06Search\x12\x16.ctxd.v1.SearchRequest\x1a\x17.ctxd.v1.SearchResponse\x12H\n\x0b\x46indSimilar\x12\x1b.ctxd.v1.FindSimilarRequest\x1a\x1c.ctxd.v1.FindSimilarResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x63txd/v1/search.proto\x12\x07\x63txd.v1\"+\n\x0bSearchQuery\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x0e\n\x06vector\x18\x02 \x03(\x02\"W\n\x0cSearchFilter\x12\x0e\n\x06\x64rives\x18\x01 \x03(\t\x12\x15\n\rpath_prefixes\x18\x02 \x03(\t\x12\x12\n\nmime_types\x18\x03 \x03(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\"<\n\tLegWeight\x12\x1f\n\x03leg\x18\x01 \x01(\x0e\x32\x12.ctxd.v1.SearchLeg\x12\x0e\n\x06weight\x18\x02 \x01(\x01\"\xe3\x03\n\rSearchRequest\x12%\n\x07queries\x18\x01 \x03(\x0b\x32\x14.ctxd.v1.SearchQuery\x12!\n\x04mode\x18\x02 \x01(\x0e\x32\x13.ctxd.v1.SearchMode\x12%\n\x06\x66ilter\x18\x03 \x01(\x0b\x32\x15.ctxd.v1.SearchFilter\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x14\n\x0ctoken_budget\x18\x05 \x01(\x05\x12\x16\n\x0esnippet_length\x18\x06 \x01(\x05\x12\x1b\n\x13max_chunks_per_item\x18\x07 \x01(\x05\x12\'\n\x0bleg_weights\x18\x08 \x03(\x0b\x32\x12.ctxd.v1.LegWeight\x12\r\n\x05rrf_k\x18\t \x01(\x05\x12(\n\x08group_by\x18\n \x01(\x0e\x32\x16.ctxd.v1.SearchGroupBy\x12\x11\n\tmin_score\x18\x0b \x01(\x01\x12\x19\n\x11importance_weight\x18\x0c \x01(\x01\x12\x14\n\x0cusage_weight\x18\r \x01(\x01\x12(\n\tproximity\x18\x0e \x01(\x0e\x32\x15.ctxd.v1.SearchToggle\x12&\n\x07recency\x18\x0f \x01(\x0e\x32\x15.ctxd.v1.SearchToggle\x12\x0f\n\x07\x65xplain\x18\x10 \x01(\x08\"G\n\x07LegRank\x12\x1f\n\x03leg\x18\x01 \x01(\x0e\x32\x12.ctxd.v1.SearchLeg\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12\r\n\x05score\x18\x03 \x01(\x01\"&\n\x08\x42yteSpan\x12\r\n\x05start\x18\x01 \x01(\x03\x12\x0b\n\x03\x65nd\x18\x02 \x01(\x03\"\xce\x01\n\x08\x43hunkHit\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x0f\n\x07heading\x18\x02 \x01(\t\x12\x0f\n\x07snippet\x18\x03 \x01(\t\x12\x1f\n\x04span\x18\x04 \x01(\x0b\x32\x11.ctxd.v1.ByteSpan\x12\r\n\x05score\x18\x05 \x01(\x01\x12#\n\tleg_ranks\x18\x06 \x03(\x0b\x32\x10.ctxd.v1.LegRank\x12\x13\n\x0btoken_count\x18\x07 \x01(\x05\x12\x12\n\nstart_line\x18\x08 \x01(\x03\x12\x10\n\x08\x65nd_line\x18\t \x01(\x03\"\x82\x03\n\x0cSearchResult\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x0f\n\x07item_id\x18\x02 \x01(\t\x12\x10\n\x08\x63hunk_id\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x0f\n\x07heading\x18\x05 \x01(\t\x12\x0f\n\x07snippet\x18\x06 \x01(\t\x12\x1f\n\x04span\x18\x07 \x01(\x0b\x32\x11.ctxd.v1.ByteSpan\x12\r\n\x05score\x18\x08 \x01(\x01\x12#\n\tleg_ranks\x18\t \x03(\x0b\x32\x10.ctxd.v1.LegRank\x12\x15\n\rquery_indexes\x18\n \x03(\x05\x12\x11\n\tmime_type\x18\x0b \x01(\t\x12\x13\n\x0btoken_count\x18\x0c \x01(\x05\x12\x12\n\nstart_line\x18\r \x01(\x03\x12\x10\n\x08\x65nd_line\x18\x0e \x01(\x03\x12&\n\x0bmore_chunks\x18\x0f \x03(\x0b\x32\x11.ctxd.v1.ChunkHit\x12/\n\x0b\x65xplanation\x18\x10 \x01(\x0b\x32\x1a.ctxd.v1.SearchExplanation\"\xf0\x01\n\x11SearchExplanation\x12&\n\x04legs\x18\x01 \x03(\x0b\x32\x18.ctxd.v1.LegContribution\x12\r\n\x05rrf_k\x18\x02 \x01(\x01\x12\r\n\x05\x66used\x18\x03 \x01(\x01\x12\x11\n\tfused_max\x18\x04 \x01(\x01\x12%\n\x07\x66\x61\x63tors\x18\x05 \x03(\x0b\x32\x14.ctxd.v1.ScoreFactor\x12\x15\n\rmatched_terms\x18\x06 \x03(\t\x12\x15\n\rmissing_terms\x18\x07 \x03(\t\x12\x18\n\x10matched_question\x18\x08 \x01(\t\x12\x13\n\x0bquery_index\x18\t \x01(\x05\"u\n\x0fLegContribution\x12\x1f\n\x03leg\x18\x01 \x01(\x0e\x32\x12.ctxd.v1.SearchLeg\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x0e\n\x06weight\x18\x04 \x01(\x01\x12\x14\n\x0c\x63ontribution\x18\x05 \x01(\x01\";\n\x0bScoreFactor\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x66\x61\x63tor\x18\x02 \x01(\x01\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"b\n\x0bQueryReport\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x16\n\x0e\x63orrected_text\x18\x02 \x01(\t\x12\x17\n\x0f\x63\x61ndidate_count\x18\x03 \x01(\x05\x12\x14\n\x0creduced_text\x18\x04 \x01(\t\"\xd6\x01\n\x0eSearchResponse\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.ctxd.v1.SearchResult\x12&\n\tmode_used\x18\x02 \x01(\x0e\x32\x13.ctxd.v1.SearchMode\x12\x13\n\x0bmode_reason\x18\x03 \x01(\t\x12%\n\x07queries\x18\x04 \x03(\x0b\x32\x14.ctxd.v1.QueryReport\x12\x13\n\x0btokens_used\x18\x05 \x01(\x05\x12\r\n\x05stale\x18\x06 \x01(\x08\x12\x14\n\x0cstale_reason\x18\x07 \x01(\t\"\x86\x01\n\x12\x46indSimilarRequest\x12\r\n\x03ref\x18\x01 \x01(\tH\x00\x12\x0e\n\x04text\x18\x02 \x01(\tH\x00\x12\x11\n\tthreshold\x18\x03 \x01(\x01\x12\r\n\x05limit\x18\x04 \x01(\x05\x12%\n\x06\x66ilter\x18\x05 \x01(\x0b\x32\x15.ctxd.v1.SearchFilterB\x08\n\x06target\"\x83\x01\n\x0bSimilarItem\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x0f\n\x07item_id\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x12\n\nsimilarity\x18\x04 \x01(\x01\x12\x10\n\x08\x63hunk_id\x18\x05 \x01(\t\x12\x0f\n\x07snippet\x18\x06 \x01(\t\x12\x10\n\x08\x63overage\x18\x07 \x01(\x01\"v\n\x13\x46indSimilarResponse\x12#\n\x05items\x18\x01 \x03(\x0b\x32\x14.ctxd.v1.SimilarItem\x12\x15\n\rtarget_chunks\x18\x02 \x01(\x05\x12\r\n\x05stale\x18\x03 \x01(\x08\x12\x14\n\x0cstale_reason\x18\x04 \x01(\t*o\n\nSearchMode\x12\x1b\n\x17SEARCH_MODE_UNSPECIFIED\x10\x00\x12\x16\n\x12SEARCH_MODE_HYBRID\x10\x01\x12\x14\n\x10SEARCH_MODE_BM25\x10\x02\x12\x16\n\x12SEARCH_MODE_VECTOR\x10\x03*m\n\tSearchLeg\x12\x1a\n\x16SEARCH_LEG_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEARCH_LEG_BM25\x10\x01\x12\x18\n\x14SEARCH_LEG_SUBSTRING\x10\x02\x12\x15\n\x11SEARCH_LEG_VECTOR\x10\x03*e\n\rSearchGroupBy\x12\x1f\n\x1bSEARCH_GROUP_BY_UNSPECIFIED\x10\x00\x12\x19\n\x15SEARCH_GROUP_BY_CHUNK\x10\x01\x12\x18\n\x14SEARCH_GROUP_BY_ITEM\x10\x02*Z\n\x0cSearchToggle\x12\x1d\n\x19SEARCH_TOGGLE_UNSPECIFIED\x10\x00\x12\x14\n\x10SEARCH_TOGGLE_ON\x10\x01\x12\x15\n\x11SEARCH_TOGGLE_OFF\x10\x02\x32\x94\x01\n\rSearchService\x12\x39\n\x06Search\x12\x16.ctxd.v1.SearchRequest\x1a\x17.ctxd.v1.SearchResponse\x12H\n\x0b\x46indSimilar\x12\x1b.ctxd.v1.FindSimilarRequest\x1a\x1c.ctxd.v1.FindSimilarResponseB0Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\x08\x02 \x03\x62\x08\x65\x64itionsp\xe8\x07')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,14 +32,14 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ctxd.v1.search_pb2', _globa
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'Z\'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\222\003\004\010\002 \003'
-  _globals['_SEARCHMODE']._serialized_start=2068
-  _globals['_SEARCHMODE']._serialized_end=2179
-  _globals['_SEARCHLEG']._serialized_start=2181
-  _globals['_SEARCHLEG']._serialized_end=2290
-  _globals['_SEARCHGROUPBY']._serialized_start=2292
-  _globals['_SEARCHGROUPBY']._serialized_end=2393
-  _globals['_SEARCHTOGGLE']._serialized_start=2395
-  _globals['_SEARCHTOGGLE']._serialized_end=2485
+  _globals['_SEARCHMODE']._serialized_start=2557
+  _globals['_SEARCHMODE']._serialized_end=2668
+  _globals['_SEARCHLEG']._serialized_start=2670
+  _globals['_SEARCHLEG']._serialized_end=2779
+  _globals['_SEARCHGROUPBY']._serialized_start=2781
+  _globals['_SEARCHGROUPBY']._serialized_end=2882
+  _globals['_SEARCHTOGGLE']._serialized_start=2884
+  _globals['_SEARCHTOGGLE']._serialized_end=2974
   _globals['_SEARCHQUERY']._serialized_start=33
   _globals['_SEARCHQUERY']._serialized_end=76
   _globals['_SEARCHFILTER']._serialized_start=78
@@ -47,25 +47,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LEGWEIGHT']._serialized_start=167
   _globals['_LEGWEIGHT']._serialized_end=227
   _globals['_SEARCHREQUEST']._serialized_start=230
-  _globals['_SEARCHREQUEST']._serialized_end=696
-  _globals['_LEGRANK']._serialized_start=698
-  _globals['_LEGRANK']._serialized_end=769
-  _globals['_BYTESPAN']._serialized_start=771
-  _globals['_BYTESPAN']._serialized_end=809
-  _globals['_CHUNKHIT']._serialized_start=812
-  _globals['_CHUNKHIT']._serialized_end=1018
-  _globals['_SEARCHRESULT']._serialized_start=1021
-  _globals['_SEARCHRESULT']._serialized_end=1358
-  _globals['_QUERYREPORT']._serialized_start=1360
-  _globals['_QUERYREPORT']._serialized_end=1458
-  _globals['_SEARCHRESPONSE']._serialized_start=1461
-  _globals['_SEARCHRESPONSE']._serialized_end=1675
-  _globals['_FINDSIMILARREQUEST']._serialized_start=1678
-  _globals['_FINDSIMILARREQUEST']._serialized_end=1812
-  _globals['_SIMILARITEM']._serialized_start=1815
-  _globals['_SIMILARITEM']._serialized_end=1946
-  _globals['_FINDSIMILARRESPONSE']._serialized_start=1948
-  _globals['_FINDSIMILARRESPONSE']._serialized_end=2066
-  _globals['_SEARCHSERVICE']._serialized_start=2488
-  _globals['_SEARCHSERVICE']._serialized_end=2636
+  _globals['_SEARCHREQUEST']._serialized_end=713
+  _globals['_LEGRANK']._serialized_start=715
+  _globals['_LEGRANK']._serialized_end=786
+  _globals['_BYTESPAN']._serialized_start=788
+  _globals['_BYTESPAN']._serialized_end=826
+  _globals['_CHUNKHIT']._serialized_start=829
+  _globals['_CHUNKHIT']._serialized_end=1035
+  _globals['_SEARCHRESULT']._serialized_start=1038
+  _globals['_SEARCHRESULT']._serialized_end=1424
+  _globals['_SEARCHEXPLANATION']._serialized_start=1427
+  _globals['_SEARCHEXPLANATION']._serialized_end=1667
+  _globals['_LEGCONTRIBUTION']._serialized_start=1669
+  _globals['_LEGCONTRIBUTION']._serialized_end=1786
+  _globals['_SCOREFACTOR']._serialized_start=1788
+  _globals['_SCOREFACTOR']._serialized_end=1847
+  _globals['_QUERYREPORT']._serialized_start=1849
+  _globals['_QUERYREPORT']._serialized_end=1947
+  _globals['_SEARCHRESPONSE']._serialized_start=1950
+  _globals['_SEARCHRESPONSE']._serialized_end=2164
+  _globals['_FINDSIMILARREQUEST']._serialized_start=2167
+  _globals['_FINDSIMILARREQUEST']._serialized_end=2301
+  _globals['_SIMILARITEM']._serialized_start=2304
+  _globals['_SIMILARITEM']._serialized_end=2435
+  _globals['_FINDSIMILARRESPONSE']._serialized_start=2437
+  _globals['_FINDSIMILARRESPONSE']._serialized_end=2555
+  _globals['_SEARCHSERVICE']._serialized_start=2977
+  _globals['_SEARCHSERVICE']._serialized_end=3125
 # @@protoc_insertion_point(module_scope)

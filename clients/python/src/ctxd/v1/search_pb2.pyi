@@ -76,7 +76,7 @@ class LegWeight(_message.Message):
     def __init__(self, leg: _Optional[_Union[SearchLeg, str]] = ..., weight: _Optional[float] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("queries", "mode", "filter", "limit", "token_budget", "snippet_length", "max_chunks_per_item", "leg_weights", "rrf_k", "group_by", "min_score", "importance_weight", "usage_weight", "proximity", "recency")
+    __slots__ = ("queries", "mode", "filter", "limit", "token_budget", "snippet_length", "max_chunks_per_item", "leg_weights", "rrf_k", "group_by", "min_score", "importance_weight", "usage_weight", "proximity", "recency", "explain")
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
@@ -92,6 +92,7 @@ class SearchRequest(_message.Message):
     USAGE_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     PROXIMITY_FIELD_NUMBER: _ClassVar[int]
     RECENCY_FIELD_NUMBER: _ClassVar[int]
+    EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     queries: _containers.RepeatedCompositeFieldContainer[SearchQuery]
     mode: SearchMode
     filter: SearchFilter
@@ -107,7 +108,8 @@ class SearchRequest(_message.Message):
     usage_weight: float
     proximity: SearchToggle
     recency: SearchToggle
-    def __init__(self, queries: _Optional[_Iterable[_Union[SearchQuery, _Mapping]]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., filter: _Optional[_Union[SearchFilter, _Mapping]] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ..., snippet_length: _Optional[int] = ..., max_chunks_per_item: _Optional[int] = ..., leg_weights: _Optional[_Iterable[_Union[LegWeight, _Mapping]]] = ..., rrf_k: _Optional[int] = ..., group_by: _Optional[_Union[SearchGroupBy, str]] = ..., min_score: _Optional[float] = ..., importance_weight: _Optional[float] = ..., usage_weight: _Optional[float] = ..., proximity: _Optional[_Union[SearchToggle, str]] = ..., recency: _Optional[_Union[SearchToggle, str]] = ...) -> None: ...
+    explain: bool
+    def __init__(self, queries: _Optional[_Iterable[_Union[SearchQuery, _Mapping]]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., filter: _Optional[_Union[SearchFilter, _Mapping]] = ..., limit: _Optional[int] = ..., token_budget: _Optional[int] = ..., snippet_length: _Optional[int] = ..., max_chunks_per_item: _Optional[int] = ..., leg_weights: _Optional[_Iterable[_Union[LegWeight, _Mapping]]] = ..., rrf_k: _Optional[int] = ..., group_by: _Optional[_Union[SearchGroupBy, str]] = ..., min_score: _Optional[float] = ..., importance_weight: _Optional[float] = ..., usage_weight: _Optional[float] = ..., proximity: _Optional[_Union[SearchToggle, str]] = ..., recency: _Optional[_Union[SearchToggle, str]] = ..., explain: _Optional[bool] = ...) -> None: ...
 
 class LegRank(_message.Message):
     __slots__ = ("leg", "rank", "score")
@@ -150,7 +152,7 @@ class ChunkHit(_message.Message):
     def __init__(self, chunk_id: _Optional[str] = ..., heading: _Optional[str] = ..., snippet: _Optional[str] = ..., span: _Optional[_Union[ByteSpan, _Mapping]] = ..., score: _Optional[float] = ..., leg_ranks: _Optional[_Iterable[_Union[LegRank, _Mapping]]] = ..., token_count: _Optional[int] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ...) -> None: ...
 
 class SearchResult(_message.Message):
-    __slots__ = ("ref", "item_id", "chunk_id", "title", "heading", "snippet", "span", "score", "leg_ranks", "query_indexes", "mime_type", "token_count", "start_line", "end_line", "more_chunks")
+    __slots__ = ("ref", "item_id", "chunk_id", "title", "heading", "snippet", "span", "score", "leg_ranks", "query_indexes", "mime_type", "token_count", "start_line", "end_line", "more_chunks", "explanation")
     REF_FIELD_NUMBER: _ClassVar[int]
     ITEM_ID_FIELD_NUMBER: _ClassVar[int]
     CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -166,6 +168,7 @@ class SearchResult(_message.Message):
     START_LINE_FIELD_NUMBER: _ClassVar[int]
     END_LINE_FIELD_NUMBER: _ClassVar[int]
     MORE_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    EXPLANATION_FIELD_NUMBER: _ClassVar[int]
     ref: str
     item_id: str
     chunk_id: str
@@ -181,7 +184,54 @@ class SearchResult(_message.Message):
     start_line: int
     end_line: int
     more_chunks: _containers.RepeatedCompositeFieldContainer[ChunkHit]
-    def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., chunk_id: _Optional[str] = ..., title: _Optional[str] = ..., heading: _Optional[str] = ..., snippet: _Optional[str] = ..., span: _Optional[_Union[ByteSpan, _Mapping]] = ..., score: _Optional[float] = ..., leg_ranks: _Optional[_Iterable[_Union[LegRank, _Mapping]]] = ..., query_indexes: _Optional[_Iterable[int]] = ..., mime_type: _Optional[str] = ..., token_count: _Optional[int] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., more_chunks: _Optional[_Iterable[_Union[ChunkHit, _Mapping]]] = ...) -> None: ...
+    explanation: SearchExplanation
+    def __init__(self, ref: _Optional[str] = ..., item_id: _Optional[str] = ..., chunk_id: _Optional[str] = ..., title: _Optional[str] = ..., heading: _Optional[str] = ..., snippet: _Optional[str] = ..., span: _Optional[_Union[ByteSpan, _Mapping]] = ..., score: _Optional[float] = ..., leg_ranks: _Optional[_Iterable[_Union[LegRank, _Mapping]]] = ..., query_indexes: _Optional[_Iterable[int]] = ..., mime_type: _Optional[str] = ..., token_count: _Optional[int] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., more_chunks: _Optional[_Iterable[_Union[ChunkHit, _Mapping]]] = ..., explanation: _Optional[_Union[SearchExplanation, _Mapping]] = ...) -> None: ...
+
+class SearchExplanation(_message.Message):
+    __slots__ = ("legs", "rrf_k", "fused", "fused_max", "factors", "matched_terms", "missing_terms", "matched_question", "query_index")
+    LEGS_FIELD_NUMBER: _ClassVar[int]
+    RRF_K_FIELD_NUMBER: _ClassVar[int]
+    FUSED_FIELD_NUMBER: _ClassVar[int]
+    FUSED_MAX_FIELD_NUMBER: _ClassVar[int]
+    FACTORS_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_TERMS_FIELD_NUMBER: _ClassVar[int]
+    MISSING_TERMS_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_QUESTION_FIELD_NUMBER: _ClassVar[int]
+    QUERY_INDEX_FIELD_NUMBER: _ClassVar[int]
+    legs: _containers.RepeatedCompositeFieldContainer[LegContribution]
+    rrf_k: float
+    fused: float
+    fused_max: float
+    factors: _containers.RepeatedCompositeFieldContainer[ScoreFactor]
+    matched_terms: _containers.RepeatedScalarFieldContainer[str]
+    missing_terms: _containers.RepeatedScalarFieldContainer[str]
+    matched_question: str
+    query_index: int
+    def __init__(self, legs: _Optional[_Iterable[_Union[LegContribution, _Mapping]]] = ..., rrf_k: _Optional[float] = ..., fused: _Optional[float] = ..., fused_max: _Optional[float] = ..., factors: _Optional[_Iterable[_Union[ScoreFactor, _Mapping]]] = ..., matched_terms: _Optional[_Iterable[str]] = ..., missing_terms: _Optional[_Iterable[str]] = ..., matched_question: _Optional[str] = ..., query_index: _Optional[int] = ...) -> None: ...
+
+class LegContribution(_message.Message):
+    __slots__ = ("leg", "rank", "score", "weight", "contribution")
+    LEG_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    CONTRIBUTION_FIELD_NUMBER: _ClassVar[int]
+    leg: SearchLeg
+    rank: int
+    score: float
+    weight: float
+    contribution: float
+    def __init__(self, leg: _Optional[_Union[SearchLeg, str]] = ..., rank: _Optional[int] = ..., score: _Optional[float] = ..., weight: _Optional[float] = ..., contribution: _Optional[float] = ...) -> None: ...
+
+class ScoreFactor(_message.Message):
+    __slots__ = ("name", "factor", "detail")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    factor: float
+    detail: str
+    def __init__(self, name: _Optional[str] = ..., factor: _Optional[float] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class QueryReport(_message.Message):
     __slots__ = ("text", "corrected_text", "candidate_count", "reduced_text")

@@ -10,6 +10,36 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class DiffRequest(_message.Message):
+    __slots__ = ("ref", "from_rev", "to_rev", "context_lines")
+    REF_FIELD_NUMBER: _ClassVar[int]
+    FROM_REV_FIELD_NUMBER: _ClassVar[int]
+    TO_REV_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_LINES_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    from_rev: int
+    to_rev: int
+    context_lines: int
+    def __init__(self, ref: _Optional[str] = ..., from_rev: _Optional[int] = ..., to_rev: _Optional[int] = ..., context_lines: _Optional[int] = ...) -> None: ...
+
+class DiffResponse(_message.Message):
+    __slots__ = ("from_rev", "to_rev", "unified", "added", "removed", "binary", "truncated")
+    FROM_REV_FIELD_NUMBER: _ClassVar[int]
+    TO_REV_FIELD_NUMBER: _ClassVar[int]
+    UNIFIED_FIELD_NUMBER: _ClassVar[int]
+    ADDED_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    BINARY_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    from_rev: int
+    to_rev: int
+    unified: str
+    added: int
+    removed: int
+    binary: bool
+    truncated: bool
+    def __init__(self, from_rev: _Optional[int] = ..., to_rev: _Optional[int] = ..., unified: _Optional[str] = ..., added: _Optional[int] = ..., removed: _Optional[int] = ..., binary: _Optional[bool] = ..., truncated: _Optional[bool] = ...) -> None: ...
+
 class ListDrivesRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

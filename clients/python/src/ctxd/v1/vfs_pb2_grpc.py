@@ -139,6 +139,11 @@ class VfsServiceStub:
                 request_serializer=ctxd_dot_v1_dot_vfs__pb2.LogRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_vfs__pb2.LogResponse.FromString,
                 _registered_method=True)
+        self.Diff = channel.unary_unary(
+                '/ctxd.v1.VfsService/Diff',
+                request_serializer=ctxd_dot_v1_dot_vfs__pb2.DiffRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_vfs__pb2.DiffResponse.FromString,
+                _registered_method=True)
 
 
 class VfsServiceServicer:
@@ -297,6 +302,14 @@ class VfsServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Diff(self, request, context):
+        """Diff compares two revisions of an item's text line by line (a
+        revision and the current content when to_rev is 0), as a unified diff.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_VfsServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -399,6 +412,11 @@ def add_VfsServiceServicer_to_server(servicer, server):
                     servicer.Log,
                     request_deserializer=ctxd_dot_v1_dot_vfs__pb2.LogRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_vfs__pb2.LogResponse.SerializeToString,
+            ),
+            'Diff': grpc.unary_unary_rpc_method_handler(
+                    servicer.Diff,
+                    request_deserializer=ctxd_dot_v1_dot_vfs__pb2.DiffRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_vfs__pb2.DiffResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -946,6 +964,33 @@ class VfsService:
             '/ctxd.v1.VfsService/Log',
             ctxd_dot_v1_dot_vfs__pb2.LogRequest.SerializeToString,
             ctxd_dot_v1_dot_vfs__pb2.LogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Diff(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.VfsService/Diff',
+            ctxd_dot_v1_dot_vfs__pb2.DiffRequest.SerializeToString,
+            ctxd_dot_v1_dot_vfs__pb2.DiffResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -18,7 +18,230 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/admin.proto.
  */
 export const file_ctxd_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxImIKDFBydW5lUmVxdWVzdBIbChN1bnJldHJpZXZlZF9zZWNvbmRzGAEgASgDEg8KB2RyeV9ydW4YAiABKAgSFQoNcGF0aF9wcmVmaXhlcxgDIAMoCRINCgVsaW1pdBgEIAEoBSKiAQoKUHJ1bmVkSXRlbRILCgNyZWYYASABKAkSNQoRbGFzdF9yZXRyaWV2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBHNpemUYBCABKAMSEgoKZGVsZXRlX3JldhgFIAEoAyJSCg1QcnVuZVJlc3BvbnNlEiIKBWl0ZW1zGAEgAygLMhMuY3R4ZC52MS5QcnVuZWRJdGVtEgwKBG1vcmUYAiABKAgSDwoHZGVsZXRlZBgDIAEoCCIQCg5SZWluZGV4UmVxdWVzdCJrCg9SZWluZGV4UmVzcG9uc2USFgoObGV4aWNhbF9jaHVua3MYASABKAMSFQoNdmVjdG9yX2NodW5rcxgCIAEoAxIYChBhcHBsaWVkX3NlcXVlbmNlGAMgASgEEg8KB3NlY29uZHMYBCABKAEiDwoNRG9jdG9yUmVxdWVzdCK9AQoORG9jdG9yUmVzcG9uc2USCgoCb2sYASABKAgSEAoIcHJvYmxlbXMYAiADKAkSFAoMc3RvcmVfY2h1bmtzGAMgASgDEhYKDmxleGljYWxfY2h1bmtzGAQgASgDEhUKDXN0b3JlX3ZlY3RvcnMYBSABKAMSFQoNdmVjdG9yX2NodW5rcxgGIAEoAxIXCg9vdXRib3hfc2VxdWVuY2UYByABKAQSGAoQYXBwbGllZF9zZXF1ZW5jZRgIIAEoBCIdCg1TdGF0dXNSZXF1ZXN0EgwKBGRpc2sYASABKAgiTgoNRGlza0NvbXBvbmVudBIMCgRuYW1lGAEgASgJEg0KBWJ5dGVzGAIgASgDEhIKCnVzZWRfYnl0ZXMYAyABKAMSDAoEa2V5cxgEIAEoAyL4AgoPRW1iZWRkaW5nU3RhdHVzEhEKCWF2YWlsYWJsZRgBIAEoCBIaChJ1bmF2YWlsYWJsZV9yZWFzb24YAiABKAkSEAoIbW9kZWxfaWQYAyABKAkSEgoKZGltZW5zaW9ucxgEIAEoBRIXCg9lbWJlZGRlZF9jaHVua3MYBSABKAMSFgoOcGVuZGluZ19jaHVua3MYBiABKAMSGQoRY2h1bmtzX3Blcl9zZWNvbmQYByABKAESFQoNcGVuZGluZ19pdGVtcxgIIAEoAxIdChVjaHVua3Nfd2l0aF9xdWVzdGlvbnMYCSABKAMSIAoYY2h1bmtzX3dpdGhvdXRfcXVlc3Rpb25zGAogASgDEhkKEXBlbmRpbmdfcXVlc3Rpb25zGAsgASgDEikKCGVucmljaGVyGAwgASgLMhcuY3R4ZC52MS5FbnJpY2hlclN0YXR1cxIPCgdsb2FkaW5nGA0gASgIEhUKDWVtYmVkZGVkX2hlcmUYDiABKAMivwEKDkVucmljaGVyU3RhdHVzEhAKCGVuZHBvaW50GAEgASgJEg0KBW1vZGVsGAIgASgJEhYKDnBlbmRpbmdfY2h1bmtzGAMgASgDEhcKD2VucmljaGVkX2NodW5rcxgEIAEoAxIUCgxmYWlsZWRfY2FsbHMYBSABKAMSEgoKbGFzdF9lcnJvchgGIAEoCRIxCg1sYXN0X2Vycm9yX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKEAQoLSW5kZXhTdGF0dXMSEQoJYXZhaWxhYmxlGAEgASgIEhoKEnVuYXZhaWxhYmxlX3JlYXNvbhgCIAEoCRITCgtjaHVua19jb3VudBgDIAEoAxIXCg9vdXRib3hfc2VxdWVuY2UYBCABKAQSGAoQYXBwbGllZF9zZXF1ZW5jZRgFIAEoBCK7AwoOU3RhdHVzUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoCRIuCgpzdGFydGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghkYXRhX2RpchgDIAEoCRISCgppdGVtX2NvdW50GAQgASgDEhIKCnNpemVfYnl0ZXMYBSABKAMSGAoQc3RvcmVfZmlsZV9ieXRlcxgGIAEoAxIiCgZkcml2ZXMYByADKAsyEi5jdHhkLnYxLkRyaXZlSW5mbxIrCgllbWJlZGRpbmcYCCABKAsyGC5jdHhkLnYxLkVtYmVkZGluZ1N0YXR1cxIjCgVpbmRleBgJIAEoCzIULmN0eGQudjEuSW5kZXhTdGF0dXMSJAoEZGlzaxgKIAMoCzIWLmN0eGQudjEuRGlza0NvbXBvbmVudBIjCgVzdG9yZRgLIAEoCzIULmN0eGQudjEuU3RvcmVTdGF0dXMSHwoHd2F0Y2hlcxgMIAMoCzIOLmN0eGQudjEuV2F0Y2gSMgoNc3Vic2NyaXB0aW9ucxgNIAEoCzIbLmN0eGQudjEuU3Vic2NyaXB0aW9uQ291bnRzIkcKElN1YnNjcmlwdGlvbkNvdW50cxIPCgdkdXJhYmxlGAEgASgDEg8KB3N0cmVhbXMYAiABKAMSDwoHY3V0X29mZhgDIAEoAyLsAQoLU3RvcmVTdGF0dXMSEAoIbG9jYXRpb24YASABKAkSDgoGc2hhcmVkGAIgASgIEhEKCXJlYWNoYWJsZRgDIAEoCBIaChJ1bnJlYWNoYWJsZV9yZWFzb24YBCABKAkSNQoRdW5yZWFjaGFibGVfc2luY2UYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnJlcGxpY2FfaWQYBiABKAkSFwoPb3V0Ym94X3NlcXVlbmNlGAcgASgEEigKCHJlcGxpY2FzGAggAygLMhYuY3R4ZC52MS5SZXBsaWNhU3RhdHVzIroBCg1SZXBsaWNhU3RhdHVzEgoKAmlkGAEgASgJEgwKBGhvc3QYAiABKAkSGAoQYXBwbGllZF9zZXF1ZW5jZRgDIAEoBBITCgtsYWdfY2hhbmdlcxgEIAEoBBITCgtsYWdfc2Vjb25kcxgFIAEoARIvCgtyZXBvcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEZ29uZRgHIAEoCBIMCgRzZWxmGAggASgIMvoBCgxBZG1pblNlcnZpY2USOQoGU3RhdHVzEhYuY3R4ZC52MS5TdGF0dXNSZXF1ZXN0GhcuY3R4ZC52MS5TdGF0dXNSZXNwb25zZRI8CgdSZWluZGV4EhcuY3R4ZC52MS5SZWluZGV4UmVxdWVzdBoYLmN0eGQudjEuUmVpbmRleFJlc3BvbnNlEjkKBkRvY3RvchIWLmN0eGQudjEuRG9jdG9yUmVxdWVzdBoXLmN0eGQudjEuRG9jdG9yUmVzcG9uc2USNgoFUHJ1bmUSFS5jdHhkLnYxLlBydW5lUmVxdWVzdBoWLmN0eGQudjEuUHJ1bmVSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_ctxd_v1_watch, file_google_protobuf_timestamp]);
+  fileDesc("ChNjdHhkL3YxL2FkbWluLnByb3RvEgdjdHhkLnYxIg8KDUJhY2t1cFJlcXVlc3QiRwoOQmFja3VwUmVzcG9uc2USDAoEZGF0YRgBIAEoDBInCgdzdW1tYXJ5GAIgASgLMhYuY3R4ZC52MS5CYWNrdXBTdW1tYXJ5IpQBCg1CYWNrdXBTdW1tYXJ5EgwKBHNpemUYASABKAMSDgoGc2hhMjU2GAIgASgJEhIKCm91dGJveF9zZXEYAyABKAMSDQoFaXRlbXMYBCABKAMSLAoIdGFrZW5fYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHNvdXJjZV9zdG9yZRgGIAEoCSIPCg1XaG9BbUlSZXF1ZXN0ImsKDldob0FtSVJlc3BvbnNlEgwKBG5hbWUYASABKAkSDgoGc2NvcGVzGAIgAygJEg0KBW93bmVyGAMgASgIEg0KBWFnZW50GAQgASgIEg4KBmRyaXZlcxgFIAMoCRINCgVwYXRocxgGIAMoCSIZChdDcmVhdGVTaWduSW5MaW5rUmVxdWVzdCJlChhDcmVhdGVTaWduSW5MaW5rUmVzcG9uc2USDAoEY29kZRgBIAEoCRILCgN1cmwYAiABKAkSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiYgoMUHJ1bmVSZXF1ZXN0EhsKE3VucmV0cmlldmVkX3NlY29uZHMYASABKAMSDwoHZHJ5X3J1bhgCIAEoCBIVCg1wYXRoX3ByZWZpeGVzGAMgAygJEg0KBWxpbWl0GAQgASgFIqIBCgpQcnVuZWRJdGVtEgsKA3JlZhgBIAEoCRI1ChFsYXN0X3JldHJpZXZlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEc2l6ZRgEIAEoAxISCgpkZWxldGVfcmV2GAUgASgDIlIKDVBydW5lUmVzcG9uc2USIgoFaXRlbXMYASADKAsyEy5jdHhkLnYxLlBydW5lZEl0ZW0SDAoEbW9yZRgCIAEoCBIPCgdkZWxldGVkGAMgASgIIhAKDlJlaW5kZXhSZXF1ZXN0ImsKD1JlaW5kZXhSZXNwb25zZRIWCg5sZXhpY2FsX2NodW5rcxgBIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAIgASgDEhgKEGFwcGxpZWRfc2VxdWVuY2UYAyABKAQSDwoHc2Vjb25kcxgEIAEoASIPCg1Eb2N0b3JSZXF1ZXN0Ir0BCg5Eb2N0b3JSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghwcm9ibGVtcxgCIAMoCRIUCgxzdG9yZV9jaHVua3MYAyABKAMSFgoObGV4aWNhbF9jaHVua3MYBCABKAMSFQoNc3RvcmVfdmVjdG9ycxgFIAEoAxIVCg12ZWN0b3JfY2h1bmtzGAYgASgDEhcKD291dGJveF9zZXF1ZW5jZRgHIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAggASgEIh0KDVN0YXR1c1JlcXVlc3QSDAoEZGlzaxgBIAEoCCJOCg1EaXNrQ29tcG9uZW50EgwKBG5hbWUYASABKAkSDQoFYnl0ZXMYAiABKAMSEgoKdXNlZF9ieXRlcxgDIAEoAxIMCgRrZXlzGAQgASgDIvgCCg9FbWJlZGRpbmdTdGF0dXMSEQoJYXZhaWxhYmxlGAEgASgIEhoKEnVuYXZhaWxhYmxlX3JlYXNvbhgCIAEoCRIQCghtb2RlbF9pZBgDIAEoCRISCgpkaW1lbnNpb25zGAQgASgFEhcKD2VtYmVkZGVkX2NodW5rcxgFIAEoAxIWCg5wZW5kaW5nX2NodW5rcxgGIAEoAxIZChFjaHVua3NfcGVyX3NlY29uZBgHIAEoARIVCg1wZW5kaW5nX2l0ZW1zGAggASgDEh0KFWNodW5rc193aXRoX3F1ZXN0aW9ucxgJIAEoAxIgChhjaHVua3Nfd2l0aG91dF9xdWVzdGlvbnMYCiABKAMSGQoRcGVuZGluZ19xdWVzdGlvbnMYCyABKAMSKQoIZW5yaWNoZXIYDCABKAsyFy5jdHhkLnYxLkVucmljaGVyU3RhdHVzEg8KB2xvYWRpbmcYDSABKAgSFQoNZW1iZWRkZWRfaGVyZRgOIAEoAyK/AQoORW5yaWNoZXJTdGF0dXMSEAoIZW5kcG9pbnQYASABKAkSDQoFbW9kZWwYAiABKAkSFgoOcGVuZGluZ19jaHVua3MYAyABKAMSFwoPZW5yaWNoZWRfY2h1bmtzGAQgASgDEhQKDGZhaWxlZF9jYWxscxgFIAEoAxISCgpsYXN0X2Vycm9yGAYgASgJEjEKDWxhc3RfZXJyb3JfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoQBCgtJbmRleFN0YXR1cxIRCglhdmFpbGFibGUYASABKAgSGgoSdW5hdmFpbGFibGVfcmVhc29uGAIgASgJEhMKC2NodW5rX2NvdW50GAMgASgDEhcKD291dGJveF9zZXF1ZW5jZRgEIAEoBBIYChBhcHBsaWVkX3NlcXVlbmNlGAUgASgEIrsDCg5TdGF0dXNSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgJEi4KCnN0YXJ0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGRhdGFfZGlyGAMgASgJEhIKCml0ZW1fY291bnQYBCABKAMSEgoKc2l6ZV9ieXRlcxgFIAEoAxIYChBzdG9yZV9maWxlX2J5dGVzGAYgASgDEiIKBmRyaXZlcxgHIAMoCzISLmN0eGQudjEuRHJpdmVJbmZvEisKCWVtYmVkZGluZxgIIAEoCzIYLmN0eGQudjEuRW1iZWRkaW5nU3RhdHVzEiMKBWluZGV4GAkgASgLMhQuY3R4ZC52MS5JbmRleFN0YXR1cxIkCgRkaXNrGAogAygLMhYuY3R4ZC52MS5EaXNrQ29tcG9uZW50EiMKBXN0b3JlGAsgASgLMhQuY3R4ZC52MS5TdG9yZVN0YXR1cxIfCgd3YXRjaGVzGAwgAygLMg4uY3R4ZC52MS5XYXRjaBIyCg1zdWJzY3JpcHRpb25zGA0gASgLMhsuY3R4ZC52MS5TdWJzY3JpcHRpb25Db3VudHMiRwoSU3Vic2NyaXB0aW9uQ291bnRzEg8KB2R1cmFibGUYASABKAMSDwoHc3RyZWFtcxgCIAEoAxIPCgdjdXRfb2ZmGAMgASgDIuwBCgtTdG9yZVN0YXR1cxIQCghsb2NhdGlvbhgBIAEoCRIOCgZzaGFyZWQYAiABKAgSEQoJcmVhY2hhYmxlGAMgASgIEhoKEnVucmVhY2hhYmxlX3JlYXNvbhgEIAEoCRI1ChF1bnJlYWNoYWJsZV9zaW5jZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmVwbGljYV9pZBgGIAEoCRIXCg9vdXRib3hfc2VxdWVuY2UYByABKAQSKAoIcmVwbGljYXMYCCADKAsyFi5jdHhkLnYxLlJlcGxpY2FTdGF0dXMiugEKDVJlcGxpY2FTdGF0dXMSCgoCaWQYASABKAkSDAoEaG9zdBgCIAEoCRIYChBhcHBsaWVkX3NlcXVlbmNlGAMgASgEEhMKC2xhZ19jaGFuZ2VzGAQgASgEEhMKC2xhZ19zZWNvbmRzGAUgASgBEi8KC3JlcG9ydGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRnb25lGAcgASgIEgwKBHNlbGYYCCABKAgyywMKDEFkbWluU2VydmljZRI5CgZTdGF0dXMSFi5jdHhkLnYxLlN0YXR1c1JlcXVlc3QaFy5jdHhkLnYxLlN0YXR1c1Jlc3BvbnNlEjwKB1JlaW5kZXgSFy5jdHhkLnYxLlJlaW5kZXhSZXF1ZXN0GhguY3R4ZC52MS5SZWluZGV4UmVzcG9uc2USOQoGRG9jdG9yEhYuY3R4ZC52MS5Eb2N0b3JSZXF1ZXN0GhcuY3R4ZC52MS5Eb2N0b3JSZXNwb25zZRI2CgVQcnVuZRIVLmN0eGQudjEuUHJ1bmVSZXF1ZXN0GhYuY3R4ZC52MS5QcnVuZVJlc3BvbnNlEjsKBkJhY2t1cBIWLmN0eGQudjEuQmFja3VwUmVxdWVzdBoXLmN0eGQudjEuQmFja3VwUmVzcG9uc2UwARI5CgZXaG9BbUkSFi5jdHhkLnYxLldob0FtSVJlcXVlc3QaFy5jdHhkLnYxLldob0FtSVJlc3BvbnNlElcKEENyZWF0ZVNpZ25JbkxpbmsSIC5jdHhkLnYxLkNyZWF0ZVNpZ25JbkxpbmtSZXF1ZXN0GiEuY3R4ZC52MS5DcmVhdGVTaWduSW5MaW5rUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac", [file_ctxd_v1_types, file_ctxd_v1_watch, file_google_protobuf_timestamp]);
+
+/**
+ * BackupRequest takes no parameters.
+ *
+ * @generated from message ctxd.v1.BackupRequest
+ */
+export type BackupRequest = Message<"ctxd.v1.BackupRequest"> & {
+};
+
+/**
+ * Describes the message ctxd.v1.BackupRequest.
+ * Use `create(BackupRequestSchema)` to create a new message.
+ */
+export const BackupRequestSchema: GenMessage<BackupRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 0);
+
+/**
+ * BackupResponse is the next piece of the backup file.
+ *
+ * @generated from message ctxd.v1.BackupResponse
+ */
+export type BackupResponse = Message<"ctxd.v1.BackupResponse"> & {
+  /**
+   * The file's next bytes, in order; at most 1 MiB a message.
+   *
+   * @generated from field: bytes data = 1;
+   */
+  data: Uint8Array;
+
+  /**
+   * Set in the last message only, once every byte was sent.
+   *
+   * @generated from field: ctxd.v1.BackupSummary summary = 2;
+   */
+  summary?: BackupSummary | undefined;
+};
+
+/**
+ * Describes the message ctxd.v1.BackupResponse.
+ * Use `create(BackupResponseSchema)` to create a new message.
+ */
+export const BackupResponseSchema: GenMessage<BackupResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 1);
+
+/**
+ * BackupSummary describes a finished backup.
+ *
+ * @generated from message ctxd.v1.BackupSummary
+ */
+export type BackupSummary = Message<"ctxd.v1.BackupSummary"> & {
+  /**
+   * The file's size in bytes.
+   *
+   * @generated from field: int64 size = 1;
+   */
+  size: bigint;
+
+  /**
+   * The file's SHA-256, hex.
+   *
+   * @generated from field: string sha256 = 2;
+   */
+  sha256: string;
+
+  /**
+   * The outbox sequence the copy holds every write up to.
+   *
+   * @generated from field: int64 outbox_seq = 3;
+   */
+  outboxSeq: bigint;
+
+  /**
+   * Items in the copy.
+   *
+   * @generated from field: int64 items = 4;
+   */
+  items: bigint;
+
+  /**
+   * When the snapshot was taken.
+   *
+   * @generated from field: google.protobuf.Timestamp taken_at = 5;
+   */
+  takenAt?: Timestamp | undefined;
+
+  /**
+   * The store the copy was taken from: "bolt" or "postgres".
+   *
+   * @generated from field: string source_store = 6;
+   */
+  sourceStore: string;
+};
+
+/**
+ * Describes the message ctxd.v1.BackupSummary.
+ * Use `create(BackupSummarySchema)` to create a new message.
+ */
+export const BackupSummarySchema: GenMessage<BackupSummary> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 2);
+
+/**
+ * WhoAmIRequest takes no parameters.
+ *
+ * @generated from message ctxd.v1.WhoAmIRequest
+ */
+export type WhoAmIRequest = Message<"ctxd.v1.WhoAmIRequest"> & {
+};
+
+/**
+ * Describes the message ctxd.v1.WhoAmIRequest.
+ * Use `create(WhoAmIRequestSchema)` to create a new message.
+ */
+export const WhoAmIRequestSchema: GenMessage<WhoAmIRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 3);
+
+/**
+ * WhoAmIResponse describes the caller's token.
+ *
+ * @generated from message ctxd.v1.WhoAmIResponse
+ */
+export type WhoAmIResponse = Message<"ctxd.v1.WhoAmIResponse"> & {
+  /**
+   * The token's name ("owner" for the owner token and the unix socket).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Its scopes as the config spells them: read, write, ingest, admin,
+   * metrics.
+   *
+   * @generated from field: repeated string scopes = 2;
+   */
+  scopes: string[];
+
+  /**
+   * True for the owner.
+   *
+   * @generated from field: bool owner = 3;
+   */
+  owner: boolean;
+
+  /**
+   * True for an agent token (it may not change items their frontmatter
+   * protects).
+   *
+   * @generated from field: bool agent = 4;
+   */
+  agent: boolean;
+
+  /**
+   * Whole drives it is limited to; with paths empty too: every drive.
+   *
+   * @generated from field: repeated string drives = 5;
+   */
+  drives: string[];
+
+  /**
+   * Subtrees ("drive:/path") it is limited to besides those drives.
+   *
+   * @generated from field: repeated string paths = 6;
+   */
+  paths: string[];
+};
+
+/**
+ * Describes the message ctxd.v1.WhoAmIResponse.
+ * Use `create(WhoAmIResponseSchema)` to create a new message.
+ */
+export const WhoAmIResponseSchema: GenMessage<WhoAmIResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 4);
+
+/**
+ * CreateSignInLinkRequest takes no parameters.
+ *
+ * @generated from message ctxd.v1.CreateSignInLinkRequest
+ */
+export type CreateSignInLinkRequest = Message<"ctxd.v1.CreateSignInLinkRequest"> & {
+};
+
+/**
+ * Describes the message ctxd.v1.CreateSignInLinkRequest.
+ * Use `create(CreateSignInLinkRequestSchema)` to create a new message.
+ */
+export const CreateSignInLinkRequestSchema: GenMessage<CreateSignInLinkRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 5);
+
+/**
+ * CreateSignInLinkResponse holds the one-time sign-in.
+ *
+ * @generated from message ctxd.v1.CreateSignInLinkResponse
+ */
+export type CreateSignInLinkResponse = Message<"ctxd.v1.CreateSignInLinkResponse"> & {
+  /**
+   * The one-time code.
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * The inspector URL carrying it, on the daemon's HTTP listener; empty
+   * when the daemon has none.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * When the code stops working.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 3;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message ctxd.v1.CreateSignInLinkResponse.
+ * Use `create(CreateSignInLinkResponseSchema)` to create a new message.
+ */
+export const CreateSignInLinkResponseSchema: GenMessage<CreateSignInLinkResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_admin, 6);
 
 /**
  * PruneRequest selects what to prune.
@@ -63,7 +286,7 @@ export type PruneRequest = Message<"ctxd.v1.PruneRequest"> & {
  * Use `create(PruneRequestSchema)` to create a new message.
  */
 export const PruneRequestSchema: GenMessage<PruneRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 0);
+  messageDesc(file_ctxd_v1_admin, 7);
 
 /**
  * PrunedItem is one item pruned (or, in a dry run, to be pruned).
@@ -113,7 +336,7 @@ export type PrunedItem = Message<"ctxd.v1.PrunedItem"> & {
  * Use `create(PrunedItemSchema)` to create a new message.
  */
 export const PrunedItemSchema: GenMessage<PrunedItem> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 1);
+  messageDesc(file_ctxd_v1_admin, 8);
 
 /**
  * PruneResponse lists the items.
@@ -148,7 +371,7 @@ export type PruneResponse = Message<"ctxd.v1.PruneResponse"> & {
  * Use `create(PruneResponseSchema)` to create a new message.
  */
 export const PruneResponseSchema: GenMessage<PruneResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 2);
+  messageDesc(file_ctxd_v1_admin, 9);
 
 /**
  * ReindexRequest takes no parameters.
@@ -163,7 +386,7 @@ export type ReindexRequest = Message<"ctxd.v1.ReindexRequest"> & {
  * Use `create(ReindexRequestSchema)` to create a new message.
  */
 export const ReindexRequestSchema: GenMessage<ReindexRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 3);
+  messageDesc(file_ctxd_v1_admin, 10);
 
 /**
  * ReindexResponse reports what was rebuilt.
@@ -205,7 +428,7 @@ export type ReindexResponse = Message<"ctxd.v1.ReindexResponse"> & {
  * Use `create(ReindexResponseSchema)` to create a new message.
  */
 export const ReindexResponseSchema: GenMessage<ReindexResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 4);
+  messageDesc(file_ctxd_v1_admin, 11);
 
 /**
  * DoctorRequest takes no parameters.
@@ -220,7 +443,7 @@ export type DoctorRequest = Message<"ctxd.v1.DoctorRequest"> & {
  * Use `create(DoctorRequestSchema)` to create a new message.
  */
 export const DoctorRequestSchema: GenMessage<DoctorRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 5);
+  messageDesc(file_ctxd_v1_admin, 12);
 
 /**
  * DoctorResponse lists what disagrees; ok means nothing does.
@@ -290,7 +513,7 @@ export type DoctorResponse = Message<"ctxd.v1.DoctorResponse"> & {
  * Use `create(DoctorResponseSchema)` to create a new message.
  */
 export const DoctorResponseSchema: GenMessage<DoctorResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 6);
+  messageDesc(file_ctxd_v1_admin, 13);
 
 /**
  * StatusRequest takes no parameters.
@@ -313,7 +536,7 @@ export type StatusRequest = Message<"ctxd.v1.StatusRequest"> & {
  * Use `create(StatusRequestSchema)` to create a new message.
  */
 export const StatusRequestSchema: GenMessage<StatusRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 7);
+  messageDesc(file_ctxd_v1_admin, 14);
 
 /**
  * DiskComponent is the disk space of one part of the data directory.
@@ -362,7 +585,7 @@ export type DiskComponent = Message<"ctxd.v1.DiskComponent"> & {
  * Use `create(DiskComponentSchema)` to create a new message.
  */
 export const DiskComponentSchema: GenMessage<DiskComponent> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 8);
+  messageDesc(file_ctxd_v1_admin, 15);
 
 /**
  * EmbeddingStatus describes the embedding model and its queue.
@@ -482,7 +705,7 @@ export type EmbeddingStatus = Message<"ctxd.v1.EmbeddingStatus"> & {
  * Use `create(EmbeddingStatusSchema)` to create a new message.
  */
 export const EmbeddingStatusSchema: GenMessage<EmbeddingStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 9);
+  messageDesc(file_ctxd_v1_admin, 16);
 
 /**
  * EnricherStatus describes the background question enricher, which asks an
@@ -547,7 +770,7 @@ export type EnricherStatus = Message<"ctxd.v1.EnricherStatus"> & {
  * Use `create(EnricherStatusSchema)` to create a new message.
  */
 export const EnricherStatusSchema: GenMessage<EnricherStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 10);
+  messageDesc(file_ctxd_v1_admin, 17);
 
 /**
  * IndexStatus describes the derived search indexes.
@@ -596,7 +819,7 @@ export type IndexStatus = Message<"ctxd.v1.IndexStatus"> & {
  * Use `create(IndexStatusSchema)` to create a new message.
  */
 export const IndexStatusSchema: GenMessage<IndexStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 11);
+  messageDesc(file_ctxd_v1_admin, 18);
 
 /**
  * StatusResponse is a snapshot of the daemon.
@@ -706,7 +929,7 @@ export type StatusResponse = Message<"ctxd.v1.StatusResponse"> & {
  * Use `create(StatusResponseSchema)` to create a new message.
  */
 export const StatusResponseSchema: GenMessage<StatusResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 12);
+  messageDesc(file_ctxd_v1_admin, 19);
 
 /**
  * SubscriptionCounts counts standing queries.
@@ -741,7 +964,7 @@ export type SubscriptionCounts = Message<"ctxd.v1.SubscriptionCounts"> & {
  * Use `create(SubscriptionCountsSchema)` to create a new message.
  */
 export const SubscriptionCountsSchema: GenMessage<SubscriptionCounts> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 13);
+  messageDesc(file_ctxd_v1_admin, 20);
 
 /**
  * StoreStatus describes the store the daemon serves.
@@ -817,7 +1040,7 @@ export type StoreStatus = Message<"ctxd.v1.StoreStatus"> & {
  * Use `create(StoreStatusSchema)` to create a new message.
  */
 export const StoreStatusSchema: GenMessage<StoreStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 14);
+  messageDesc(file_ctxd_v1_admin, 21);
 
 /**
  * ReplicaStatus is where one replica's search indexes stand in the store's
@@ -892,7 +1115,7 @@ export type ReplicaStatus = Message<"ctxd.v1.ReplicaStatus"> & {
  * Use `create(ReplicaStatusSchema)` to create a new message.
  */
 export const ReplicaStatusSchema: GenMessage<ReplicaStatus> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_admin, 15);
+  messageDesc(file_ctxd_v1_admin, 22);
 
 /**
  * AdminService reports on the daemon itself.
@@ -947,6 +1170,44 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof PruneRequestSchema;
     output: typeof PruneResponseSchema;
+  },
+  /**
+   * Backup streams a consistent copy of the store, as a bbolt file that
+   * `ctxd restore` puts in a data dir, while the daemon goes on serving
+   * writes and searches. A PostgreSQL store is copied the same way, from
+   * one snapshot. The search indexes are derived and rebuilt from the copy
+   * when a daemon opens it. Needs the admin scope.
+   *
+   * @generated from rpc ctxd.v1.AdminService.Backup
+   */
+  backup: {
+    methodKind: "server_streaming";
+    input: typeof BackupRequestSchema;
+    output: typeof BackupResponseSchema;
+  },
+  /**
+   * WhoAmI describes the token the call was made with: its name, scopes and
+   * the drives and paths it is limited to. Any valid token may call it.
+   *
+   * @generated from rpc ctxd.v1.AdminService.WhoAmI
+   */
+  whoAmI: {
+    methodKind: "unary";
+    input: typeof WhoAmIRequestSchema;
+    output: typeof WhoAmIResponseSchema;
+  },
+  /**
+   * CreateSignInLink makes a one-time code for the web inspector, valid
+   * for a minute: opening /ui/#signin=CODE signs the browser in with a
+   * session token of the caller's grant. Only the owner may call it (`ctxd
+   * ui`).
+   *
+   * @generated from rpc ctxd.v1.AdminService.CreateSignInLink
+   */
+  createSignInLink: {
+    methodKind: "unary";
+    input: typeof CreateSignInLinkRequestSchema;
+    output: typeof CreateSignInLinkResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ctxd_v1_admin, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/search.proto.
  */
 export const file_ctxd_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("ChRjdHhkL3YxL3NlYXJjaC5wcm90bxIHY3R4ZC52MSIrCgtTZWFyY2hRdWVyeRIMCgR0ZXh0GAEgASgJEg4KBnZlY3RvchgCIAMoAiJXCgxTZWFyY2hGaWx0ZXISDgoGZHJpdmVzGAEgAygJEhUKDXBhdGhfcHJlZml4ZXMYAiADKAkSEgoKbWltZV90eXBlcxgDIAMoCRIMCgR0YWdzGAQgAygJIjwKCUxlZ1dlaWdodBIfCgNsZWcYASABKA4yEi5jdHhkLnYxLlNlYXJjaExlZxIOCgZ3ZWlnaHQYAiABKAEi0gMKDVNlYXJjaFJlcXVlc3QSJQoHcXVlcmllcxgBIAMoCzIULmN0eGQudjEuU2VhcmNoUXVlcnkSIQoEbW9kZRgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRIlCgZmaWx0ZXIYAyABKAsyFS5jdHhkLnYxLlNlYXJjaEZpbHRlchINCgVsaW1pdBgEIAEoBRIUCgx0b2tlbl9idWRnZXQYBSABKAUSFgoOc25pcHBldF9sZW5ndGgYBiABKAUSGwoTbWF4X2NodW5rc19wZXJfaXRlbRgHIAEoBRInCgtsZWdfd2VpZ2h0cxgIIAMoCzISLmN0eGQudjEuTGVnV2VpZ2h0Eg0KBXJyZl9rGAkgASgFEigKCGdyb3VwX2J5GAogASgOMhYuY3R4ZC52MS5TZWFyY2hHcm91cEJ5EhEKCW1pbl9zY29yZRgLIAEoARIZChFpbXBvcnRhbmNlX3dlaWdodBgMIAEoARIUCgx1c2FnZV93ZWlnaHQYDSABKAESKAoJcHJveGltaXR5GA4gASgOMhUuY3R4ZC52MS5TZWFyY2hUb2dnbGUSJgoHcmVjZW5jeRgPIAEoDjIVLmN0eGQudjEuU2VhcmNoVG9nZ2xlIkcKB0xlZ1JhbmsSHwoDbGVnGAEgASgOMhIuY3R4ZC52MS5TZWFyY2hMZWcSDAoEcmFuaxgCIAEoBRINCgVzY29yZRgDIAEoASImCghCeXRlU3BhbhINCgVzdGFydBgBIAEoAxILCgNlbmQYAiABKAMizgEKCENodW5rSGl0EhAKCGNodW5rX2lkGAEgASgJEg8KB2hlYWRpbmcYAiABKAkSDwoHc25pcHBldBgDIAEoCRIfCgRzcGFuGAQgASgLMhEuY3R4ZC52MS5CeXRlU3BhbhINCgVzY29yZRgFIAEoARIjCglsZWdfcmFua3MYBiADKAsyEC5jdHhkLnYxLkxlZ1JhbmsSEwoLdG9rZW5fY291bnQYByABKAUSEgoKc3RhcnRfbGluZRgIIAEoAxIQCghlbmRfbGluZRgJIAEoAyLRAgoMU2VhcmNoUmVzdWx0EgsKA3JlZhgBIAEoCRIPCgdpdGVtX2lkGAIgASgJEhAKCGNodW5rX2lkGAMgASgJEg0KBXRpdGxlGAQgASgJEg8KB2hlYWRpbmcYBSABKAkSDwoHc25pcHBldBgGIAEoCRIfCgRzcGFuGAcgASgLMhEuY3R4ZC52MS5CeXRlU3BhbhINCgVzY29yZRgIIAEoARIjCglsZWdfcmFua3MYCSADKAsyEC5jdHhkLnYxLkxlZ1JhbmsSFQoNcXVlcnlfaW5kZXhlcxgKIAMoBRIRCgltaW1lX3R5cGUYCyABKAkSEwoLdG9rZW5fY291bnQYDCABKAUSEgoKc3RhcnRfbGluZRgNIAEoAxIQCghlbmRfbGluZRgOIAEoAxImCgttb3JlX2NodW5rcxgPIAMoCzIRLmN0eGQudjEuQ2h1bmtIaXQiYgoLUXVlcnlSZXBvcnQSDAoEdGV4dBgBIAEoCRIWCg5jb3JyZWN0ZWRfdGV4dBgCIAEoCRIXCg9jYW5kaWRhdGVfY291bnQYAyABKAUSFAoMcmVkdWNlZF90ZXh0GAQgASgJItYBCg5TZWFyY2hSZXNwb25zZRImCgdyZXN1bHRzGAEgAygLMhUuY3R4ZC52MS5TZWFyY2hSZXN1bHQSJgoJbW9kZV91c2VkGAIgASgOMhMuY3R4ZC52MS5TZWFyY2hNb2RlEhMKC21vZGVfcmVhc29uGAMgASgJEiUKB3F1ZXJpZXMYBCADKAsyFC5jdHhkLnYxLlF1ZXJ5UmVwb3J0EhMKC3Rva2Vuc191c2VkGAUgASgFEg0KBXN0YWxlGAYgASgIEhQKDHN0YWxlX3JlYXNvbhgHIAEoCSKGAQoSRmluZFNpbWlsYXJSZXF1ZXN0Eg0KA3JlZhgBIAEoCUgAEg4KBHRleHQYAiABKAlIABIRCgl0aHJlc2hvbGQYAyABKAESDQoFbGltaXQYBCABKAUSJQoGZmlsdGVyGAUgASgLMhUuY3R4ZC52MS5TZWFyY2hGaWx0ZXJCCAoGdGFyZ2V0IoMBCgtTaW1pbGFySXRlbRILCgNyZWYYASABKAkSDwoHaXRlbV9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRISCgpzaW1pbGFyaXR5GAQgASgBEhAKCGNodW5rX2lkGAUgASgJEg8KB3NuaXBwZXQYBiABKAkSEAoIY292ZXJhZ2UYByABKAEidgoTRmluZFNpbWlsYXJSZXNwb25zZRIjCgVpdGVtcxgBIAMoCzIULmN0eGQudjEuU2ltaWxhckl0ZW0SFQoNdGFyZ2V0X2NodW5rcxgCIAEoBRINCgVzdGFsZRgDIAEoCBIUCgxzdGFsZV9yZWFzb24YBCABKAkqbwoKU2VhcmNoTW9kZRIbChdTRUFSQ0hfTU9ERV9VTlNQRUNJRklFRBAAEhYKElNFQVJDSF9NT0RFX0hZQlJJRBABEhQKEFNFQVJDSF9NT0RFX0JNMjUQAhIWChJTRUFSQ0hfTU9ERV9WRUNUT1IQAyptCglTZWFyY2hMZWcSGgoWU0VBUkNIX0xFR19VTlNQRUNJRklFRBAAEhMKD1NFQVJDSF9MRUdfQk0yNRABEhgKFFNFQVJDSF9MRUdfU1VCU1RSSU5HEAISFQoRU0VBUkNIX0xFR19WRUNUT1IQAyplCg1TZWFyY2hHcm91cEJ5Eh8KG1NFQVJDSF9HUk9VUF9CWV9VTlNQRUNJRklFRBAAEhkKFVNFQVJDSF9HUk9VUF9CWV9DSFVOSxABEhgKFFNFQVJDSF9HUk9VUF9CWV9JVEVNEAIqWgoMU2VhcmNoVG9nZ2xlEh0KGVNFQVJDSF9UT0dHTEVfVU5TUEVDSUZJRUQQABIUChBTRUFSQ0hfVE9HR0xFX09OEAESFQoRU0VBUkNIX1RPR0dMRV9PRkYQAjKUAQoNU2VhcmNoU2VydmljZRI5CgZTZWFyY2gSFi5jdHhkLnYxLlNlYXJjaFJlcXVlc3QaFy5jdHhkLnYxLlNlYXJjaFJlc3BvbnNlEkgKC0ZpbmRTaW1pbGFyEhsuY3R4ZC52MS5GaW5kU2ltaWxhclJlcXVlc3QaHC5jdHhkLnYxLkZpbmRTaW1pbGFyUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac");
+  fileDesc("ChRjdHhkL3YxL3NlYXJjaC5wcm90bxIHY3R4ZC52MSIrCgtTZWFyY2hRdWVyeRIMCgR0ZXh0GAEgASgJEg4KBnZlY3RvchgCIAMoAiJXCgxTZWFyY2hGaWx0ZXISDgoGZHJpdmVzGAEgAygJEhUKDXBhdGhfcHJlZml4ZXMYAiADKAkSEgoKbWltZV90eXBlcxgDIAMoCRIMCgR0YWdzGAQgAygJIjwKCUxlZ1dlaWdodBIfCgNsZWcYASABKA4yEi5jdHhkLnYxLlNlYXJjaExlZxIOCgZ3ZWlnaHQYAiABKAEi4wMKDVNlYXJjaFJlcXVlc3QSJQoHcXVlcmllcxgBIAMoCzIULmN0eGQudjEuU2VhcmNoUXVlcnkSIQoEbW9kZRgCIAEoDjITLmN0eGQudjEuU2VhcmNoTW9kZRIlCgZmaWx0ZXIYAyABKAsyFS5jdHhkLnYxLlNlYXJjaEZpbHRlchINCgVsaW1pdBgEIAEoBRIUCgx0b2tlbl9idWRnZXQYBSABKAUSFgoOc25pcHBldF9sZW5ndGgYBiABKAUSGwoTbWF4X2NodW5rc19wZXJfaXRlbRgHIAEoBRInCgtsZWdfd2VpZ2h0cxgIIAMoCzISLmN0eGQudjEuTGVnV2VpZ2h0Eg0KBXJyZl9rGAkgASgFEigKCGdyb3VwX2J5GAogASgOMhYuY3R4ZC52MS5TZWFyY2hHcm91cEJ5EhEKCW1pbl9zY29yZRgLIAEoARIZChFpbXBvcnRhbmNlX3dlaWdodBgMIAEoARIUCgx1c2FnZV93ZWlnaHQYDSABKAESKAoJcHJveGltaXR5GA4gASgOMhUuY3R4ZC52MS5TZWFyY2hUb2dnbGUSJgoHcmVjZW5jeRgPIAEoDjIVLmN0eGQudjEuU2VhcmNoVG9nZ2xlEg8KB2V4cGxhaW4YECABKAgiRwoHTGVnUmFuaxIfCgNsZWcYASABKA4yEi5jdHhkLnYxLlNlYXJjaExlZxIMCgRyYW5rGAIgASgFEg0KBXNjb3JlGAMgASgBIiYKCEJ5dGVTcGFuEg0KBXN0YXJ0GAEgASgDEgsKA2VuZBgCIAEoAyLOAQoIQ2h1bmtIaXQSEAoIY2h1bmtfaWQYASABKAkSDwoHaGVhZGluZxgCIAEoCRIPCgdzbmlwcGV0GAMgASgJEh8KBHNwYW4YBCABKAsyES5jdHhkLnYxLkJ5dGVTcGFuEg0KBXNjb3JlGAUgASgBEiMKCWxlZ19yYW5rcxgGIAMoCzIQLmN0eGQudjEuTGVnUmFuaxITCgt0b2tlbl9jb3VudBgHIAEoBRISCgpzdGFydF9saW5lGAggASgDEhAKCGVuZF9saW5lGAkgASgDIoIDCgxTZWFyY2hSZXN1bHQSCwoDcmVmGAEgASgJEg8KB2l0ZW1faWQYAiABKAkSEAoIY2h1bmtfaWQYAyABKAkSDQoFdGl0bGUYBCABKAkSDwoHaGVhZGluZxgFIAEoCRIPCgdzbmlwcGV0GAYgASgJEh8KBHNwYW4YByABKAsyES5jdHhkLnYxLkJ5dGVTcGFuEg0KBXNjb3JlGAggASgBEiMKCWxlZ19yYW5rcxgJIAMoCzIQLmN0eGQudjEuTGVnUmFuaxIVCg1xdWVyeV9pbmRleGVzGAogAygFEhEKCW1pbWVfdHlwZRgLIAEoCRITCgt0b2tlbl9jb3VudBgMIAEoBRISCgpzdGFydF9saW5lGA0gASgDEhAKCGVuZF9saW5lGA4gASgDEiYKC21vcmVfY2h1bmtzGA8gAygLMhEuY3R4ZC52MS5DaHVua0hpdBIvCgtleHBsYW5hdGlvbhgQIAEoCzIaLmN0eGQudjEuU2VhcmNoRXhwbGFuYXRpb24i8AEKEVNlYXJjaEV4cGxhbmF0aW9uEiYKBGxlZ3MYASADKAsyGC5jdHhkLnYxLkxlZ0NvbnRyaWJ1dGlvbhINCgVycmZfaxgCIAEoARINCgVmdXNlZBgDIAEoARIRCglmdXNlZF9tYXgYBCABKAESJQoHZmFjdG9ycxgFIAMoCzIULmN0eGQudjEuU2NvcmVGYWN0b3ISFQoNbWF0Y2hlZF90ZXJtcxgGIAMoCRIVCg1taXNzaW5nX3Rlcm1zGAcgAygJEhgKEG1hdGNoZWRfcXVlc3Rpb24YCCABKAkSEwoLcXVlcnlfaW5kZXgYCSABKAUidQoPTGVnQ29udHJpYnV0aW9uEh8KA2xlZxgBIAEoDjISLmN0eGQudjEuU2VhcmNoTGVnEgwKBHJhbmsYAiABKAUSDQoFc2NvcmUYAyABKAESDgoGd2VpZ2h0GAQgASgBEhQKDGNvbnRyaWJ1dGlvbhgFIAEoASI7CgtTY29yZUZhY3RvchIMCgRuYW1lGAEgASgJEg4KBmZhY3RvchgCIAEoARIOCgZkZXRhaWwYAyABKAkiYgoLUXVlcnlSZXBvcnQSDAoEdGV4dBgBIAEoCRIWCg5jb3JyZWN0ZWRfdGV4dBgCIAEoCRIXCg9jYW5kaWRhdGVfY291bnQYAyABKAUSFAoMcmVkdWNlZF90ZXh0GAQgASgJItYBCg5TZWFyY2hSZXNwb25zZRImCgdyZXN1bHRzGAEgAygLMhUuY3R4ZC52MS5TZWFyY2hSZXN1bHQSJgoJbW9kZV91c2VkGAIgASgOMhMuY3R4ZC52MS5TZWFyY2hNb2RlEhMKC21vZGVfcmVhc29uGAMgASgJEiUKB3F1ZXJpZXMYBCADKAsyFC5jdHhkLnYxLlF1ZXJ5UmVwb3J0EhMKC3Rva2Vuc191c2VkGAUgASgFEg0KBXN0YWxlGAYgASgIEhQKDHN0YWxlX3JlYXNvbhgHIAEoCSKGAQoSRmluZFNpbWlsYXJSZXF1ZXN0Eg0KA3JlZhgBIAEoCUgAEg4KBHRleHQYAiABKAlIABIRCgl0aHJlc2hvbGQYAyABKAESDQoFbGltaXQYBCABKAUSJQoGZmlsdGVyGAUgASgLMhUuY3R4ZC52MS5TZWFyY2hGaWx0ZXJCCAoGdGFyZ2V0IoMBCgtTaW1pbGFySXRlbRILCgNyZWYYASABKAkSDwoHaXRlbV9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRISCgpzaW1pbGFyaXR5GAQgASgBEhAKCGNodW5rX2lkGAUgASgJEg8KB3NuaXBwZXQYBiABKAkSEAoIY292ZXJhZ2UYByABKAEidgoTRmluZFNpbWlsYXJSZXNwb25zZRIjCgVpdGVtcxgBIAMoCzIULmN0eGQudjEuU2ltaWxhckl0ZW0SFQoNdGFyZ2V0X2NodW5rcxgCIAEoBRINCgVzdGFsZRgDIAEoCBIUCgxzdGFsZV9yZWFzb24YBCABKAkqbwoKU2VhcmNoTW9kZRIbChdTRUFSQ0hfTU9ERV9VTlNQRUNJRklFRBAAEhYKElNFQVJDSF9NT0RFX0hZQlJJRBABEhQKEFNFQVJDSF9NT0RFX0JNMjUQAhIWChJTRUFSQ0hfTU9ERV9WRUNUT1IQAyptCglTZWFyY2hMZWcSGgoWU0VBUkNIX0xFR19VTlNQRUNJRklFRBAAEhMKD1NFQVJDSF9MRUdfQk0yNRABEhgKFFNFQVJDSF9MRUdfU1VCU1RSSU5HEAISFQoRU0VBUkNIX0xFR19WRUNUT1IQAyplCg1TZWFyY2hHcm91cEJ5Eh8KG1NFQVJDSF9HUk9VUF9CWV9VTlNQRUNJRklFRBAAEhkKFVNFQVJDSF9HUk9VUF9CWV9DSFVOSxABEhgKFFNFQVJDSF9HUk9VUF9CWV9JVEVNEAIqWgoMU2VhcmNoVG9nZ2xlEh0KGVNFQVJDSF9UT0dHTEVfVU5TUEVDSUZJRUQQABIUChBTRUFSQ0hfVE9HR0xFX09OEAESFQoRU0VBUkNIX1RPR0dMRV9PRkYQAjKUAQoNU2VhcmNoU2VydmljZRI5CgZTZWFyY2gSFi5jdHhkLnYxLlNlYXJjaFJlcXVlc3QaFy5jdHhkLnYxLlNlYXJjaFJlc3BvbnNlEkgKC0ZpbmRTaW1pbGFyEhsuY3R4ZC52MS5GaW5kU2ltaWxhclJlcXVlc3QaHC5jdHhkLnYxLkZpbmRTaW1pbGFyUmVzcG9uc2VCMFonZ2l0aHViLmNvbS9jdHhkL2N0eGQvZ2VuL2N0eGQvdjE7Y3R4ZHYxkgMECAIgA2IIZWRpdGlvbnNw6Ac");
 
 /**
  * SearchQuery is one query of a batch: text, a vector, or both.
@@ -287,6 +287,16 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
    * @generated from field: ctxd.v1.SearchToggle recency = 15;
    */
   recency: SearchToggle;
+
+  /**
+   * Explain every result (SearchResult.explanation): each leg's rank, score
+   * and share of the fusion, the factors applied after it and the query
+   * terms the chunk matched. Meant for inspection (the web inspector,
+   * `ctxd search --explain`); it costs a little more per result.
+   *
+   * @generated from field: bool explain = 16;
+   */
+  explain: boolean;
 };
 
 /**
@@ -556,6 +566,14 @@ export type SearchResult = Message<"ctxd.v1.SearchResult"> & {
    * @generated from field: repeated ctxd.v1.ChunkHit more_chunks = 15;
    */
   moreChunks: ChunkHit[];
+
+  /**
+   * Why the result ranks where it does; set only when
+   * SearchRequest.explain.
+   *
+   * @generated from field: ctxd.v1.SearchExplanation explanation = 16;
+   */
+  explanation?: SearchExplanation | undefined;
 };
 
 /**
@@ -564,6 +582,177 @@ export type SearchResult = Message<"ctxd.v1.SearchResult"> & {
  */
 export const SearchResultSchema: GenMessage<SearchResult> = /*@__PURE__*/
   messageDesc(file_ctxd_v1_search, 7);
+
+/**
+ * SearchExplanation breaks a result's score down in the order the engine
+ * computed it: reciprocal rank fusion of the legs, normalised to [0, 1],
+ * then the factors that scaled it. score = fused / fused_max × the product
+ * of factors.
+ *
+ * @generated from message ctxd.v1.SearchExplanation
+ */
+export type SearchExplanation = Message<"ctxd.v1.SearchExplanation"> & {
+  /**
+   * Every leg the mode ran, in SearchLeg order, those that missed the
+   * result included (rank 0, contribution 0).
+   *
+   * @generated from field: repeated ctxd.v1.LegContribution legs = 1;
+   */
+  legs: LegContribution[];
+
+  /**
+   * The RRF constant k of the request.
+   *
+   * @generated from field: double rrf_k = 2;
+   */
+  rrfK: number;
+
+  /**
+   * The sum of the legs' contributions.
+   *
+   * @generated from field: double fused = 3;
+   */
+  fused: number;
+
+  /**
+   * What fusion gives a result ranked first by every leg the mode ran; the
+   * fused score is divided by it to land in [0, 1].
+   *
+   * @generated from field: double fused_max = 4;
+   */
+  fusedMax: number;
+
+  /**
+   * The factors applied after fusion, in order (the importance and usage
+   * priors, proximity, recency); a factor of 1 changed nothing.
+   *
+   * @generated from field: repeated ctxd.v1.ScoreFactor factors = 5;
+   */
+  factors: ScoreFactor[];
+
+  /**
+   * The query's terms, analysed as BM25 analyses them (stemmed, stop
+   * words left out), that the chunk contains.
+   *
+   * @generated from field: repeated string matched_terms = 6;
+   */
+  matchedTerms: string[];
+
+  /**
+   * The query's analysed terms the chunk lacks.
+   *
+   * @generated from field: repeated string missing_terms = 7;
+   */
+  missingTerms: string[];
+
+  /**
+   * When the vector leg scored the chunk by one of its question vectors
+   * rather than its text: that question.
+   *
+   * @generated from field: string matched_question = 8;
+   */
+  matchedQuestion: string;
+
+  /**
+   * Indexes into the request's queries of the query this explains (the
+   * best scoring one when several found the result).
+   *
+   * @generated from field: int32 query_index = 9;
+   */
+  queryIndex: number;
+};
+
+/**
+ * Describes the message ctxd.v1.SearchExplanation.
+ * Use `create(SearchExplanationSchema)` to create a new message.
+ */
+export const SearchExplanationSchema: GenMessage<SearchExplanation> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_search, 8);
+
+/**
+ * LegContribution is one leg's part in a result's fused score.
+ *
+ * @generated from message ctxd.v1.LegContribution
+ */
+export type LegContribution = Message<"ctxd.v1.LegContribution"> & {
+  /**
+   * The leg.
+   *
+   * @generated from field: ctxd.v1.SearchLeg leg = 1;
+   */
+  leg: SearchLeg;
+
+  /**
+   * 1-based rank within the leg; 0 when the leg did not find the result.
+   *
+   * @generated from field: int32 rank = 2;
+   */
+  rank: number;
+
+  /**
+   * The leg's own score (BM25 score, substring score, cosine similarity).
+   *
+   * @generated from field: double score = 3;
+   */
+  score: number;
+
+  /**
+   * The leg's weight in the fusion (SearchRequest.leg_weights).
+   *
+   * @generated from field: double weight = 4;
+   */
+  weight: number;
+
+  /**
+   * weight / (rrf_k + rank); 0 when rank is 0.
+   *
+   * @generated from field: double contribution = 5;
+   */
+  contribution: number;
+};
+
+/**
+ * Describes the message ctxd.v1.LegContribution.
+ * Use `create(LegContributionSchema)` to create a new message.
+ */
+export const LegContributionSchema: GenMessage<LegContribution> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_search, 9);
+
+/**
+ * ScoreFactor is one multiplier applied to a result's fused score.
+ *
+ * @generated from message ctxd.v1.ScoreFactor
+ */
+export type ScoreFactor = Message<"ctxd.v1.ScoreFactor"> & {
+  /**
+   * What applied it: "priors", "proximity" or "recency".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The multiplier.
+   *
+   * @generated from field: double factor = 2;
+   */
+  factor: number;
+
+  /**
+   * Its inputs in words ("importance 0.8, 3 retrievals"; "closeness 0.62";
+   * "age 9 days").
+   *
+   * @generated from field: string detail = 3;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message ctxd.v1.ScoreFactor.
+ * Use `create(ScoreFactorSchema)` to create a new message.
+ */
+export const ScoreFactorSchema: GenMessage<ScoreFactor> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_search, 10);
 
 /**
  * QueryReport says how one query of the batch was understood.
@@ -607,7 +796,7 @@ export type QueryReport = Message<"ctxd.v1.QueryReport"> & {
  * Use `create(QueryReportSchema)` to create a new message.
  */
 export const QueryReportSchema: GenMessage<QueryReport> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_search, 8);
+  messageDesc(file_ctxd_v1_search, 11);
 
 /**
  * SearchResponse holds the results.
@@ -680,7 +869,7 @@ export type SearchResponse = Message<"ctxd.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_search, 9);
+  messageDesc(file_ctxd_v1_search, 12);
 
 /**
  * FindSimilarRequest names what to compare: a stored item or a text.
@@ -744,7 +933,7 @@ export type FindSimilarRequest = Message<"ctxd.v1.FindSimilarRequest"> & {
  * Use `create(FindSimilarRequestSchema)` to create a new message.
  */
 export const FindSimilarRequestSchema: GenMessage<FindSimilarRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_search, 10);
+  messageDesc(file_ctxd_v1_search, 13);
 
 /**
  * SimilarItem is one stored item with a chunk at or above the threshold.
@@ -810,7 +999,7 @@ export type SimilarItem = Message<"ctxd.v1.SimilarItem"> & {
  * Use `create(SimilarItemSchema)` to create a new message.
  */
 export const SimilarItemSchema: GenMessage<SimilarItem> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_search, 11);
+  messageDesc(file_ctxd_v1_search, 14);
 
 /**
  * FindSimilarResponse lists the near-duplicates, most similar first.
@@ -854,7 +1043,7 @@ export type FindSimilarResponse = Message<"ctxd.v1.FindSimilarResponse"> & {
  * Use `create(FindSimilarResponseSchema)` to create a new message.
  */
 export const FindSimilarResponseSchema: GenMessage<FindSimilarResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_search, 12);
+  messageDesc(file_ctxd_v1_search, 15);
 
 /**
  * SearchMode selects the candidate generators.

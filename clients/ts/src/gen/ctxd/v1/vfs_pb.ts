@@ -16,7 +16,113 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/vfs.proto.
  */
 export const file_ctxd_v1_vfs: GenFile = /*@__PURE__*/
-  fileDesc("ChFjdHhkL3YxL3Zmcy5wcm90bxIHY3R4ZC52MSITChFMaXN0RHJpdmVzUmVxdWVzdCI4ChJMaXN0RHJpdmVzUmVzcG9uc2USIgoGZHJpdmVzGAEgAygLMhIuY3R4ZC52MS5Ecml2ZUluZm8iRAoLVHJlZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCW1heF9kZXB0aBgCIAEoBRIVCg1pdGVtc19wZXJfZGlyGAMgASgFIkEKDFRyZWVSZXNwb25zZRIfCgRyb290GAEgASgLMhEuY3R4ZC52MS5UcmVlTm9kZRIQCghyZW5kZXJlZBgCIAEoCSJQCgtMaXN0UmVxdWVzdBILCgNyZWYYASABKAkSEQoJcmVjdXJzaXZlGAIgASgIEg0KBWxpbWl0GAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiUwoJTGlzdEVudHJ5EgsKA3JlZhgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmlzX2RpchgDIAEoCBIbCgRpdGVtGAQgASgLMg0uY3R4ZC52MS5JdGVtIkwKDExpc3RSZXNwb25zZRIjCgdlbnRyaWVzGAEgAygLMhIuY3R4ZC52MS5MaXN0RW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlAKC1JlYWRSZXF1ZXN0EgsKA3JlZhgBIAEoCRITCgtsaW5lX29mZnNldBgCIAEoAxISCgpsaW5lX2xpbWl0GAMgASgDEgsKA3JhdxgEIAEoCCKXAQoMUmVhZFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY29udGVudBgCIAEoCRIMCgRkYXRhGAMgASgMEhIKCnN0YXJ0X2xpbmUYBCABKAMSEAoIZW5kX2xpbmUYBSABKAMSEwoLdG90YWxfbGluZXMYBiABKAMSEAoIaGFzX21vcmUYByABKAgi1gIKDFdyaXRlUmVxdWVzdBILCgNyZWYYASABKAkSEQoHY29udGVudBgCIAEoCUgAEg4KBGRhdGEYAyABKAxIABIRCgltaW1lX3R5cGUYBCABKAkSDQoFdGl0bGUYBSABKAkSEwoLZGVzY3JpcHRpb24YBiABKAkSDAoEdGFncxgHIAMoCRISCgppbXBvcnRhbmNlGAggASgBEhIKCnNvdXJjZV91cmwYCSABKAkSKAoLb25fY29uZmxpY3QYCiABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QSHQoVZXhwZWN0ZWRfY29udGVudF9oYXNoGAsgASgJEiwKEGNodW5rX2VtYmVkZGluZ3MYDCADKAsyEi5jdHhkLnYxLkVtYmVkZGluZxIXCg9lbWJlZGRpbmdfbW9kZWwYDSABKAkSEQoJcXVlc3Rpb25zGA4gAygJQgYKBGJvZHkihQEKDVdyaXRlUmVzcG9uc2USGwoEaXRlbRgBIAEoCzINLmN0eGQudjEuSXRlbRIPCgdjcmVhdGVkGAIgASgIEg8KB3NraXBwZWQYAyABKAgSIwoEdHJlZRgEIAEoCzIVLmN0eGQudjEuVHJlZVJlc3BvbnNlEhAKCHdhcm5pbmdzGAUgAygJIjkKEVdyaXRlQmF0Y2hSZXF1ZXN0EiQKBWl0ZW1zGAEgAygLMhUuY3R4ZC52MS5Xcml0ZVJlcXVlc3QiPQoSV3JpdGVCYXRjaFJlc3BvbnNlEicKB3Jlc3VsdHMYASADKAsyFi5jdHhkLnYxLldyaXRlUmVzcG9uc2UiPgoFUGF0Y2gSEgoKc3RhcnRfbGluZRgBIAEoAxIQCghlbmRfbGluZRgCIAEoAxIPCgdjb250ZW50GAMgASgJIloKC0VkaXRSZXF1ZXN0EgsKA3JlZhgBIAEoCRIfCgdwYXRjaGVzGAIgAygLMg4uY3R4ZC52MS5QYXRjaBIdChVleHBlY3RlZF9jb250ZW50X2hhc2gYAyABKAkiaAoMRWRpdFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SFAoMbGluZXNfYmVmb3JlGAIgASgDEhMKC2xpbmVzX2FmdGVyGAMgASgDEhAKCHdhcm5pbmdzGAQgAygJIi8KDURlbGV0ZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCXJlY3Vyc2l2ZRgCIAEoCCInCg5EZWxldGVSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDIncKC0NvcHlSZXF1ZXN0EhIKCnNvdXJjZV9yZWYYASABKAkSFwoPZGVzdGluYXRpb25fcmVmGAIgASgJEhEKCXJlY3Vyc2l2ZRgDIAEoCBIoCgtvbl9jb25mbGljdBgEIAEoDjITLmN0eGQudjEuT25Db25mbGljdCJUCgxDb3B5UmVzcG9uc2USFAoMY29waWVkX2NvdW50GAEgASgDEhUKDXNraXBwZWRfY291bnQYAiABKAMSFwoPZGVzdGluYXRpb25fcmVmGAMgASgJImQKC01vdmVSZXF1ZXN0EhIKCnNvdXJjZV9yZWYYASABKAkSFwoPZGVzdGluYXRpb25fcmVmGAIgASgJEigKC29uX2NvbmZsaWN0GAMgASgOMhMuY3R4ZC52MS5PbkNvbmZsaWN0IlMKDE1vdmVSZXNwb25zZRITCgttb3ZlZF9jb3VudBgBIAEoAxIVCg1za2lwcGVkX2NvdW50GAIgASgDEhcKD2Rlc3RpbmF0aW9uX3JlZhgDIAEoCSIaCgtJbmZvUmVxdWVzdBILCgNyZWYYASABKAkiPwoMSW5mb1Jlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SEgoKaXRlbV9jb3VudBgCIAEoAyIcCg1FeGlzdHNSZXF1ZXN0EgsKA3JlZhgBIAEoCSIwCg5FeGlzdHNSZXNwb25zZRIOCgZleGlzdHMYASABKAgSDgoGaXNfZGlyGAIgASgIIh0KDk1ha2VEaXJSZXF1ZXN0EgsKA3JlZhgBIAEoCSIvCg9NYWtlRGlyUmVzcG9uc2USDwoHY3JlYXRlZBgBIAEoCBILCgNyZWYYAiABKAkiHQoORGlyU2l6ZVJlcXVlc3QSCwoDcmVmGAEgASgJIjkKD0RpclNpemVSZXNwb25zZRISCgpzaXplX2J5dGVzGAEgASgDEhIKCml0ZW1fY291bnQYAiABKAMiIAoRQ291bnRMaW5lc1JlcXVlc3QSCwoDcmVmGAEgASgJIiMKEkNvdW50TGluZXNSZXNwb25zZRINCgVsaW5lcxgBIAEoAyLSAQoIUmV2aXNpb24SDwoHaXRlbV9pZBgBIAEoCRILCgNyZWYYAiABKAkSCwoDcmV2GAMgASgDEigKBHRpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFjdG9yGAUgASgJEgoKAm9wGAYgASgJEhQKDGNvbnRlbnRfaGFzaBgHIAEoCRISCgpzaXplX2J5dGVzGAggASgDEg8KB2RlbGV0ZWQYCSABKAgSGwoEaXRlbRgKIAEoCzINLmN0eGQudjEuSXRlbSJACg5IaXN0b3J5UmVxdWVzdBILCgNyZWYYASABKAkSDQoFbGltaXQYAiABKAUSEgoKYmVmb3JlX3JldhgDIAEoAyI3Cg9IaXN0b3J5UmVzcG9uc2USJAoJcmV2aXNpb25zGAEgAygLMhEuY3R4ZC52MS5SZXZpc2lvbiI8ChNSZWFkUmV2aXNpb25SZXF1ZXN0EgsKA3JlZhgBIAEoCRILCgNyZXYYAiABKAMSCwoDcmF3GAMgASgIIloKFFJlYWRSZXZpc2lvblJlc3BvbnNlEiMKCHJldmlzaW9uGAEgASgLMhEuY3R4ZC52MS5SZXZpc2lvbhIPCgdjb250ZW50GAIgASgJEgwKBGRhdGEYAyABKAwiKQoNUmV2ZXJ0UmVxdWVzdBILCgNyZWYYASABKAkSCwoDcmV2GAIgASgDIlAKDlJldmVydFJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY3JlYXRlZBgCIAEoCBIQCgh3YXJuaW5ncxgDIAMoCSIwChJMaXN0RGVsZXRlZFJlcXVlc3QSCwoDcmVmGAEgASgJEg0KBWxpbWl0GAIgASgFIjsKE0xpc3REZWxldGVkUmVzcG9uc2USJAoJcmV2aXNpb25zGAEgAygLMhEuY3R4ZC52MS5SZXZpc2lvbiJpCgpMb2dSZXF1ZXN0Eg0KBWFjdG9yGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVsaW1pdBgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIkwKC0xvZ1Jlc3BvbnNlEiQKCXJldmlzaW9ucxgBIAMoCzIRLmN0eGQudjEuUmV2aXNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMsAJCgpWZnNTZXJ2aWNlEkUKCkxpc3REcml2ZXMSGi5jdHhkLnYxLkxpc3REcml2ZXNSZXF1ZXN0GhsuY3R4ZC52MS5MaXN0RHJpdmVzUmVzcG9uc2USMwoEVHJlZRIULmN0eGQudjEuVHJlZVJlcXVlc3QaFS5jdHhkLnYxLlRyZWVSZXNwb25zZRIzCgRMaXN0EhQuY3R4ZC52MS5MaXN0UmVxdWVzdBoVLmN0eGQudjEuTGlzdFJlc3BvbnNlEjMKBFJlYWQSFC5jdHhkLnYxLlJlYWRSZXF1ZXN0GhUuY3R4ZC52MS5SZWFkUmVzcG9uc2USNgoFV3JpdGUSFS5jdHhkLnYxLldyaXRlUmVxdWVzdBoWLmN0eGQudjEuV3JpdGVSZXNwb25zZRJFCgpXcml0ZUJhdGNoEhouY3R4ZC52MS5Xcml0ZUJhdGNoUmVxdWVzdBobLmN0eGQudjEuV3JpdGVCYXRjaFJlc3BvbnNlEjMKBEVkaXQSFC5jdHhkLnYxLkVkaXRSZXF1ZXN0GhUuY3R4ZC52MS5FZGl0UmVzcG9uc2USOQoGRGVsZXRlEhYuY3R4ZC52MS5EZWxldGVSZXF1ZXN0GhcuY3R4ZC52MS5EZWxldGVSZXNwb25zZRIzCgRDb3B5EhQuY3R4ZC52MS5Db3B5UmVxdWVzdBoVLmN0eGQudjEuQ29weVJlc3BvbnNlEjMKBE1vdmUSFC5jdHhkLnYxLk1vdmVSZXF1ZXN0GhUuY3R4ZC52MS5Nb3ZlUmVzcG9uc2USMwoESW5mbxIULmN0eGQudjEuSW5mb1JlcXVlc3QaFS5jdHhkLnYxLkluZm9SZXNwb25zZRI5CgZFeGlzdHMSFi5jdHhkLnYxLkV4aXN0c1JlcXVlc3QaFy5jdHhkLnYxLkV4aXN0c1Jlc3BvbnNlEjwKB01ha2VEaXISFy5jdHhkLnYxLk1ha2VEaXJSZXF1ZXN0GhguY3R4ZC52MS5NYWtlRGlyUmVzcG9uc2USPAoHRGlyU2l6ZRIXLmN0eGQudjEuRGlyU2l6ZVJlcXVlc3QaGC5jdHhkLnYxLkRpclNpemVSZXNwb25zZRJFCgpDb3VudExpbmVzEhouY3R4ZC52MS5Db3VudExpbmVzUmVxdWVzdBobLmN0eGQudjEuQ291bnRMaW5lc1Jlc3BvbnNlEjwKB0hpc3RvcnkSFy5jdHhkLnYxLkhpc3RvcnlSZXF1ZXN0GhguY3R4ZC52MS5IaXN0b3J5UmVzcG9uc2USSwoMUmVhZFJldmlzaW9uEhwuY3R4ZC52MS5SZWFkUmV2aXNpb25SZXF1ZXN0Gh0uY3R4ZC52MS5SZWFkUmV2aXNpb25SZXNwb25zZRI5CgZSZXZlcnQSFi5jdHhkLnYxLlJldmVydFJlcXVlc3QaFy5jdHhkLnYxLlJldmVydFJlc3BvbnNlEkgKC0xpc3REZWxldGVkEhsuY3R4ZC52MS5MaXN0RGVsZXRlZFJlcXVlc3QaHC5jdHhkLnYxLkxpc3REZWxldGVkUmVzcG9uc2USMAoDTG9nEhMuY3R4ZC52MS5Mb2dSZXF1ZXN0GhQuY3R4ZC52MS5Mb2dSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChFjdHhkL3YxL3Zmcy5wcm90bxIHY3R4ZC52MSJTCgtEaWZmUmVxdWVzdBILCgNyZWYYASABKAkSEAoIZnJvbV9yZXYYAiABKAMSDgoGdG9fcmV2GAMgASgDEhUKDWNvbnRleHRfbGluZXMYBCABKAUihAEKDERpZmZSZXNwb25zZRIQCghmcm9tX3JldhgBIAEoAxIOCgZ0b19yZXYYAiABKAMSDwoHdW5pZmllZBgDIAEoCRINCgVhZGRlZBgEIAEoBRIPCgdyZW1vdmVkGAUgASgFEg4KBmJpbmFyeRgGIAEoCBIRCgl0cnVuY2F0ZWQYByABKAgiEwoRTGlzdERyaXZlc1JlcXVlc3QiOAoSTGlzdERyaXZlc1Jlc3BvbnNlEiIKBmRyaXZlcxgBIAMoCzISLmN0eGQudjEuRHJpdmVJbmZvIkQKC1RyZWVSZXF1ZXN0EgsKA3JlZhgBIAEoCRIRCgltYXhfZGVwdGgYAiABKAUSFQoNaXRlbXNfcGVyX2RpchgDIAEoBSJBCgxUcmVlUmVzcG9uc2USHwoEcm9vdBgBIAEoCzIRLmN0eGQudjEuVHJlZU5vZGUSEAoIcmVuZGVyZWQYAiABKAkiUAoLTGlzdFJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCXJlY3Vyc2l2ZRgCIAEoCBINCgVsaW1pdBgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIlMKCUxpc3RFbnRyeRILCgNyZWYYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZpc19kaXIYAyABKAgSGwoEaXRlbRgEIAEoCzINLmN0eGQudjEuSXRlbSJMCgxMaXN0UmVzcG9uc2USIwoHZW50cmllcxgBIAMoCzISLmN0eGQudjEuTGlzdEVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJQCgtSZWFkUmVxdWVzdBILCgNyZWYYASABKAkSEwoLbGluZV9vZmZzZXQYAiABKAMSEgoKbGluZV9saW1pdBgDIAEoAxILCgNyYXcYBCABKAgilwEKDFJlYWRSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEg8KB2NvbnRlbnQYAiABKAkSDAoEZGF0YRgDIAEoDBISCgpzdGFydF9saW5lGAQgASgDEhAKCGVuZF9saW5lGAUgASgDEhMKC3RvdGFsX2xpbmVzGAYgASgDEhAKCGhhc19tb3JlGAcgASgIItYCCgxXcml0ZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKB2NvbnRlbnQYAiABKAlIABIOCgRkYXRhGAMgASgMSAASEQoJbWltZV90eXBlGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEgwKBHRhZ3MYByADKAkSEgoKaW1wb3J0YW5jZRgIIAEoARISCgpzb3VyY2VfdXJsGAkgASgJEigKC29uX2NvbmZsaWN0GAogASgOMhMuY3R4ZC52MS5PbkNvbmZsaWN0Eh0KFWV4cGVjdGVkX2NvbnRlbnRfaGFzaBgLIAEoCRIsChBjaHVua19lbWJlZGRpbmdzGAwgAygLMhIuY3R4ZC52MS5FbWJlZGRpbmcSFwoPZW1iZWRkaW5nX21vZGVsGA0gASgJEhEKCXF1ZXN0aW9ucxgOIAMoCUIGCgRib2R5IoUBCg1Xcml0ZVJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY3JlYXRlZBgCIAEoCBIPCgdza2lwcGVkGAMgASgIEiMKBHRyZWUYBCABKAsyFS5jdHhkLnYxLlRyZWVSZXNwb25zZRIQCgh3YXJuaW5ncxgFIAMoCSI5ChFXcml0ZUJhdGNoUmVxdWVzdBIkCgVpdGVtcxgBIAMoCzIVLmN0eGQudjEuV3JpdGVSZXF1ZXN0Ij0KEldyaXRlQmF0Y2hSZXNwb25zZRInCgdyZXN1bHRzGAEgAygLMhYuY3R4ZC52MS5Xcml0ZVJlc3BvbnNlIj4KBVBhdGNoEhIKCnN0YXJ0X2xpbmUYASABKAMSEAoIZW5kX2xpbmUYAiABKAMSDwoHY29udGVudBgDIAEoCSJaCgtFZGl0UmVxdWVzdBILCgNyZWYYASABKAkSHwoHcGF0Y2hlcxgCIAMoCzIOLmN0eGQudjEuUGF0Y2gSHQoVZXhwZWN0ZWRfY29udGVudF9oYXNoGAMgASgJImgKDEVkaXRSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEhQKDGxpbmVzX2JlZm9yZRgCIAEoAxITCgtsaW5lc19hZnRlchgDIAEoAxIQCgh3YXJuaW5ncxgEIAMoCSIvCg1EZWxldGVSZXF1ZXN0EgsKA3JlZhgBIAEoCRIRCglyZWN1cnNpdmUYAiABKAgiJwoORGVsZXRlUmVzcG9uc2USFQoNZGVsZXRlZF9jb3VudBgBIAEoAyJ3CgtDb3B5UmVxdWVzdBISCgpzb3VyY2VfcmVmGAEgASgJEhcKD2Rlc3RpbmF0aW9uX3JlZhgCIAEoCRIRCglyZWN1cnNpdmUYAyABKAgSKAoLb25fY29uZmxpY3QYBCABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QiVAoMQ29weVJlc3BvbnNlEhQKDGNvcGllZF9jb3VudBgBIAEoAxIVCg1za2lwcGVkX2NvdW50GAIgASgDEhcKD2Rlc3RpbmF0aW9uX3JlZhgDIAEoCSJkCgtNb3ZlUmVxdWVzdBISCgpzb3VyY2VfcmVmGAEgASgJEhcKD2Rlc3RpbmF0aW9uX3JlZhgCIAEoCRIoCgtvbl9jb25mbGljdBgDIAEoDjITLmN0eGQudjEuT25Db25mbGljdCJTCgxNb3ZlUmVzcG9uc2USEwoLbW92ZWRfY291bnQYASABKAMSFQoNc2tpcHBlZF9jb3VudBgCIAEoAxIXCg9kZXN0aW5hdGlvbl9yZWYYAyABKAkiGgoLSW5mb1JlcXVlc3QSCwoDcmVmGAEgASgJIj8KDEluZm9SZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEhIKCml0ZW1fY291bnQYAiABKAMiHAoNRXhpc3RzUmVxdWVzdBILCgNyZWYYASABKAkiMAoORXhpc3RzUmVzcG9uc2USDgoGZXhpc3RzGAEgASgIEg4KBmlzX2RpchgCIAEoCCIdCg5NYWtlRGlyUmVxdWVzdBILCgNyZWYYASABKAkiLwoPTWFrZURpclJlc3BvbnNlEg8KB2NyZWF0ZWQYASABKAgSCwoDcmVmGAIgASgJIh0KDkRpclNpemVSZXF1ZXN0EgsKA3JlZhgBIAEoCSI5Cg9EaXJTaXplUmVzcG9uc2USEgoKc2l6ZV9ieXRlcxgBIAEoAxISCgppdGVtX2NvdW50GAIgASgDIiAKEUNvdW50TGluZXNSZXF1ZXN0EgsKA3JlZhgBIAEoCSIjChJDb3VudExpbmVzUmVzcG9uc2USDQoFbGluZXMYASABKAMi0gEKCFJldmlzaW9uEg8KB2l0ZW1faWQYASABKAkSCwoDcmVmGAIgASgJEgsKA3JldhgDIAEoAxIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgFIAEoCRIKCgJvcBgGIAEoCRIUCgxjb250ZW50X2hhc2gYByABKAkSEgoKc2l6ZV9ieXRlcxgIIAEoAxIPCgdkZWxldGVkGAkgASgIEhsKBGl0ZW0YCiABKAsyDS5jdHhkLnYxLkl0ZW0iQAoOSGlzdG9yeVJlcXVlc3QSCwoDcmVmGAEgASgJEg0KBWxpbWl0GAIgASgFEhIKCmJlZm9yZV9yZXYYAyABKAMiNwoPSGlzdG9yeVJlc3BvbnNlEiQKCXJldmlzaW9ucxgBIAMoCzIRLmN0eGQudjEuUmV2aXNpb24iPAoTUmVhZFJldmlzaW9uUmVxdWVzdBILCgNyZWYYASABKAkSCwoDcmV2GAIgASgDEgsKA3JhdxgDIAEoCCJaChRSZWFkUmV2aXNpb25SZXNwb25zZRIjCghyZXZpc2lvbhgBIAEoCzIRLmN0eGQudjEuUmV2aXNpb24SDwoHY29udGVudBgCIAEoCRIMCgRkYXRhGAMgASgMIikKDVJldmVydFJlcXVlc3QSCwoDcmVmGAEgASgJEgsKA3JldhgCIAEoAyJQCg5SZXZlcnRSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEg8KB2NyZWF0ZWQYAiABKAgSEAoId2FybmluZ3MYAyADKAkiMAoSTGlzdERlbGV0ZWRSZXF1ZXN0EgsKA3JlZhgBIAEoCRINCgVsaW1pdBgCIAEoBSI7ChNMaXN0RGVsZXRlZFJlc3BvbnNlEiQKCXJldmlzaW9ucxgBIAMoCzIRLmN0eGQudjEuUmV2aXNpb24iaQoKTG9nUmVxdWVzdBINCgVhY3RvchgBIAEoCRIpCgVzaW5jZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJMCgtMb2dSZXNwb25zZRIkCglyZXZpc2lvbnMYASADKAsyES5jdHhkLnYxLlJldmlzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTL1CQoKVmZzU2VydmljZRJFCgpMaXN0RHJpdmVzEhouY3R4ZC52MS5MaXN0RHJpdmVzUmVxdWVzdBobLmN0eGQudjEuTGlzdERyaXZlc1Jlc3BvbnNlEjMKBFRyZWUSFC5jdHhkLnYxLlRyZWVSZXF1ZXN0GhUuY3R4ZC52MS5UcmVlUmVzcG9uc2USMwoETGlzdBIULmN0eGQudjEuTGlzdFJlcXVlc3QaFS5jdHhkLnYxLkxpc3RSZXNwb25zZRIzCgRSZWFkEhQuY3R4ZC52MS5SZWFkUmVxdWVzdBoVLmN0eGQudjEuUmVhZFJlc3BvbnNlEjYKBVdyaXRlEhUuY3R4ZC52MS5Xcml0ZVJlcXVlc3QaFi5jdHhkLnYxLldyaXRlUmVzcG9uc2USRQoKV3JpdGVCYXRjaBIaLmN0eGQudjEuV3JpdGVCYXRjaFJlcXVlc3QaGy5jdHhkLnYxLldyaXRlQmF0Y2hSZXNwb25zZRIzCgRFZGl0EhQuY3R4ZC52MS5FZGl0UmVxdWVzdBoVLmN0eGQudjEuRWRpdFJlc3BvbnNlEjkKBkRlbGV0ZRIWLmN0eGQudjEuRGVsZXRlUmVxdWVzdBoXLmN0eGQudjEuRGVsZXRlUmVzcG9uc2USMwoEQ29weRIULmN0eGQudjEuQ29weVJlcXVlc3QaFS5jdHhkLnYxLkNvcHlSZXNwb25zZRIzCgRNb3ZlEhQuY3R4ZC52MS5Nb3ZlUmVxdWVzdBoVLmN0eGQudjEuTW92ZVJlc3BvbnNlEjMKBEluZm8SFC5jdHhkLnYxLkluZm9SZXF1ZXN0GhUuY3R4ZC52MS5JbmZvUmVzcG9uc2USOQoGRXhpc3RzEhYuY3R4ZC52MS5FeGlzdHNSZXF1ZXN0GhcuY3R4ZC52MS5FeGlzdHNSZXNwb25zZRI8CgdNYWtlRGlyEhcuY3R4ZC52MS5NYWtlRGlyUmVxdWVzdBoYLmN0eGQudjEuTWFrZURpclJlc3BvbnNlEjwKB0RpclNpemUSFy5jdHhkLnYxLkRpclNpemVSZXF1ZXN0GhguY3R4ZC52MS5EaXJTaXplUmVzcG9uc2USRQoKQ291bnRMaW5lcxIaLmN0eGQudjEuQ291bnRMaW5lc1JlcXVlc3QaGy5jdHhkLnYxLkNvdW50TGluZXNSZXNwb25zZRI8CgdIaXN0b3J5EhcuY3R4ZC52MS5IaXN0b3J5UmVxdWVzdBoYLmN0eGQudjEuSGlzdG9yeVJlc3BvbnNlEksKDFJlYWRSZXZpc2lvbhIcLmN0eGQudjEuUmVhZFJldmlzaW9uUmVxdWVzdBodLmN0eGQudjEuUmVhZFJldmlzaW9uUmVzcG9uc2USOQoGUmV2ZXJ0EhYuY3R4ZC52MS5SZXZlcnRSZXF1ZXN0GhcuY3R4ZC52MS5SZXZlcnRSZXNwb25zZRJICgtMaXN0RGVsZXRlZBIbLmN0eGQudjEuTGlzdERlbGV0ZWRSZXF1ZXN0GhwuY3R4ZC52MS5MaXN0RGVsZXRlZFJlc3BvbnNlEjAKA0xvZxITLmN0eGQudjEuTG9nUmVxdWVzdBoULmN0eGQudjEuTG9nUmVzcG9uc2USMwoERGlmZhIULmN0eGQudjEuRGlmZlJlcXVlc3QaFS5jdHhkLnYxLkRpZmZSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+
+/**
+ * DiffRequest names the item and the two revisions to compare.
+ *
+ * @generated from message ctxd.v1.DiffRequest
+ */
+export type DiffRequest = Message<"ctxd.v1.DiffRequest"> & {
+  /**
+   * Item ref or id; a deleted item's last ref works too.
+   *
+   * @generated from field: string ref = 1;
+   */
+  ref: string;
+
+  /**
+   * The older revision (Revision.rev); 0 means the one before to_rev.
+   *
+   * @generated from field: int64 from_rev = 2;
+   */
+  fromRev: bigint;
+
+  /**
+   * The newer revision; 0 means the current content.
+   *
+   * @generated from field: int64 to_rev = 3;
+   */
+  toRev: bigint;
+
+  /**
+   * Unchanged lines shown around each change; 0 means 3, at most 100.
+   *
+   * @generated from field: int32 context_lines = 4;
+   */
+  contextLines: number;
+};
+
+/**
+ * Describes the message ctxd.v1.DiffRequest.
+ * Use `create(DiffRequestSchema)` to create a new message.
+ */
+export const DiffRequestSchema: GenMessage<DiffRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 0);
+
+/**
+ * DiffResponse is the comparison.
+ *
+ * @generated from message ctxd.v1.DiffResponse
+ */
+export type DiffResponse = Message<"ctxd.v1.DiffResponse"> & {
+  /**
+   * The revision compared from.
+   *
+   * @generated from field: int64 from_rev = 1;
+   */
+  fromRev: bigint;
+
+  /**
+   * The revision compared to; 0 for the current content.
+   *
+   * @generated from field: int64 to_rev = 2;
+   */
+  toRev: bigint;
+
+  /**
+   * The changes as a unified diff ("--- drive:/path@rev", "+++ ...", "@@"
+   * hunks); empty when the texts are equal.
+   *
+   * @generated from field: string unified = 3;
+   */
+  unified: string;
+
+  /**
+   * Lines added and removed.
+   *
+   * @generated from field: int32 added = 4;
+   */
+  added: number;
+
+  /**
+   * @generated from field: int32 removed = 5;
+   */
+  removed: number;
+
+  /**
+   * True when either side is binary: unified is then empty and only the
+   * sizes and hashes differ.
+   *
+   * @generated from field: bool binary = 6;
+   */
+  binary: boolean;
+
+  /**
+   * True when the diff was cut at limits.max_diff_lines; added and removed
+   * still count every line.
+   *
+   * @generated from field: bool truncated = 7;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message ctxd.v1.DiffResponse.
+ * Use `create(DiffResponseSchema)` to create a new message.
+ */
+export const DiffResponseSchema: GenMessage<DiffResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 1);
 
 /**
  * ListDrivesRequest takes no parameters.
@@ -31,7 +137,7 @@ export type ListDrivesRequest = Message<"ctxd.v1.ListDrivesRequest"> & {
  * Use `create(ListDrivesRequestSchema)` to create a new message.
  */
 export const ListDrivesRequestSchema: GenMessage<ListDrivesRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 0);
+  messageDesc(file_ctxd_v1_vfs, 2);
 
 /**
  * ListDrivesResponse lists the drives that hold items.
@@ -52,7 +158,7 @@ export type ListDrivesResponse = Message<"ctxd.v1.ListDrivesResponse"> & {
  * Use `create(ListDrivesResponseSchema)` to create a new message.
  */
 export const ListDrivesResponseSchema: GenMessage<ListDrivesResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 1);
+  messageDesc(file_ctxd_v1_vfs, 3);
 
 /**
  * TreeRequest selects the directory to render.
@@ -90,7 +196,7 @@ export type TreeRequest = Message<"ctxd.v1.TreeRequest"> & {
  * Use `create(TreeRequestSchema)` to create a new message.
  */
 export const TreeRequestSchema: GenMessage<TreeRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 2);
+  messageDesc(file_ctxd_v1_vfs, 4);
 
 /**
  * TreeResponse holds the tree both as data and as text.
@@ -118,7 +224,7 @@ export type TreeResponse = Message<"ctxd.v1.TreeResponse"> & {
  * Use `create(TreeResponseSchema)` to create a new message.
  */
 export const TreeResponseSchema: GenMessage<TreeResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 3);
+  messageDesc(file_ctxd_v1_vfs, 5);
 
 /**
  * ListRequest selects a directory and paging.
@@ -162,7 +268,7 @@ export type ListRequest = Message<"ctxd.v1.ListRequest"> & {
  * Use `create(ListRequestSchema)` to create a new message.
  */
 export const ListRequestSchema: GenMessage<ListRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 4);
+  messageDesc(file_ctxd_v1_vfs, 6);
 
 /**
  * ListEntry is one child of a listed directory.
@@ -204,7 +310,7 @@ export type ListEntry = Message<"ctxd.v1.ListEntry"> & {
  * Use `create(ListEntrySchema)` to create a new message.
  */
 export const ListEntrySchema: GenMessage<ListEntry> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 5);
+  messageDesc(file_ctxd_v1_vfs, 7);
 
 /**
  * ListResponse holds one page of entries, sorted by path.
@@ -232,7 +338,7 @@ export type ListResponse = Message<"ctxd.v1.ListResponse"> & {
  * Use `create(ListResponseSchema)` to create a new message.
  */
 export const ListResponseSchema: GenMessage<ListResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 6);
+  messageDesc(file_ctxd_v1_vfs, 8);
 
 /**
  * ReadRequest selects an item and a line window.
@@ -274,7 +380,7 @@ export type ReadRequest = Message<"ctxd.v1.ReadRequest"> & {
  * Use `create(ReadRequestSchema)` to create a new message.
  */
 export const ReadRequestSchema: GenMessage<ReadRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 7);
+  messageDesc(file_ctxd_v1_vfs, 9);
 
 /**
  * ReadResponse holds the requested content.
@@ -337,7 +443,7 @@ export type ReadResponse = Message<"ctxd.v1.ReadResponse"> & {
  * Use `create(ReadResponseSchema)` to create a new message.
  */
 export const ReadResponseSchema: GenMessage<ReadResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 8);
+  messageDesc(file_ctxd_v1_vfs, 10);
 
 /**
  * WriteRequest creates or replaces one item.
@@ -469,7 +575,7 @@ export type WriteRequest = Message<"ctxd.v1.WriteRequest"> & {
  * Use `create(WriteRequestSchema)` to create a new message.
  */
 export const WriteRequestSchema: GenMessage<WriteRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 9);
+  messageDesc(file_ctxd_v1_vfs, 11);
 
 /**
  * WriteResponse describes the outcome.
@@ -519,7 +625,7 @@ export type WriteResponse = Message<"ctxd.v1.WriteResponse"> & {
  * Use `create(WriteResponseSchema)` to create a new message.
  */
 export const WriteResponseSchema: GenMessage<WriteResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 10);
+  messageDesc(file_ctxd_v1_vfs, 12);
 
 /**
  * WriteBatchRequest carries the items of one WriteBatch.
@@ -544,7 +650,7 @@ export type WriteBatchRequest = Message<"ctxd.v1.WriteBatchRequest"> & {
  * Use `create(WriteBatchRequestSchema)` to create a new message.
  */
 export const WriteBatchRequestSchema: GenMessage<WriteBatchRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 11);
+  messageDesc(file_ctxd_v1_vfs, 13);
 
 /**
  * WriteBatchResponse has one outcome per item.
@@ -565,7 +671,7 @@ export type WriteBatchResponse = Message<"ctxd.v1.WriteBatchResponse"> & {
  * Use `create(WriteBatchResponseSchema)` to create a new message.
  */
 export const WriteBatchResponseSchema: GenMessage<WriteBatchResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 12);
+  messageDesc(file_ctxd_v1_vfs, 14);
 
 /**
  * Patch replaces, inserts or deletes a line range. Lines are 1-based and
@@ -602,7 +708,7 @@ export type Patch = Message<"ctxd.v1.Patch"> & {
  * Use `create(PatchSchema)` to create a new message.
  */
 export const PatchSchema: GenMessage<Patch> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 13);
+  messageDesc(file_ctxd_v1_vfs, 15);
 
 /**
  * EditRequest applies patches to one text item.
@@ -638,7 +744,7 @@ export type EditRequest = Message<"ctxd.v1.EditRequest"> & {
  * Use `create(EditRequestSchema)` to create a new message.
  */
 export const EditRequestSchema: GenMessage<EditRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 14);
+  messageDesc(file_ctxd_v1_vfs, 16);
 
 /**
  * EditResponse describes the edited item.
@@ -681,7 +787,7 @@ export type EditResponse = Message<"ctxd.v1.EditResponse"> & {
  * Use `create(EditResponseSchema)` to create a new message.
  */
 export const EditResponseSchema: GenMessage<EditResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 15);
+  messageDesc(file_ctxd_v1_vfs, 17);
 
 /**
  * DeleteRequest selects what to delete.
@@ -709,7 +815,7 @@ export type DeleteRequest = Message<"ctxd.v1.DeleteRequest"> & {
  * Use `create(DeleteRequestSchema)` to create a new message.
  */
 export const DeleteRequestSchema: GenMessage<DeleteRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 16);
+  messageDesc(file_ctxd_v1_vfs, 18);
 
 /**
  * DeleteResponse counts what was deleted.
@@ -730,7 +836,7 @@ export type DeleteResponse = Message<"ctxd.v1.DeleteResponse"> & {
  * Use `create(DeleteResponseSchema)` to create a new message.
  */
 export const DeleteResponseSchema: GenMessage<DeleteResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 17);
+  messageDesc(file_ctxd_v1_vfs, 19);
 
 /**
  * CopyRequest selects a source and a destination.
@@ -773,7 +879,7 @@ export type CopyRequest = Message<"ctxd.v1.CopyRequest"> & {
  * Use `create(CopyRequestSchema)` to create a new message.
  */
 export const CopyRequestSchema: GenMessage<CopyRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 18);
+  messageDesc(file_ctxd_v1_vfs, 20);
 
 /**
  * CopyResponse counts what was copied.
@@ -808,7 +914,7 @@ export type CopyResponse = Message<"ctxd.v1.CopyResponse"> & {
  * Use `create(CopyResponseSchema)` to create a new message.
  */
 export const CopyResponseSchema: GenMessage<CopyResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 19);
+  messageDesc(file_ctxd_v1_vfs, 21);
 
 /**
  * MoveRequest selects a source and a destination.
@@ -844,7 +950,7 @@ export type MoveRequest = Message<"ctxd.v1.MoveRequest"> & {
  * Use `create(MoveRequestSchema)` to create a new message.
  */
 export const MoveRequestSchema: GenMessage<MoveRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 20);
+  messageDesc(file_ctxd_v1_vfs, 22);
 
 /**
  * MoveResponse counts what was moved.
@@ -879,7 +985,7 @@ export type MoveResponse = Message<"ctxd.v1.MoveResponse"> & {
  * Use `create(MoveResponseSchema)` to create a new message.
  */
 export const MoveResponseSchema: GenMessage<MoveResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 21);
+  messageDesc(file_ctxd_v1_vfs, 23);
 
 /**
  * InfoRequest names an item or directory.
@@ -900,7 +1006,7 @@ export type InfoRequest = Message<"ctxd.v1.InfoRequest"> & {
  * Use `create(InfoRequestSchema)` to create a new message.
  */
 export const InfoRequestSchema: GenMessage<InfoRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 22);
+  messageDesc(file_ctxd_v1_vfs, 24);
 
 /**
  * InfoResponse holds the metadata.
@@ -929,7 +1035,7 @@ export type InfoResponse = Message<"ctxd.v1.InfoResponse"> & {
  * Use `create(InfoResponseSchema)` to create a new message.
  */
 export const InfoResponseSchema: GenMessage<InfoResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 23);
+  messageDesc(file_ctxd_v1_vfs, 25);
 
 /**
  * ExistsRequest names a ref.
@@ -950,7 +1056,7 @@ export type ExistsRequest = Message<"ctxd.v1.ExistsRequest"> & {
  * Use `create(ExistsRequestSchema)` to create a new message.
  */
 export const ExistsRequestSchema: GenMessage<ExistsRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 24);
+  messageDesc(file_ctxd_v1_vfs, 26);
 
 /**
  * ExistsResponse answers the question.
@@ -978,7 +1084,7 @@ export type ExistsResponse = Message<"ctxd.v1.ExistsResponse"> & {
  * Use `create(ExistsResponseSchema)` to create a new message.
  */
 export const ExistsResponseSchema: GenMessage<ExistsResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 25);
+  messageDesc(file_ctxd_v1_vfs, 27);
 
 /**
  * MakeDirRequest names the directory to create.
@@ -999,7 +1105,7 @@ export type MakeDirRequest = Message<"ctxd.v1.MakeDirRequest"> & {
  * Use `create(MakeDirRequestSchema)` to create a new message.
  */
 export const MakeDirRequestSchema: GenMessage<MakeDirRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 26);
+  messageDesc(file_ctxd_v1_vfs, 28);
 
 /**
  * MakeDirResponse describes the directory.
@@ -1027,7 +1133,7 @@ export type MakeDirResponse = Message<"ctxd.v1.MakeDirResponse"> & {
  * Use `create(MakeDirResponseSchema)` to create a new message.
  */
 export const MakeDirResponseSchema: GenMessage<MakeDirResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 27);
+  messageDesc(file_ctxd_v1_vfs, 29);
 
 /**
  * DirSizeRequest names a directory.
@@ -1048,7 +1154,7 @@ export type DirSizeRequest = Message<"ctxd.v1.DirSizeRequest"> & {
  * Use `create(DirSizeRequestSchema)` to create a new message.
  */
 export const DirSizeRequestSchema: GenMessage<DirSizeRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 28);
+  messageDesc(file_ctxd_v1_vfs, 30);
 
 /**
  * DirSizeResponse sums the directory.
@@ -1076,7 +1182,7 @@ export type DirSizeResponse = Message<"ctxd.v1.DirSizeResponse"> & {
  * Use `create(DirSizeResponseSchema)` to create a new message.
  */
 export const DirSizeResponseSchema: GenMessage<DirSizeResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 29);
+  messageDesc(file_ctxd_v1_vfs, 31);
 
 /**
  * CountLinesRequest names a text item.
@@ -1097,7 +1203,7 @@ export type CountLinesRequest = Message<"ctxd.v1.CountLinesRequest"> & {
  * Use `create(CountLinesRequestSchema)` to create a new message.
  */
 export const CountLinesRequestSchema: GenMessage<CountLinesRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 30);
+  messageDesc(file_ctxd_v1_vfs, 32);
 
 /**
  * CountLinesResponse holds the count.
@@ -1118,7 +1224,7 @@ export type CountLinesResponse = Message<"ctxd.v1.CountLinesResponse"> & {
  * Use `create(CountLinesResponseSchema)` to create a new message.
  */
 export const CountLinesResponseSchema: GenMessage<CountLinesResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 31);
+  messageDesc(file_ctxd_v1_vfs, 33);
 
 /**
  * Revision is one recorded change of an item.
@@ -1211,7 +1317,7 @@ export type Revision = Message<"ctxd.v1.Revision"> & {
  * Use `create(RevisionSchema)` to create a new message.
  */
 export const RevisionSchema: GenMessage<Revision> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 32);
+  messageDesc(file_ctxd_v1_vfs, 34);
 
 /**
  * HistoryRequest names an item and a page of its revisions.
@@ -1247,7 +1353,7 @@ export type HistoryRequest = Message<"ctxd.v1.HistoryRequest"> & {
  * Use `create(HistoryRequestSchema)` to create a new message.
  */
 export const HistoryRequestSchema: GenMessage<HistoryRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 33);
+  messageDesc(file_ctxd_v1_vfs, 35);
 
 /**
  * HistoryResponse holds one page of revisions.
@@ -1268,7 +1374,7 @@ export type HistoryResponse = Message<"ctxd.v1.HistoryResponse"> & {
  * Use `create(HistoryResponseSchema)` to create a new message.
  */
 export const HistoryResponseSchema: GenMessage<HistoryResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 34);
+  messageDesc(file_ctxd_v1_vfs, 36);
 
 /**
  * ReadRevisionRequest names one revision.
@@ -1304,7 +1410,7 @@ export type ReadRevisionRequest = Message<"ctxd.v1.ReadRevisionRequest"> & {
  * Use `create(ReadRevisionRequestSchema)` to create a new message.
  */
 export const ReadRevisionRequestSchema: GenMessage<ReadRevisionRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 35);
+  messageDesc(file_ctxd_v1_vfs, 37);
 
 /**
  * ReadRevisionResponse holds the revision and its content.
@@ -1339,7 +1445,7 @@ export type ReadRevisionResponse = Message<"ctxd.v1.ReadRevisionResponse"> & {
  * Use `create(ReadRevisionResponseSchema)` to create a new message.
  */
 export const ReadRevisionResponseSchema: GenMessage<ReadRevisionResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 36);
+  messageDesc(file_ctxd_v1_vfs, 38);
 
 /**
  * RevertRequest names the revision to go back to.
@@ -1367,7 +1473,7 @@ export type RevertRequest = Message<"ctxd.v1.RevertRequest"> & {
  * Use `create(RevertRequestSchema)` to create a new message.
  */
 export const RevertRequestSchema: GenMessage<RevertRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 37);
+  messageDesc(file_ctxd_v1_vfs, 39);
 
 /**
  * RevertResponse describes the item after the revert.
@@ -1402,7 +1508,7 @@ export type RevertResponse = Message<"ctxd.v1.RevertResponse"> & {
  * Use `create(RevertResponseSchema)` to create a new message.
  */
 export const RevertResponseSchema: GenMessage<RevertResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 38);
+  messageDesc(file_ctxd_v1_vfs, 40);
 
 /**
  * ListDeletedRequest selects where to look for deleted items.
@@ -1431,7 +1537,7 @@ export type ListDeletedRequest = Message<"ctxd.v1.ListDeletedRequest"> & {
  * Use `create(ListDeletedRequestSchema)` to create a new message.
  */
 export const ListDeletedRequestSchema: GenMessage<ListDeletedRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 39);
+  messageDesc(file_ctxd_v1_vfs, 41);
 
 /**
  * ListDeletedResponse lists deleted items.
@@ -1454,7 +1560,7 @@ export type ListDeletedResponse = Message<"ctxd.v1.ListDeletedResponse"> & {
  * Use `create(ListDeletedResponseSchema)` to create a new message.
  */
 export const ListDeletedResponseSchema: GenMessage<ListDeletedResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 40);
+  messageDesc(file_ctxd_v1_vfs, 42);
 
 /**
  * LogRequest selects revisions across the store.
@@ -1497,7 +1603,7 @@ export type LogRequest = Message<"ctxd.v1.LogRequest"> & {
  * Use `create(LogRequestSchema)` to create a new message.
  */
 export const LogRequestSchema: GenMessage<LogRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 41);
+  messageDesc(file_ctxd_v1_vfs, 43);
 
 /**
  * LogResponse holds one page of revisions.
@@ -1525,7 +1631,7 @@ export type LogResponse = Message<"ctxd.v1.LogResponse"> & {
  * Use `create(LogResponseSchema)` to create a new message.
  */
 export const LogResponseSchema: GenMessage<LogResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 42);
+  messageDesc(file_ctxd_v1_vfs, 44);
 
 /**
  * VfsService is the agent's filesystem: items addressed by drive:/path refs.
@@ -1744,6 +1850,17 @@ export const VfsService: GenService<{
     methodKind: "unary";
     input: typeof LogRequestSchema;
     output: typeof LogResponseSchema;
+  },
+  /**
+   * Diff compares two revisions of an item's text line by line (a
+   * revision and the current content when to_rev is 0), as a unified diff.
+   *
+   * @generated from rpc ctxd.v1.VfsService.Diff
+   */
+  diff: {
+    methodKind: "unary";
+    input: typeof DiffRequestSchema;
+    output: typeof DiffResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ctxd_v1_vfs, 0);
