@@ -1433,8 +1433,15 @@ type StatusResponse struct {
 	Watches []*Watch `protobuf:"bytes,12,rep,name=watches" json:"watches,omitempty"`
 	// Standing queries registered: durable subscriptions and open streams.
 	Subscriptions *SubscriptionCounts `protobuf:"bytes,13,opt,name=subscriptions" json:"subscriptions,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The last Doctor run since the daemon started; absent when none ran.
+	LastDoctor *DoctorRun `protobuf:"bytes,14,opt,name=last_doctor,json=lastDoctor" json:"last_doctor,omitempty"`
+	// Item writes (creates, changes, moves, deletes) a second, over the last
+	// minute.
+	WritesPerSecond float64 `protobuf:"fixed64,15,opt,name=writes_per_second,json=writesPerSecond" json:"writes_per_second,omitempty"`
+	// Searches a second, over the last minute.
+	SearchesPerSecond float64 `protobuf:"fixed64,16,opt,name=searches_per_second,json=searchesPerSecond" json:"searches_per_second,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -1558,6 +1565,91 @@ func (x *StatusResponse) GetSubscriptions() *SubscriptionCounts {
 	return nil
 }
 
+func (x *StatusResponse) GetLastDoctor() *DoctorRun {
+	if x != nil {
+		return x.LastDoctor
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetWritesPerSecond() float64 {
+	if x != nil {
+		return x.WritesPerSecond
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetSearchesPerSecond() float64 {
+	if x != nil {
+		return x.SearchesPerSecond
+	}
+	return 0
+}
+
+// DoctorRun is one Doctor run and what it found.
+type DoctorRun struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When it finished.
+	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=finished_at,json=finishedAt" json:"finished_at,omitempty"`
+	// How long it took.
+	Seconds float64 `protobuf:"fixed64,2,opt,name=seconds" json:"seconds,omitempty"`
+	// What it found.
+	Result        *DoctorResponse `protobuf:"bytes,3,opt,name=result" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DoctorRun) Reset() {
+	*x = DoctorRun{}
+	mi := &file_ctxd_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DoctorRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DoctorRun) ProtoMessage() {}
+
+func (x *DoctorRun) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DoctorRun.ProtoReflect.Descriptor instead.
+func (*DoctorRun) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *DoctorRun) GetFinishedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FinishedAt
+	}
+	return nil
+}
+
+func (x *DoctorRun) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *DoctorRun) GetResult() *DoctorResponse {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 // SubscriptionCounts counts standing queries.
 type SubscriptionCounts struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1573,7 +1665,7 @@ type SubscriptionCounts struct {
 
 func (x *SubscriptionCounts) Reset() {
 	*x = SubscriptionCounts{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[20]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1677,7 @@ func (x *SubscriptionCounts) String() string {
 func (*SubscriptionCounts) ProtoMessage() {}
 
 func (x *SubscriptionCounts) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[20]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1690,7 @@ func (x *SubscriptionCounts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionCounts.ProtoReflect.Descriptor instead.
 func (*SubscriptionCounts) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SubscriptionCounts) GetDurable() int64 {
@@ -1653,7 +1745,7 @@ type StoreStatus struct {
 
 func (x *StoreStatus) Reset() {
 	*x = StoreStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[21]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1665,7 +1757,7 @@ func (x *StoreStatus) String() string {
 func (*StoreStatus) ProtoMessage() {}
 
 func (x *StoreStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[21]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1678,7 +1770,7 @@ func (x *StoreStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreStatus.ProtoReflect.Descriptor instead.
 func (*StoreStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StoreStatus) GetLocation() string {
@@ -1767,7 +1859,7 @@ type ReplicaStatus struct {
 
 func (x *ReplicaStatus) Reset() {
 	*x = ReplicaStatus{}
-	mi := &file_ctxd_v1_admin_proto_msgTypes[22]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +1871,7 @@ func (x *ReplicaStatus) String() string {
 func (*ReplicaStatus) ProtoMessage() {}
 
 func (x *ReplicaStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_admin_proto_msgTypes[22]
+	mi := &file_ctxd_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +1884,7 @@ func (x *ReplicaStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicaStatus.ProtoReflect.Descriptor instead.
 func (*ReplicaStatus) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_ctxd_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReplicaStatus) GetId() string {
@@ -1957,7 +2049,7 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\vchunk_count\x18\x03 \x01(\x03R\n" +
 	"chunkCount\x12'\n" +
 	"\x0foutbox_sequence\x18\x04 \x01(\x04R\x0eoutboxSequence\x12)\n" +
-	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\"\xbd\x04\n" +
+	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\"\xce\x05\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x129\n" +
 	"\n" +
@@ -1975,7 +2067,16 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	" \x03(\v2\x16.ctxd.v1.DiskComponentR\x04disk\x12*\n" +
 	"\x05store\x18\v \x01(\v2\x14.ctxd.v1.StoreStatusR\x05store\x12(\n" +
 	"\awatches\x18\f \x03(\v2\x0e.ctxd.v1.WatchR\awatches\x12A\n" +
-	"\rsubscriptions\x18\r \x01(\v2\x1b.ctxd.v1.SubscriptionCountsR\rsubscriptions\"a\n" +
+	"\rsubscriptions\x18\r \x01(\v2\x1b.ctxd.v1.SubscriptionCountsR\rsubscriptions\x123\n" +
+	"\vlast_doctor\x18\x0e \x01(\v2\x12.ctxd.v1.DoctorRunR\n" +
+	"lastDoctor\x12*\n" +
+	"\x11writes_per_second\x18\x0f \x01(\x01R\x0fwritesPerSecond\x12.\n" +
+	"\x13searches_per_second\x18\x10 \x01(\x01R\x11searchesPerSecond\"\x93\x01\n" +
+	"\tDoctorRun\x12;\n" +
+	"\vfinished_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"finishedAt\x12\x18\n" +
+	"\aseconds\x18\x02 \x01(\x01R\aseconds\x12/\n" +
+	"\x06result\x18\x03 \x01(\v2\x17.ctxd.v1.DoctorResponseR\x06result\"a\n" +
 	"\x12SubscriptionCounts\x12\x18\n" +
 	"\adurable\x18\x01 \x01(\x03R\adurable\x12\x18\n" +
 	"\astreams\x18\x02 \x01(\x03R\astreams\x12\x17\n" +
@@ -2023,7 +2124,7 @@ func file_ctxd_v1_admin_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_admin_proto_rawDescData
 }
 
-var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_ctxd_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_ctxd_v1_admin_proto_goTypes = []any{
 	(*BackupRequest)(nil),            // 0: ctxd.v1.BackupRequest
 	(*BackupResponse)(nil),           // 1: ctxd.v1.BackupResponse
@@ -2045,52 +2146,56 @@ var file_ctxd_v1_admin_proto_goTypes = []any{
 	(*EnricherStatus)(nil),           // 17: ctxd.v1.EnricherStatus
 	(*IndexStatus)(nil),              // 18: ctxd.v1.IndexStatus
 	(*StatusResponse)(nil),           // 19: ctxd.v1.StatusResponse
-	(*SubscriptionCounts)(nil),       // 20: ctxd.v1.SubscriptionCounts
-	(*StoreStatus)(nil),              // 21: ctxd.v1.StoreStatus
-	(*ReplicaStatus)(nil),            // 22: ctxd.v1.ReplicaStatus
-	(*timestamppb.Timestamp)(nil),    // 23: google.protobuf.Timestamp
-	(*DriveInfo)(nil),                // 24: ctxd.v1.DriveInfo
-	(*Watch)(nil),                    // 25: ctxd.v1.Watch
+	(*DoctorRun)(nil),                // 20: ctxd.v1.DoctorRun
+	(*SubscriptionCounts)(nil),       // 21: ctxd.v1.SubscriptionCounts
+	(*StoreStatus)(nil),              // 22: ctxd.v1.StoreStatus
+	(*ReplicaStatus)(nil),            // 23: ctxd.v1.ReplicaStatus
+	(*timestamppb.Timestamp)(nil),    // 24: google.protobuf.Timestamp
+	(*DriveInfo)(nil),                // 25: ctxd.v1.DriveInfo
+	(*Watch)(nil),                    // 26: ctxd.v1.Watch
 }
 var file_ctxd_v1_admin_proto_depIdxs = []int32{
 	2,  // 0: ctxd.v1.BackupResponse.summary:type_name -> ctxd.v1.BackupSummary
-	23, // 1: ctxd.v1.BackupSummary.taken_at:type_name -> google.protobuf.Timestamp
-	23, // 2: ctxd.v1.CreateSignInLinkResponse.expires_at:type_name -> google.protobuf.Timestamp
-	23, // 3: ctxd.v1.PrunedItem.last_retrieved_at:type_name -> google.protobuf.Timestamp
-	23, // 4: ctxd.v1.PrunedItem.updated_at:type_name -> google.protobuf.Timestamp
+	24, // 1: ctxd.v1.BackupSummary.taken_at:type_name -> google.protobuf.Timestamp
+	24, // 2: ctxd.v1.CreateSignInLinkResponse.expires_at:type_name -> google.protobuf.Timestamp
+	24, // 3: ctxd.v1.PrunedItem.last_retrieved_at:type_name -> google.protobuf.Timestamp
+	24, // 4: ctxd.v1.PrunedItem.updated_at:type_name -> google.protobuf.Timestamp
 	8,  // 5: ctxd.v1.PruneResponse.items:type_name -> ctxd.v1.PrunedItem
 	17, // 6: ctxd.v1.EmbeddingStatus.enricher:type_name -> ctxd.v1.EnricherStatus
-	23, // 7: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
-	23, // 8: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
-	24, // 9: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
+	24, // 7: ctxd.v1.EnricherStatus.last_error_at:type_name -> google.protobuf.Timestamp
+	24, // 8: ctxd.v1.StatusResponse.started_at:type_name -> google.protobuf.Timestamp
+	25, // 9: ctxd.v1.StatusResponse.drives:type_name -> ctxd.v1.DriveInfo
 	16, // 10: ctxd.v1.StatusResponse.embedding:type_name -> ctxd.v1.EmbeddingStatus
 	18, // 11: ctxd.v1.StatusResponse.index:type_name -> ctxd.v1.IndexStatus
 	15, // 12: ctxd.v1.StatusResponse.disk:type_name -> ctxd.v1.DiskComponent
-	21, // 13: ctxd.v1.StatusResponse.store:type_name -> ctxd.v1.StoreStatus
-	25, // 14: ctxd.v1.StatusResponse.watches:type_name -> ctxd.v1.Watch
-	20, // 15: ctxd.v1.StatusResponse.subscriptions:type_name -> ctxd.v1.SubscriptionCounts
-	23, // 16: ctxd.v1.StoreStatus.unreachable_since:type_name -> google.protobuf.Timestamp
-	22, // 17: ctxd.v1.StoreStatus.replicas:type_name -> ctxd.v1.ReplicaStatus
-	23, // 18: ctxd.v1.ReplicaStatus.reported_at:type_name -> google.protobuf.Timestamp
-	14, // 19: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
-	10, // 20: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
-	12, // 21: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
-	7,  // 22: ctxd.v1.AdminService.Prune:input_type -> ctxd.v1.PruneRequest
-	0,  // 23: ctxd.v1.AdminService.Backup:input_type -> ctxd.v1.BackupRequest
-	3,  // 24: ctxd.v1.AdminService.WhoAmI:input_type -> ctxd.v1.WhoAmIRequest
-	5,  // 25: ctxd.v1.AdminService.CreateSignInLink:input_type -> ctxd.v1.CreateSignInLinkRequest
-	19, // 26: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
-	11, // 27: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
-	13, // 28: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
-	9,  // 29: ctxd.v1.AdminService.Prune:output_type -> ctxd.v1.PruneResponse
-	1,  // 30: ctxd.v1.AdminService.Backup:output_type -> ctxd.v1.BackupResponse
-	4,  // 31: ctxd.v1.AdminService.WhoAmI:output_type -> ctxd.v1.WhoAmIResponse
-	6,  // 32: ctxd.v1.AdminService.CreateSignInLink:output_type -> ctxd.v1.CreateSignInLinkResponse
-	26, // [26:33] is the sub-list for method output_type
-	19, // [19:26] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	22, // 13: ctxd.v1.StatusResponse.store:type_name -> ctxd.v1.StoreStatus
+	26, // 14: ctxd.v1.StatusResponse.watches:type_name -> ctxd.v1.Watch
+	21, // 15: ctxd.v1.StatusResponse.subscriptions:type_name -> ctxd.v1.SubscriptionCounts
+	20, // 16: ctxd.v1.StatusResponse.last_doctor:type_name -> ctxd.v1.DoctorRun
+	24, // 17: ctxd.v1.DoctorRun.finished_at:type_name -> google.protobuf.Timestamp
+	13, // 18: ctxd.v1.DoctorRun.result:type_name -> ctxd.v1.DoctorResponse
+	24, // 19: ctxd.v1.StoreStatus.unreachable_since:type_name -> google.protobuf.Timestamp
+	23, // 20: ctxd.v1.StoreStatus.replicas:type_name -> ctxd.v1.ReplicaStatus
+	24, // 21: ctxd.v1.ReplicaStatus.reported_at:type_name -> google.protobuf.Timestamp
+	14, // 22: ctxd.v1.AdminService.Status:input_type -> ctxd.v1.StatusRequest
+	10, // 23: ctxd.v1.AdminService.Reindex:input_type -> ctxd.v1.ReindexRequest
+	12, // 24: ctxd.v1.AdminService.Doctor:input_type -> ctxd.v1.DoctorRequest
+	7,  // 25: ctxd.v1.AdminService.Prune:input_type -> ctxd.v1.PruneRequest
+	0,  // 26: ctxd.v1.AdminService.Backup:input_type -> ctxd.v1.BackupRequest
+	3,  // 27: ctxd.v1.AdminService.WhoAmI:input_type -> ctxd.v1.WhoAmIRequest
+	5,  // 28: ctxd.v1.AdminService.CreateSignInLink:input_type -> ctxd.v1.CreateSignInLinkRequest
+	19, // 29: ctxd.v1.AdminService.Status:output_type -> ctxd.v1.StatusResponse
+	11, // 30: ctxd.v1.AdminService.Reindex:output_type -> ctxd.v1.ReindexResponse
+	13, // 31: ctxd.v1.AdminService.Doctor:output_type -> ctxd.v1.DoctorResponse
+	9,  // 32: ctxd.v1.AdminService.Prune:output_type -> ctxd.v1.PruneResponse
+	1,  // 33: ctxd.v1.AdminService.Backup:output_type -> ctxd.v1.BackupResponse
+	4,  // 34: ctxd.v1.AdminService.WhoAmI:output_type -> ctxd.v1.WhoAmIResponse
+	6,  // 35: ctxd.v1.AdminService.CreateSignInLink:output_type -> ctxd.v1.CreateSignInLinkResponse
+	29, // [29:36] is the sub-list for method output_type
+	22, // [22:29] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_admin_proto_init() }
@@ -2106,7 +2211,7 @@ func file_ctxd_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_admin_proto_rawDesc), len(file_ctxd_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

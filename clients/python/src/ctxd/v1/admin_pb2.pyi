@@ -232,7 +232,7 @@ class IndexStatus(_message.Message):
     def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., chunk_count: _Optional[int] = ..., outbox_sequence: _Optional[int] = ..., applied_sequence: _Optional[int] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index", "disk", "store", "watches", "subscriptions")
+    __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index", "disk", "store", "watches", "subscriptions", "last_doctor", "writes_per_second", "searches_per_second")
     VERSION_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     DATA_DIR_FIELD_NUMBER: _ClassVar[int]
@@ -246,6 +246,9 @@ class StatusResponse(_message.Message):
     STORE_FIELD_NUMBER: _ClassVar[int]
     WATCHES_FIELD_NUMBER: _ClassVar[int]
     SUBSCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
+    LAST_DOCTOR_FIELD_NUMBER: _ClassVar[int]
+    WRITES_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    SEARCHES_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
     version: str
     started_at: _timestamp_pb2.Timestamp
     data_dir: str
@@ -259,7 +262,20 @@ class StatusResponse(_message.Message):
     store: StoreStatus
     watches: _containers.RepeatedCompositeFieldContainer[_watch_pb2.Watch]
     subscriptions: SubscriptionCounts
-    def __init__(self, version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., data_dir: _Optional[str] = ..., item_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., store_file_bytes: _Optional[int] = ..., drives: _Optional[_Iterable[_Union[_types_pb2.DriveInfo, _Mapping]]] = ..., embedding: _Optional[_Union[EmbeddingStatus, _Mapping]] = ..., index: _Optional[_Union[IndexStatus, _Mapping]] = ..., disk: _Optional[_Iterable[_Union[DiskComponent, _Mapping]]] = ..., store: _Optional[_Union[StoreStatus, _Mapping]] = ..., watches: _Optional[_Iterable[_Union[_watch_pb2.Watch, _Mapping]]] = ..., subscriptions: _Optional[_Union[SubscriptionCounts, _Mapping]] = ...) -> None: ...
+    last_doctor: DoctorRun
+    writes_per_second: float
+    searches_per_second: float
+    def __init__(self, version: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., data_dir: _Optional[str] = ..., item_count: _Optional[int] = ..., size_bytes: _Optional[int] = ..., store_file_bytes: _Optional[int] = ..., drives: _Optional[_Iterable[_Union[_types_pb2.DriveInfo, _Mapping]]] = ..., embedding: _Optional[_Union[EmbeddingStatus, _Mapping]] = ..., index: _Optional[_Union[IndexStatus, _Mapping]] = ..., disk: _Optional[_Iterable[_Union[DiskComponent, _Mapping]]] = ..., store: _Optional[_Union[StoreStatus, _Mapping]] = ..., watches: _Optional[_Iterable[_Union[_watch_pb2.Watch, _Mapping]]] = ..., subscriptions: _Optional[_Union[SubscriptionCounts, _Mapping]] = ..., last_doctor: _Optional[_Union[DoctorRun, _Mapping]] = ..., writes_per_second: _Optional[float] = ..., searches_per_second: _Optional[float] = ...) -> None: ...
+
+class DoctorRun(_message.Message):
+    __slots__ = ("finished_at", "seconds", "result")
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    finished_at: _timestamp_pb2.Timestamp
+    seconds: float
+    result: DoctorResponse
+    def __init__(self, finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., seconds: _Optional[float] = ..., result: _Optional[_Union[DoctorResponse, _Mapping]] = ...) -> None: ...
 
 class SubscriptionCounts(_message.Message):
     __slots__ = ("durable", "streams", "cut_off")
