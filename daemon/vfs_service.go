@@ -333,7 +333,7 @@ func (s *vfsService) MakeDir(ctx context.Context, req *ctxdv1.MakeDirRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	created, err := s.b.store.MakeDir(ctx, ref)
+	created, err := s.b.store.MakeDirID(ctx, ref, req.GetId())
 	if err != nil {
 		return nil, err
 	}

@@ -425,12 +425,24 @@ func detectMime(p string, content []byte, isText bool) string {
 // MakeDir creates an explicit directory placeholder at ref. It reports
 // created=false when a directory (implicit or explicit) is already there.
 func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
+	return s.MakeDirID(ctx, ref, "")
+}
+
+// MakeDirID is MakeDir whose new placeholder gets id when no item has it,
+// as WriteParams.ID.
+func (s *Store) MakeDirID(ctx context.Context, ref Ref, id string) (bool, error) {
 	r, err := normRef(ref)
 	if err != nil {
 		return false, err
 	}
 	if r.ID != "" {
 		return false, newError(ErrInvalid, r.ID, "address the directory as drive:/path", "Make dir needs a drive:/path ref, not an id.")
+	}
+	if id != "" {
+		if _, err := parseID(id); err != nil {
+			return false, newError(ErrInvalid, r.String(), "give the id as a canonical lowercase UUID, or none for a fresh one",
+				"The id %s is not a UUID.", quote(id))
+		}
 	}
 	var created bool
 	err = s.update(ctx, func(t *txn) error {
@@ -458,12 +470,12 @@ func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
 			return newError(ErrNotDir, ref, "choose a path that is not below an item",
 				"Cannot create %s: %s is an item, not a directory.", ref, FormatRef(n.drive, p))
 		}
-		id, err := uuid.NewV7()
+		dirID, err := t.newItemID(id)
 		if err != nil {
-			return fmt.Errorf("new id: %w", err)
+			return err
 		}
 		it := Item{
-			ID: id.String(), Drive: n.drive, Path: n.path, Title: baseName(n.path),
+			ID: dirID, Drive: n.drive, Path: n.path, Title: baseName(n.path),
 			MimeType: DirMimeType, IsDir: true, ContentHash: HashContent(nil),
 			CreatedAt: t.now, UpdatedAt: t.now,
 		}

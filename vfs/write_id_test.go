@@ -48,4 +48,21 @@ func TestStore_WriteID(t *testing.T) {
 	if err != nil || res[0].Item.ID != free || res[1].Item.ID == free {
 		t.Errorf("batch asking twice for %s: %v, %v", free, res, err)
 	}
+	// A directory placeholder likewise.
+	const dir = "0190f3c2-7b1a-7c3d-9e4f-5a6b7c8d9e11"
+	if _, err := s.MakeDirID(ctx, mustRef(t, "notes:/empty"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Info(ctx, mustRef(t, "notes:/empty")); err != nil || got.Item.ID != dir {
+		t.Errorf("placeholder made with a free id = %q, %v; want %s", got.Item.ID, err, dir)
+	}
+	if _, err := s.MakeDirID(ctx, mustRef(t, "notes:/empty2"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Info(ctx, mustRef(t, "notes:/empty2")); got.Item.ID == dir {
+		t.Errorf("a second placeholder got the taken id %s", dir)
+	}
+	if _, err := s.MakeDirID(ctx, mustRef(t, "notes:/empty3"), "nope"); !errors.As(err, &e) || e.Kind != ErrInvalid {
+		t.Errorf("MakeDirID with a malformed id: %v; want INVALID", err)
+	}
 }

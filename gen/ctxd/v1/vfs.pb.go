@@ -1956,7 +1956,10 @@ func (x *ExistsResponse) GetIsDir() bool {
 type MakeDirRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Directory ref; "/path" means the agent drive.
-	Ref           string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// The id a new placeholder gets when no item has it, as WriteRequest.id
+	// (ctxd import); else a fresh one.
+	Id            string `protobuf:"bytes,2,opt,name=id" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1994,6 +1997,13 @@ func (*MakeDirRequest) Descriptor() ([]byte, []int) {
 func (x *MakeDirRequest) GetRef() string {
 	if x != nil {
 		return x.Ref
+	}
+	return ""
+}
+
+func (x *MakeDirRequest) GetId() string {
+	if x != nil {
+		return x.Id
 	}
 	return ""
 }
@@ -3117,9 +3127,10 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\"?\n" +
 	"\x0eExistsResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12\x15\n" +
-	"\x06is_dir\x18\x02 \x01(\bR\x05isDir\"\"\n" +
+	"\x06is_dir\x18\x02 \x01(\bR\x05isDir\"2\n" +
 	"\x0eMakeDirRequest\x12\x10\n" +
-	"\x03ref\x18\x01 \x01(\tR\x03ref\"=\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"=\n" +
 	"\x0fMakeDirResponse\x12\x18\n" +
 	"\acreated\x18\x01 \x01(\bR\acreated\x12\x10\n" +
 	"\x03ref\x18\x02 \x01(\tR\x03ref\"\"\n" +

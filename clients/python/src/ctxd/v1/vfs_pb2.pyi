@@ -307,10 +307,12 @@ class ExistsResponse(_message.Message):
     def __init__(self, exists: _Optional[bool] = ..., is_dir: _Optional[bool] = ...) -> None: ...
 
 class MakeDirRequest(_message.Message):
-    __slots__ = ("ref",)
+    __slots__ = ("ref", "id")
     REF_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
     ref: str
-    def __init__(self, ref: _Optional[str] = ...) -> None: ...
+    id: str
+    def __init__(self, ref: _Optional[str] = ..., id: _Optional[str] = ...) -> None: ...
 
 class MakeDirResponse(_message.Message):
     __slots__ = ("created", "ref")
