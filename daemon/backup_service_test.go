@@ -160,4 +160,3 @@ func hasHint(st *status.Status, want string) bool {
 	}
 	return false
 }
-

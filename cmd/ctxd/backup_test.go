@@ -296,4 +296,3 @@ func dialSocket(t *testing.T, socket string) *grpc.ClientConn {
 	t.Cleanup(func() { conn.Close() })
 	return conn
 }
-
