@@ -281,12 +281,14 @@ func (c *cli) importTree(ctx context.Context, dir string, batch int, oc ctxdv1.O
 				return err
 			}
 			mctx, cancel := context.WithTimeout(ctx, c.timeout)
-			_, err := cl.vfs.MakeDir(mctx, &ctxdv1.MakeDirRequest{Ref: it.Ref, Id: it.Id})
+			md, err := cl.vfs.MakeDir(mctx, &ctxdv1.MakeDirRequest{Ref: it.Ref, Id: it.Id})
 			cancel()
 			if err != nil {
 				return fmt.Errorf("make directory %s: %w", it.Ref, err)
 			}
-			dirs++
+			if md.Created {
+				dirs++
+			}
 			continue
 		}
 		w, size, err := importRequest(filepath.Join(dir, filepath.FromSlash(e.File)), it, oc)
@@ -307,7 +309,7 @@ func (c *cli) importTree(ctx context.Context, dir string, batch int, oc ctxdv1.O
 		return err
 	}
 	if !c.json {
-		fmt.Fprintf(c.stdout, "imported %d items from %s: %d created (%d with their exported ids, %d with new ids: theirs were taken), %d updated, %d skipped; %d directories; WriteBatch calls: %d\n",
+		fmt.Fprintf(c.stdout, "imported %d items from %s: %d created (%d kept their ids, %d got new ids as theirs were taken), %d updated, %d skipped; %d empty directories created; WriteBatch calls: %d\n",
 			b.written(), dir, b.created, kept, renewed, b.updated, b.skipped, dirs, b.batches)
 	}
 	return nil

@@ -85,7 +85,7 @@ func TestExportImport_RoundTrip(t *testing.T) {
 		t.Fatalf("write with a free id: %v, %v", r, err)
 	}
 	code, stdout, errOut = ctxd(t, cfgB.Socket, "", "import", out)
-	if code != 0 || !strings.Contains(stdout, "10 created (9 with their exported ids, 1 with new ids") || !strings.Contains(stdout, "1 directories") {
+	if code != 0 || !strings.Contains(stdout, "10 created (9 kept their ids, 1 got new ids") || !strings.Contains(stdout, "1 empty directories created") {
 		t.Fatalf("import = %d\n%s%s", code, stdout, errOut)
 	}
 	got := listAll(t, b)
