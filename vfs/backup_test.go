@@ -45,6 +45,9 @@ func TestStore_Backup(t *testing.T) {
 				content := fmt.Sprintf("writer %d item %d", w, i)
 				if _, err := s.Write(context.Background(), WriteParams{Ref: mustRef(t, ref), Content: []byte(content), IsText: true}); err != nil {
 					t.Errorf("Write(%s): %v", ref, err)
+					if i < 10 {
+						warm.Done()
+					}
 					return
 				}
 				select {

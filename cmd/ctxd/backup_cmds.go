@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/ctxd/ctxd/daemon"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
@@ -127,7 +129,7 @@ func (c *cli) backupFromDaemon(ctx context.Context, w io.Writer) (backupSummary,
 	defer cl.conn.Close()
 	stream, err := cl.admin.Backup(ctx, &ctxdv1.BackupRequest{})
 	if err != nil {
-		return backupSummary{}, err
+		return backupSummary{}, c.noDaemonHint(err)
 	}
 	for {
 		msg, err := stream.Recv()
@@ -135,7 +137,7 @@ func (c *cli) backupFromDaemon(ctx context.Context, w io.Writer) (backupSummary,
 			return backupSummary{}, errors.New("the daemon ended the backup without its summary; take it again")
 		}
 		if err != nil {
-			return backupSummary{}, err
+			return backupSummary{}, c.noDaemonHint(err)
 		}
 		if _, err := w.Write(msg.Data); err != nil {
 			return backupSummary{}, err
@@ -144,6 +146,14 @@ func (c *cli) backupFromDaemon(ctx context.Context, w io.Writer) (backupSummary,
 			return backupSummary{size: s.Size, items: s.Items, seq: s.OutboxSeq, sha256: s.Sha256, source: s.SourceStore}, nil
 		}
 	}
+}
+
+// noDaemonHint says how to back up without a daemon when none answers.
+func (c *cli) noDaemonHint(err error) error {
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable && len(st.Details()) == 0 {
+		return fmt.Errorf("cannot reach the daemon at %s (%s): start it, or back up the store of a stopped daemon with --data-dir DIR", c.socket, st.Message())
+	}
+	return err
 }
 
 // backupDataDir copies the store of a data dir no daemon runs on into w.

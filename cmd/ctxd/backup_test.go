@@ -68,6 +68,9 @@ func TestBackup_UnderWriteLoad(t *testing.T) {
 							OnConflict: ctxdv1.OnConflict_ON_CONFLICT_OVERWRITE})
 						if err != nil {
 							t.Errorf("write %s: %v", ref, err)
+							if i < 21 {
+								warm.Done()
+							}
 							return
 						}
 						mu.Lock()
@@ -268,6 +271,9 @@ func TestBackup_DataDir(t *testing.T) {
 	stopped = true
 	if err := d.Stop(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if code, _, errOut := ctxd(t, cfg.Socket, "", "backup", file); code != 1 || !strings.Contains(errOut, "cannot reach the daemon") || !strings.Contains(errOut, "--data-dir") {
+		t.Errorf("backup with no daemon = %d, %s; want an error naming --data-dir", code, errOut)
 	}
 	code, out, errOut := ctxd(t, cfg.Socket, "", "backup", file, "--data-dir", cfg.DataDir)
 	if code != 0 || !strings.Contains(out, "1 items") {
