@@ -120,8 +120,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -190,6 +190,10 @@ bench-subscriptions: setup-run ## Standing queries: index-only bulk ingest of wi
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Subscriptions_ -benchtime=1x -count=1 -timeout=1h ./daemon/ | tee bench-results/subscriptions.txt
 	go test -run='^$$' -bench=Matcher -benchtime=20000x -count=1 ./index/standing/ | tee -a bench-results/subscriptions.txt
+
+bench-backup: setup-run ## Hot backup of a 2 GB store while 4 writers and 4 BM25 searchers run: p50/p99 per op without and during the backup, the p99 ratio, backup s and MB/s (CTXD_BENCH_BACKUP_GB, CTXD_BENCH_BACKUP_WINDOW, CTXD_BENCH_BACKUP_DIR keeps the store across runs)
+	mkdir -p bench-results
+	go test -run='^$$' -bench=Backup_UnderLoad -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/backup.txt
 
 bench-migrate: setup-run $(VENV)/.deps ## ctxd migrate's copy of a 10k-item store (184k keys) from bbolt into bbolt and into PostgreSQL: keys/s, MB/s, Verify seconds; last line `copy keys/s postgres/bolt=…` (CTXD_BENCH_MIGRATE_ITEMS, CTXD_BENCH_MIGRATE_BATCH_KEYS)
 	mkdir -p bench-results

@@ -65,6 +65,8 @@ type backend struct {
 	watches *watcher.Manager
 	// subs holds the standing queries (SubscriptionService).
 	subs *standing.Hub
+	// backupRunning is set while a Backup streams (backup_service.go).
+	backupRunning atomic.Bool
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.

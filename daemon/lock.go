@@ -33,3 +33,9 @@ func lockDataDir(dataDir string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// LockDataDir takes the lock a running daemon holds on dataDir, for a
+// command that must change the data dir while no daemon uses it (ctxd
+// restore); it fails at once, naming the daemon's pid, while one does.
+// Closing the file releases the lock.
+func LockDataDir(dataDir string) (*os.File, error) { return lockDataDir(dataDir) }

@@ -181,6 +181,7 @@ func (s *vfsService) writeParams(req *ctxdv1.WriteRequest) (vfs.WriteParams, err
 		OnConflict:   OnConflictFromProto(req.GetOnConflict(), vfs.ConflictError),
 		ExpectedHash: req.GetExpectedContentHash(),
 		Questions:    req.GetQuestions(),
+		ID:           req.GetId(),
 	}
 	if n, l := len(p.Questions), s.b.limits.MaxQuestionsPerItem; n > l {
 		return vfs.WriteParams{}, overLimit("max_questions_per_item", fmt.Sprintf("%d questions were given; the limit is %d.", n, l))
@@ -332,7 +333,7 @@ func (s *vfsService) MakeDir(ctx context.Context, req *ctxdv1.MakeDirRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	created, err := s.b.store.MakeDir(ctx, ref)
+	created, err := s.b.store.MakeDirID(ctx, ref, req.GetId())
 	if err != nil {
 		return nil, err
 	}

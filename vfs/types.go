@@ -100,6 +100,11 @@ type WriteParams struct {
 	// item's earlier ones, and none removes those. At most
 	// MaxQuestionsPerItem, each cleaned as CleanQuestions does.
 	Questions []string
+	// ID is the id a new item gets when no item has it, live or in history
+	// (ctxd import keeps exported ids); when it is taken the item gets a
+	// fresh one, as without it. A write that replaces an item keeps that
+	// item's id. It must be a canonical UUID.
+	ID string
 }
 
 // WriteResult is the outcome of a Write.

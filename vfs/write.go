@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -162,11 +163,11 @@ func (t *txn) write(w *preparedWrite) (WriteResult, error) {
 			return res, newError(ErrChanged, ref, "read it again, or write without expected_hash to create it",
 				"%s no longer exists, so its hash cannot be %s.", ref, p.ExpectedHash)
 		}
-		id, err := uuid.NewV7()
+		id, err := t.newItemID(p.ID)
 		if err != nil {
-			return res, fmt.Errorf("new id: %w", err)
+			return res, err
 		}
-		item.ID, item.CreatedAt = id.String(), t.now
+		item.ID, item.CreatedAt = id, t.now
 		res.Created = true
 	}
 	item.UpdatedAt = t.now
@@ -192,6 +193,22 @@ func (t *txn) write(w *preparedWrite) (WriteResult, error) {
 	}
 	res.ChunksToEmbed, res.ChunksReused = t.chunksToEmbed, t.chunksReused
 	return res, nil
+}
+
+// newItemID returns want (a checked UUID, or "") when no item has it, live
+// or in history, else a fresh UUIDv7.
+func (t *txn) newItemID(want string) (string, error) {
+	if want != "" {
+		u := uuid.MustParse(want)
+		if k, _ := t.revs.Cursor().Seek(u[:]); t.items.Get(u[:]) == nil && !bytes.HasPrefix(k, u[:]) {
+			return want, nil
+		}
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("new id: %w", err)
+	}
+	return id.String(), nil
 }
 
 func changedError(ref, expected, actual string) *Error {
@@ -232,6 +249,12 @@ func (s *Store) checkWrite(p WriteParams) (_ Item, _ []byte, warning string, _ e
 	if r.Path == "/" {
 		return Item{}, nil, "", newError(ErrIsDir, ref, "write to a path below the root, e.g. "+FormatRef(r.Drive, "/notes.md"),
 			"%s is the drive root, a directory.", ref)
+	}
+	if p.ID != "" {
+		if _, err := parseID(p.ID); err != nil {
+			return Item{}, nil, "", newError(ErrInvalid, ref, "give the id as a canonical lowercase UUID, or none for a fresh one",
+				"The id %s is not a UUID.", quote(p.ID))
+		}
 	}
 	if p.OnConflict < ConflictError || p.OnConflict > ConflictSkip {
 		return Item{}, nil, "", newError(ErrInvalid, ref, "use on_conflict error, overwrite or skip", "Unknown on_conflict value %d.", p.OnConflict)
@@ -402,12 +425,24 @@ func detectMime(p string, content []byte, isText bool) string {
 // MakeDir creates an explicit directory placeholder at ref. It reports
 // created=false when a directory (implicit or explicit) is already there.
 func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
+	return s.MakeDirID(ctx, ref, "")
+}
+
+// MakeDirID is MakeDir whose new placeholder gets id when no item has it,
+// as WriteParams.ID.
+func (s *Store) MakeDirID(ctx context.Context, ref Ref, id string) (bool, error) {
 	r, err := normRef(ref)
 	if err != nil {
 		return false, err
 	}
 	if r.ID != "" {
 		return false, newError(ErrInvalid, r.ID, "address the directory as drive:/path", "Make dir needs a drive:/path ref, not an id.")
+	}
+	if id != "" {
+		if _, err := parseID(id); err != nil {
+			return false, newError(ErrInvalid, r.String(), "give the id as a canonical lowercase UUID, or none for a fresh one",
+				"The id %s is not a UUID.", quote(id))
+		}
 	}
 	var created bool
 	err = s.update(ctx, func(t *txn) error {
@@ -435,12 +470,12 @@ func (s *Store) MakeDir(ctx context.Context, ref Ref) (bool, error) {
 			return newError(ErrNotDir, ref, "choose a path that is not below an item",
 				"Cannot create %s: %s is an item, not a directory.", ref, FormatRef(n.drive, p))
 		}
-		id, err := uuid.NewV7()
+		dirID, err := t.newItemID(id)
 		if err != nil {
-			return fmt.Errorf("new id: %w", err)
+			return err
 		}
 		it := Item{
-			ID: id.String(), Drive: n.drive, Path: n.path, Title: baseName(n.path),
+			ID: dirID, Drive: n.drive, Path: n.path, Title: baseName(n.path),
 			MimeType: DirMimeType, IsDir: true, ContentHash: HashContent(nil),
 			CreatedAt: t.now, UpdatedAt: t.now,
 		}

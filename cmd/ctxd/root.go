@@ -102,6 +102,7 @@ ref is drive:/path, a bare /path (the agent drive), or an item id.`,
 	root.AddCommand(c.sessionCommand(), c.pruneCommand(), c.compactCommand())
 	root.AddCommand(c.hookCommand())
 	root.AddCommand(c.subscribeCommand(), c.subscriptionCommand())
+	root.AddCommand(c.backupCommand(), c.restoreCommand())
 	return root
 }
 

@@ -168,13 +168,19 @@ func (c *cli) reindexCommand() *cobra.Command {
 }
 
 func (c *cli) doctorCommand() *cobra.Command {
-	return &cobra.Command{
+	var dataDir string
+	cmd := &cobra.Command{
 		Use:     "doctor",
 		Short:   "Check that the store and the search indexes agree",
 		Long:    "Verify the store file and compare every chunk with the lexical and vector indexes, at one point of the store's change log, so the result is exact while the daemon is being written to (writes wait while the file's pages are checked; new writes become searchable once doctor is done). Exits 0 when all agree and 1 when something disagrees or the check could not run, so it serves as a health check (`ctxd reindex` repairs index drift). The deadline is an hour unless --timeout is given.",
 		Args:    exactArgs(0),
 		PreRunE: c.longer,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dataDir != "" {
+				ctx, cancel := context.WithTimeout(cmd.Context(), c.timeout)
+				defer cancel()
+				return c.doctorDataDir(ctx, dataDir)
+			}
 			var r *ctxdv1.DoctorResponse
 			err := c.call(cmd.Context(), func(ctx context.Context, cl *clients) error {
 				var err error
@@ -202,4 +208,6 @@ func (c *cli) doctorCommand() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "check the store of this data directory without a daemon (none may run on it)")
+	return cmd
 }

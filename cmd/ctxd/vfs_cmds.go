@@ -53,7 +53,7 @@ func (c *cli) addVFSCommands(root *cobra.Command) {
 		c.drivesCommand(), c.treeCommand(), c.lsCommand(), c.readCommand(), c.writeCommand(),
 		c.editCommand(), c.rmCommand(), c.cpCommand(), c.mvCommand(), c.infoCommand(),
 		c.existsCommand(), c.mkdirCommand(), c.duCommand(), c.wcCommand(), c.statusCommand(),
-		c.importCommand(), c.reembedCommand(), c.modelCommand(), c.searchCommand(), c.similarCommand(), c.reindexCommand(), c.doctorCommand(),
+		c.importCommand(), c.exportCommand(), c.reembedCommand(), c.modelCommand(), c.searchCommand(), c.similarCommand(), c.reindexCommand(), c.doctorCommand(),
 		c.historyCommand(), c.revertCommand(), c.deletedCommand(), c.logCommand(),
 		c.initCommand(), c.contextCommand(),
 	)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/ctxd/ctxd/vfs/backend"
@@ -18,6 +19,9 @@ const FileName = "ctxd.db"
 // Options configures Open.
 type Options struct {
 	OpenTimeout time.Duration // how long to wait for another process's lock; 0 means 1s
+	// ReadOnly opens the file for reading only (a shared lock): writes
+	// fail, and Close writes nothing.
+	ReadOnly bool
 }
 
 // DB is a store in one bbolt file.
@@ -42,6 +46,7 @@ func Open(path string, opts Options) (*DB, error) {
 		// holds to the heap (a 60 MB item, once per doubling); address
 		// space is cheap, and bbolt grows by 1 GB steps beyond this.
 		InitialMmapSize: 1 << 30,
+		ReadOnly:        opts.ReadOnly,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w (gave up after %s); stop the other ctxd or use another data dir", backend.ErrLocked, opts.OpenTimeout)
@@ -58,6 +63,9 @@ func (d *DB) Close() error {
 	// Commits skip writing the freelist (NoFreelistSync), so an open must
 	// rebuild it by reading every page: seconds for a store of gigabytes.
 	// Writing it once here lets the next open after a clean stop skip that.
+	if d.db.IsReadOnly() {
+		return d.db.Close()
+	}
 	d.db.NoFreelistSync = false
 	err := d.db.Update(func(*bolt.Tx) error { return nil })
 	return errors.Join(err, d.db.Close())
@@ -323,4 +331,23 @@ func (c *cursor) Delete() error {
 	}
 	c.key, c.deleted = bytes.Clone(c.key), true
 	return nil
+}
+
+// WriteSnapshot runs fn in a read transaction and then writes the whole
+// file as that transaction sees it to w (bbolt's Tx.WriteTo): a consistent
+// copy taken while writers go on. It returns the bytes written. A long
+// copy keeps the pages it reads from reuse, so the file may grow while it
+// runs. A failing w stops it (wrap w to stop when a context ends).
+func (d *DB) WriteSnapshot(ctx context.Context, w io.Writer, fn func(backend.Tx) error) (n int64, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	err = d.db.View(func(t *bolt.Tx) error {
+		if err := fn((*tx)(t)); err != nil {
+			return err
+		}
+		n, err = t.WriteTo(w)
+		return err
+	})
+	return n, err
 }

@@ -54,7 +54,9 @@ type AdminServiceClient interface {
 	// `ctxd restore` puts in a data dir, while the daemon goes on serving
 	// writes and searches. A PostgreSQL store is copied the same way, from
 	// one snapshot. The search indexes are derived and rebuilt from the copy
-	// when a daemon opens it. Needs the admin scope.
+	// when a daemon opens it. One backup runs at a time (a second gets
+	// RESOURCE_EXHAUSTED); a caller that leaves stops it. Needs the admin
+	// scope and a token not limited to drives or paths.
 	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupResponse], error)
 	// WhoAmI describes the token the call was made with: its name, scopes and
 	// the drives and paths it is limited to. Any valid token may call it.
@@ -179,7 +181,9 @@ type AdminServiceServer interface {
 	// `ctxd restore` puts in a data dir, while the daemon goes on serving
 	// writes and searches. A PostgreSQL store is copied the same way, from
 	// one snapshot. The search indexes are derived and rebuilt from the copy
-	// when a daemon opens it. Needs the admin scope.
+	// when a daemon opens it. One backup runs at a time (a second gets
+	// RESOURCE_EXHAUSTED); a caller that leaves stops it. Needs the admin
+	// scope and a token not limited to drives or paths.
 	Backup(*BackupRequest, grpc.ServerStreamingServer[BackupResponse]) error
 	// WhoAmI describes the token the call was made with: its name, scopes and
 	// the drives and paths it is limited to. Any valid token may call it.

@@ -822,7 +822,13 @@ type WriteRequest struct {
 	// answers it. They replace the item's earlier questions; a write without
 	// them removes those (an edit keeps them). At most
 	// limits.max_questions_per_item (default 32), each at most 512 bytes.
-	Questions     []string `protobuf:"bytes,14,rep,name=questions" json:"questions,omitempty"`
+	Questions []string `protobuf:"bytes,14,rep,name=questions" json:"questions,omitempty"`
+	// The id a new item gets when no item has it, live or in history (ctxd
+	// import keeps the ids of an export this way); when it is taken the item
+	// gets a fresh id, as without it: compare the response's item.id. A write
+	// that replaces an existing item keeps that item's id. A canonical
+	// lowercase UUID.
+	Id            string `protobuf:"bytes,15,opt,name=id" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -964,6 +970,13 @@ func (x *WriteRequest) GetQuestions() []string {
 		return x.Questions
 	}
 	return nil
+}
+
+func (x *WriteRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
 }
 
 type isWriteRequest_Body interface {
@@ -1943,7 +1956,10 @@ func (x *ExistsResponse) GetIsDir() bool {
 type MakeDirRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Directory ref; "/path" means the agent drive.
-	Ref           string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	Ref string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	// The id a new placeholder gets when no item has it, as WriteRequest.id
+	// (ctxd import); else a fresh one.
+	Id            string `protobuf:"bytes,2,opt,name=id" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1981,6 +1997,13 @@ func (*MakeDirRequest) Descriptor() ([]byte, []int) {
 func (x *MakeDirRequest) GetRef() string {
 	if x != nil {
 		return x.Ref
+	}
+	return ""
+}
+
+func (x *MakeDirRequest) GetId() string {
+	if x != nil {
+		return x.Id
 	}
 	return ""
 }
@@ -3019,7 +3042,7 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\bend_line\x18\x05 \x01(\x03R\aendLine\x12\x1f\n" +
 	"\vtotal_lines\x18\x06 \x01(\x03R\n" +
 	"totalLines\x12\x19\n" +
-	"\bhas_more\x18\a \x01(\bR\ahasMore\"\xf2\x03\n" +
+	"\bhas_more\x18\a \x01(\bR\ahasMore\"\x82\x04\n" +
 	"\fWriteRequest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x1a\n" +
 	"\acontent\x18\x02 \x01(\tH\x00R\acontent\x12\x14\n" +
@@ -3039,7 +3062,8 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\x15expected_content_hash\x18\v \x01(\tR\x13expectedContentHash\x12=\n" +
 	"\x10chunk_embeddings\x18\f \x03(\v2\x12.ctxd.v1.EmbeddingR\x0fchunkEmbeddings\x12'\n" +
 	"\x0fembedding_model\x18\r \x01(\tR\x0eembeddingModel\x12\x1c\n" +
-	"\tquestions\x18\x0e \x03(\tR\tquestionsB\x06\n" +
+	"\tquestions\x18\x0e \x03(\tR\tquestions\x12\x0e\n" +
+	"\x02id\x18\x0f \x01(\tR\x02idB\x06\n" +
 	"\x04body\"\xad\x01\n" +
 	"\rWriteResponse\x12!\n" +
 	"\x04item\x18\x01 \x01(\v2\r.ctxd.v1.ItemR\x04item\x12\x18\n" +
@@ -3103,9 +3127,10 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\"?\n" +
 	"\x0eExistsResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x12\x15\n" +
-	"\x06is_dir\x18\x02 \x01(\bR\x05isDir\"\"\n" +
+	"\x06is_dir\x18\x02 \x01(\bR\x05isDir\"2\n" +
 	"\x0eMakeDirRequest\x12\x10\n" +
-	"\x03ref\x18\x01 \x01(\tR\x03ref\"=\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"=\n" +
 	"\x0fMakeDirResponse\x12\x18\n" +
 	"\acreated\x18\x01 \x01(\bR\acreated\x12\x10\n" +
 	"\x03ref\x18\x02 \x01(\tR\x03ref\"\"\n" +

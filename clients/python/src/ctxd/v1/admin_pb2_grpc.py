@@ -117,7 +117,9 @@ class AdminServiceServicer:
         `ctxd restore` puts in a data dir, while the daemon goes on serving
         writes and searches. A PostgreSQL store is copied the same way, from
         one snapshot. The search indexes are derived and rebuilt from the copy
-        when a daemon opens it. Needs the admin scope.
+        when a daemon opens it. One backup runs at a time (a second gets
+        RESOURCE_EXHAUSTED); a caller that leaves stops it. Needs the admin
+        scope and a token not limited to drives or paths.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -131,7 +131,7 @@ class ReadResponse(_message.Message):
     def __init__(self, item: _Optional[_Union[_types_pb2.Item, _Mapping]] = ..., content: _Optional[str] = ..., data: _Optional[bytes] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., total_lines: _Optional[int] = ..., has_more: _Optional[bool] = ...) -> None: ...
 
 class WriteRequest(_message.Message):
-    __slots__ = ("ref", "content", "data", "mime_type", "title", "description", "tags", "importance", "source_url", "on_conflict", "expected_content_hash", "chunk_embeddings", "embedding_model", "questions")
+    __slots__ = ("ref", "content", "data", "mime_type", "title", "description", "tags", "importance", "source_url", "on_conflict", "expected_content_hash", "chunk_embeddings", "embedding_model", "questions", "id")
     REF_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
@@ -146,6 +146,7 @@ class WriteRequest(_message.Message):
     CHUNK_EMBEDDINGS_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
     QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
     ref: str
     content: str
     data: bytes
@@ -160,7 +161,8 @@ class WriteRequest(_message.Message):
     chunk_embeddings: _containers.RepeatedCompositeFieldContainer[_types_pb2.Embedding]
     embedding_model: str
     questions: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, ref: _Optional[str] = ..., content: _Optional[str] = ..., data: _Optional[bytes] = ..., mime_type: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., source_url: _Optional[str] = ..., on_conflict: _Optional[_Union[_types_pb2.OnConflict, str]] = ..., expected_content_hash: _Optional[str] = ..., chunk_embeddings: _Optional[_Iterable[_Union[_types_pb2.Embedding, _Mapping]]] = ..., embedding_model: _Optional[str] = ..., questions: _Optional[_Iterable[str]] = ...) -> None: ...
+    id: str
+    def __init__(self, ref: _Optional[str] = ..., content: _Optional[str] = ..., data: _Optional[bytes] = ..., mime_type: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., source_url: _Optional[str] = ..., on_conflict: _Optional[_Union[_types_pb2.OnConflict, str]] = ..., expected_content_hash: _Optional[str] = ..., chunk_embeddings: _Optional[_Iterable[_Union[_types_pb2.Embedding, _Mapping]]] = ..., embedding_model: _Optional[str] = ..., questions: _Optional[_Iterable[str]] = ..., id: _Optional[str] = ...) -> None: ...
 
 class WriteResponse(_message.Message):
     __slots__ = ("item", "created", "skipped", "tree", "warnings")
@@ -305,10 +307,12 @@ class ExistsResponse(_message.Message):
     def __init__(self, exists: _Optional[bool] = ..., is_dir: _Optional[bool] = ...) -> None: ...
 
 class MakeDirRequest(_message.Message):
-    __slots__ = ("ref",)
+    __slots__ = ("ref", "id")
     REF_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
     ref: str
-    def __init__(self, ref: _Optional[str] = ...) -> None: ...
+    id: str
+    def __init__(self, ref: _Optional[str] = ..., id: _Optional[str] = ...) -> None: ...
 
 class MakeDirResponse(_message.Message):
     __slots__ = ("created", "ref")
