@@ -191,6 +191,13 @@ bench-subscriptions: setup-run ## Standing queries: index-only bulk ingest of wi
 	go test -run='^$$' -bench=Subscriptions_ -benchtime=1x -count=1 -timeout=1h ./daemon/ | tee bench-results/subscriptions.txt
 	go test -run='^$$' -bench=Matcher -benchtime=20000x -count=1 ./index/standing/ | tee -a bench-results/subscriptions.txt
 
+.PHONY: bench-metrics
+bench: bench-metrics
+bench-metrics: ## What metrics cost a call: one unary call through the interceptors with metrics off and on, and counting one call alone
+	mkdir -p bench-results
+	go test -run='^$$' -bench=Interceptor_Metrics -benchtime=300000x -count=5 ./daemon/ | tee bench-results/metrics.txt
+	go test -run='^$$' -bench=ObserveRPC -benchtime=1000000x -count=5 ./daemon/metrics/ | tee -a bench-results/metrics.txt
+
 bench-migrate: setup-run $(VENV)/.deps ## ctxd migrate's copy of a 10k-item store (184k keys) from bbolt into bbolt and into PostgreSQL: keys/s, MB/s, Verify seconds; last line `copy keys/s postgres/bolt=…` (CTXD_BENCH_MIGRATE_ITEMS, CTXD_BENCH_MIGRATE_BATCH_KEYS)
 	mkdir -p bench-results
 	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Copy -benchtime=3x -count=1 -timeout=1h ./vfs/storecopy/ | tee bench-results/migrate.txt
