@@ -27,7 +27,10 @@ func TestStore_OnWrite(t *testing.T) {
 	}
 	step("create", 1, func() error { return write("w:/a.md", ConflictError) })
 	step("overwrite", 1, func() error { return write("w:/a.md", ConflictOverwrite) })
-	step("move", 1, func() error { _, err := s.Move(ctx, mustRef(t, "w:/a.md"), mustRef(t, "w:/b.md"), ConflictError); return err })
+	step("move", 1, func() error {
+		_, err := s.Move(ctx, mustRef(t, "w:/a.md"), mustRef(t, "w:/b.md"), ConflictError)
+		return err
+	})
 	step("delete", 1, func() error { _, err := s.Delete(ctx, mustRef(t, "w:/b.md"), false); return err })
 
 	told = nil

@@ -8,7 +8,7 @@ import (
 // fakeClock is a clock a test moves by hand.
 type fakeClock struct{ t time.Time }
 
-func (c *fakeClock) now() time.Time           { return c.t }
+func (c *fakeClock) now() time.Time          { return c.t }
 func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 func TestRate_PerSecond(t *testing.T) {
