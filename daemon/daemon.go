@@ -123,7 +123,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	}
 	si := newStoreInfo(cfg)
 	log = scrubbingLogger(log, si)
-	d := &Daemon{cfg: cfg, log: log, health: health.NewServer(), served: make(chan error, 4)}
+	d := &Daemon{cfg: cfg, log: log, health: health.NewServer(), served: make(chan error, 5)} // one per listener: unix, tcp, loopback, http, metrics
 	d.b.dataDir, d.b.started, d.b.limits, d.b.contextRoots = cfg.DataDir, time.Now(), cfg.Limits, cfg.ContextRoots
 	d.b.storeInfo, d.b.storeHealth = si, newStoreHealth(d.health, si, log)
 	d.b.metrics = metrics.New(d.metricsState, Version, time.Now)
