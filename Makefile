@@ -121,7 +121,7 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 # ---- measurements ----
 
 .PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup ## Every measurement the issues ask for; results in bench-results/
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-metrics ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -194,6 +194,11 @@ bench-subscriptions: setup-run ## Standing queries: index-only bulk ingest of wi
 bench-backup: setup-run ## Hot backup of a 2 GB store while 4 writers and 4 BM25 searchers run: p50/p99 per op without and during the backup, the p99 ratio, backup s and MB/s (CTXD_BENCH_BACKUP_GB, CTXD_BENCH_BACKUP_WINDOW, CTXD_BENCH_BACKUP_DIR keeps the store across runs)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Backup_UnderLoad -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/backup.txt
+
+bench-metrics: setup-run ## What metrics cost a call: one unary call through the interceptors with metrics off and on, and counting one call alone
+	mkdir -p bench-results
+	go test -run='^$$' -bench=Interceptor_Metrics -benchtime=300000x -count=5 ./daemon/ | tee bench-results/metrics.txt
+	go test -run='^$$' -bench=ObserveRPC -benchtime=1000000x -count=5 ./daemon/metrics/ | tee -a bench-results/metrics.txt
 
 bench-migrate: setup-run $(VENV)/.deps ## ctxd migrate's copy of a 10k-item store (184k keys) from bbolt into bbolt and into PostgreSQL: keys/s, MB/s, Verify seconds; last line `copy keys/s postgres/bolt=…` (CTXD_BENCH_MIGRATE_ITEMS, CTXD_BENCH_MIGRATE_BATCH_KEYS)
 	mkdir -p bench-results

@@ -52,7 +52,10 @@ func (s *adminService) Status(ctx context.Context, req *ctxdv1.StatusRequest) (*
 		Store: &ctxdv1.StoreStatus{
 			Location: s.b.storeInfo.location, Shared: s.b.storeInfo.shared, Reachable: true, ReplicaId: s.b.replicaID,
 		},
-		Subscriptions: s.b.subscriptionCounts(),
+		Subscriptions:     s.b.subscriptionCounts(),
+		LastDoctor:        s.b.lastDoctor.Load(),
+		WritesPerSecond:   s.b.metrics.Writes.PerSecond(),
+		SearchesPerSecond: s.b.metrics.Searches.PerSecond(),
 	}
 	// While the probe finds the store out of reach, its reads get the
 	// probe's bound rather than the caller's deadline: status answers.
@@ -167,16 +170,20 @@ func (s *adminService) Reindex(ctx context.Context, _ *ctxdv1.ReindexRequest) (*
 }
 
 func (s *adminService) Doctor(ctx context.Context, _ *ctxdv1.DoctorRequest) (*ctxdv1.DoctorResponse, error) {
+	start := time.Now()
 	r, err := s.b.engine.Doctor(ctx)
 	if err != nil {
+		s.b.recordDoctor(nil, time.Since(start), err)
 		return nil, err
 	}
-	return &ctxdv1.DoctorResponse{
+	resp := &ctxdv1.DoctorResponse{
 		Ok: len(r.Problems) == 0, Problems: r.Problems,
 		StoreChunks: r.StoreChunks, LexicalChunks: r.LexicalChunks,
 		StoreVectors: r.StoreVectors, VectorChunks: r.VectorChunks,
 		OutboxSequence: r.OutboxSeq, AppliedSequence: r.AppliedSeq,
-	}, nil
+	}
+	s.b.recordDoctor(resp, time.Since(start), nil)
+	return resp, nil
 }
 
 func (s *adminService) Prune(ctx context.Context, req *ctxdv1.PruneRequest) (*ctxdv1.PruneResponse, error) {

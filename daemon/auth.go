@@ -37,15 +37,18 @@ const (
 	ScopeIngest
 	// ScopeAdmin allows administrative calls.
 	ScopeAdmin
-	scopeAll = ScopeRead | ScopeWrite | ScopeIngest | ScopeAdmin
+	// ScopeMetrics allows scraping /metrics on the HTTP listener: counts,
+	// sizes and latencies of the whole daemon, no item content or names.
+	ScopeMetrics
+	scopeAll = ScopeRead | ScopeWrite | ScopeIngest | ScopeAdmin | ScopeMetrics
 )
 
-var scopeNames = map[string]Scope{"read": ScopeRead, "write": ScopeWrite, "ingest": ScopeIngest, "admin": ScopeAdmin}
+var scopeNames = map[string]Scope{"read": ScopeRead, "write": ScopeWrite, "ingest": ScopeIngest, "admin": ScopeAdmin, "metrics": ScopeMetrics}
 
 // names lists the scopes in s as the config spells them.
 func (s Scope) names() []string {
 	var names []string
-	for _, n := range []string{"read", "write", "ingest", "admin"} {
+	for _, n := range []string{"read", "write", "ingest", "admin", "metrics"} {
 		if s&scopeNames[n] != 0 {
 			names = append(names, n)
 		}
@@ -69,13 +72,13 @@ func (s Scope) quoted() string {
 
 func parseScopes(names []string) (Scope, error) {
 	if len(names) == 0 {
-		return 0, errors.New("scopes must list at least one of read, write, ingest, admin")
+		return 0, errors.New("scopes must list at least one of read, write, ingest, admin, metrics")
 	}
 	var s Scope
 	for _, n := range names {
 		v, ok := scopeNames[n]
 		if !ok {
-			return 0, fmt.Errorf("unknown scope %q; use read, write, ingest or admin", n)
+			return 0, fmt.Errorf("unknown scope %q; use read, write, ingest, admin or metrics", n)
 		}
 		s |= v
 	}
@@ -238,6 +241,9 @@ func tokenAccess(t TokenConfig, scopes Scope) (vfs.Access, error) {
 	if a.Limited() && scopes&ScopeAdmin != 0 {
 		return vfs.Access{}, errors.New(`a token limited by drives or paths cannot hold the admin scope, whose calls act on the whole store; drop "admin" from its scopes, or its drives and paths`)
 	}
+	if a.Limited() && scopes&ScopeMetrics != 0 {
+		return vfs.Access{}, errors.New(`a token limited by drives or paths cannot hold the metrics scope, whose figures cover the whole store; drop "metrics" from its scopes, or its drives and paths`)
+	}
 	return a, nil
 }
 
@@ -347,12 +353,21 @@ func (a *authenticator) authorize(header, method string) (grant, error) {
 			fmt.Sprintf("%s has no scope defined, so no token may call it", method),
 			"Call it over the unix socket; a method without a scope is a daemon bug worth reporting.")
 	}
-	if missing := need &^ g.scopes; missing != 0 {
-		return grant{}, apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
-			fmt.Sprintf("the token %s lacks the %s scope that %s needs (it has %s)", g.name, missing, method, g.scopes),
-			fmt.Sprintf("Use a token whose scopes include %s (tokens[].scopes in the daemon config), or the owner token from the token file.", missing.quoted()))
+	if err := needScope(g, need, method); err != nil {
+		return grant{}, err
 	}
 	return g, nil
+}
+
+// needScope refuses g with PERMISSION_DENIED unless it holds every scope in
+// need, which what (a method or path) needs.
+func needScope(g grant, need Scope, what string) error {
+	if missing := need &^ g.scopes; missing != 0 {
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_PERMISSION_DENIED,
+			fmt.Sprintf("the token %s lacks the %s scope that %s needs (it has %s)", g.name, missing, what, g.scopes),
+			fmt.Sprintf("Use a token whose scopes include %s (tokens[].scopes in the daemon config), or the owner token from the token file.", missing.quoted()))
+	}
+	return nil
 }
 
 // openOnSocket reports whether method stays open to tokenless unix-socket

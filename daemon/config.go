@@ -37,6 +37,10 @@ type Config struct {
 	GRPCTCP string `toml:"grpc_tcp"`
 	// HTTP is the loopback host:port of the JSON/HTTP gateway; empty disables it.
 	HTTP string `toml:"http"`
+	// Metrics is a loopback host:port serving only /metrics, without a
+	// token, for a scraper; empty (the default) disables it. /metrics is
+	// also on the HTTP listener, for tokens with the metrics scope.
+	Metrics string `toml:"metrics"`
 	// TokenFile holds the owner's bearer token, generated on first start (mode 0600).
 	TokenFile string `toml:"token_file"`
 	// Tokens are additional bearer tokens with limited scopes.
@@ -133,8 +137,9 @@ type TokenConfig struct {
 	Name string `toml:"name"`
 	// SHA256 is the lowercase hex SHA-256 of the token string.
 	SHA256 string `toml:"sha256"`
-	// Scopes granted: any of read, write, ingest, admin. Add and Refresh,
-	// which read the daemon host's files and fetch URLs, need write and ingest.
+	// Scopes granted: any of read, write, ingest, admin, metrics. Add and
+	// Refresh, which read the daemon host's files and fetch URLs, need write
+	// and ingest; /metrics on the HTTP listener needs metrics.
 	Scopes []string `toml:"scopes"`
 	// Agent marks a token handed to an agent: its changes to items whose
 	// frontmatter (or a context root) protects them are refused with
@@ -262,6 +267,7 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 		"CTXD_SOCKET":          &c.Socket,
 		"CTXD_GRPC_TCP":        &c.GRPCTCP,
 		"CTXD_HTTP":            &c.HTTP,
+		"CTXD_METRICS":         &c.Metrics,
 		"CTXD_TOKEN_FILE":      &c.TokenFile,
 		"CTXD_MODEL_DIR":       &c.ModelDir,
 		"CTXD_ONNXRUNTIME_LIB": &c.OnnxRuntimeLib,
@@ -343,7 +349,7 @@ func (c *Config) Validate() error {
 	if len(c.Socket) > 107 {
 		return fmt.Errorf("config: socket path %q is %d bytes; unix sockets allow at most 107", c.Socket, len(c.Socket))
 	}
-	for _, f := range []struct{ name, addr string }{{"grpc_tcp", c.GRPCTCP}, {"http", c.HTTP}} {
+	for _, f := range []struct{ name, addr string }{{"grpc_tcp", c.GRPCTCP}, {"http", c.HTTP}, {"metrics", c.Metrics}} {
 		if f.addr == "" {
 			continue
 		}

@@ -53,7 +53,7 @@ func TestConfig_ApplyEnv(t *testing.T) {
 	env := map[string]string{"CTXD_DATA_DIR": "/d", "CTXD_HTTP": "", "CTXD_MAX_CONTENT_BYTES": "77",
 		"CTXD_ALLOWED_ROOTS": "/srv/docs:/home/me", "CTXD_ALLOW_PRIVATE_NETWORK": "true", "CTXD_URL_TTL": "2h",
 		"CTXD_CONTEXT_ROOTS": "self:/a/,team:/", "CTXD_HISTORY": "false", "CTXD_HISTORY_KEEP": "3", "CTXD_HISTORY_MIN_AGE": "1h",
-		"CTXD_INDEX_WAIT": "0s", "CTXD_STORE": "postgresql:///mem?host=/run/postgresql"}
+		"CTXD_INDEX_WAIT": "0s", "CTXD_STORE": "postgresql:///mem?host=/run/postgresql", "CTXD_METRICS": "127.0.0.1:9464"}
 	cfg := DefaultConfig()
 	if !cfg.History || cfg.HistoryKeep != 20 || cfg.HistoryMinAge.Duration != 30*24*time.Hour || strings.Join(cfg.ContextRoots, ",") != "self:/" {
 		t.Errorf("defaults: history %v keep %d min age %s roots %v", cfg.History, cfg.HistoryKeep, cfg.HistoryMinAge, cfg.ContextRoots)
@@ -70,7 +70,7 @@ func TestConfig_ApplyEnv(t *testing.T) {
 	if cfg.IndexWait.Duration != 0 || cfg.writeWait() >= 0 {
 		t.Errorf("CTXD_INDEX_WAIT=0s: index_wait %s, engine's wait %s; want it off (negative)", cfg.IndexWait, cfg.writeWait())
 	}
-	if cfg.DataDir != "/d" || cfg.Store != "postgresql:///mem?host=/run/postgresql" || cfg.HTTP != "" || cfg.MaxContentBytes != 77 || strings.Join(cfg.AllowedRoots, ",") != "/srv/docs,/home/me" ||
+	if cfg.DataDir != "/d" || cfg.Store != "postgresql:///mem?host=/run/postgresql" || cfg.HTTP != "" || cfg.Metrics != "127.0.0.1:9464" || cfg.MaxContentBytes != 77 || strings.Join(cfg.AllowedRoots, ",") != "/srv/docs,/home/me" ||
 		!cfg.AllowPrivateNetwork || cfg.AllowSecrets || cfg.URLTTL.Duration != 2*time.Hour {
 		t.Errorf("env not applied: %+v", cfg)
 	}
@@ -98,6 +98,7 @@ func TestConfig_Validate(t *testing.T) {
 	}{
 		{"non-loopback http", func(c *Config) { c.HTTP = "0.0.0.0:7077" }, "http"},
 		{"public grpc", func(c *Config) { c.GRPCTCP = "8.8.8.8:1" }, "grpc_tcp"},
+		{"non-loopback metrics", func(c *Config) { c.Metrics = "0.0.0.0:9464" }, "metrics"},
 		{"no port", func(c *Config) { c.HTTP = "127.0.0.1" }, "http"},
 		{"zero limit", func(c *Config) { c.MaxContentBytes = 0 }, "max_content_bytes"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/ctxd/ctxd/daemon/metrics"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/assemble"
 	"github.com/ctxd/ctxd/index/enrich"
@@ -67,6 +68,10 @@ type backend struct {
 	subs *standing.Hub
 	// backupRunning is set while a Backup streams (backup_service.go).
 	backupRunning atomic.Bool
+	// metrics is the daemon's Prometheus registry and instruments;
+	// lastDoctor the last Doctor run that finished (Status).
+	metrics    *metrics.Metrics
+	lastDoctor atomic.Pointer[ctxdv1.DoctorRun]
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -102,6 +107,14 @@ type Daemon struct {
 	// when it has.
 	stopProbe context.CancelFunc
 	probed    chan struct{}
+	// metricsHTTP serves the tokenless metrics listener (nil when off).
+	metricsHTTP *http.Server
+	metricsAddr net.Addr
+	// sizes is the last measurement of the store's size by part;
+	// stopMeasure stops measuring, measured closes when it has.
+	sizes       storeSizes
+	stopMeasure context.CancelFunc
+	measured    chan struct{}
 }
 
 // Start validates cfg, takes the data-dir lock, starts listening (health
@@ -112,9 +125,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	}
 	si := newStoreInfo(cfg)
 	log = scrubbingLogger(log, si)
-	d := &Daemon{cfg: cfg, log: log, health: health.NewServer(), served: make(chan error, 4)}
+	d := &Daemon{cfg: cfg, log: log, health: health.NewServer(), served: make(chan error, 5)} // one per listener: unix, tcp, loopback, http, metrics
 	d.b.dataDir, d.b.started, d.b.limits, d.b.contextRoots = cfg.DataDir, time.Now(), cfg.Limits, cfg.ContextRoots
 	d.b.storeInfo, d.b.storeHealth = si, newStoreHealth(d.health, si, log)
+	d.b.metrics = metrics.New(d.metricsState, Version, time.Now)
 	defer func() {
 		if err != nil {
 			d.shutdown(context.Background())
@@ -141,7 +155,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	d.auth = auth
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready, maxContent: cfg.MaxContentBytes, socketAuth: cfg.SocketAuth,
-		store: si, storeDown: d.b.storeHealth.failed}, d.health)
+		store: si, storeDown: d.b.storeHealth.failed, metrics: d.b.metrics}, d.health)
 	ctxdv1.RegisterVfsServiceServer(d.grpc, &vfsService{b: &d.b})
 	ctxdv1.RegisterAdminServiceServer(d.grpc, &adminService{b: &d.b})
 	ctxdv1.RegisterSearchServiceServer(d.grpc, &searchService{b: &d.b})
@@ -173,8 +187,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 			return nil, err
 		}
 	}
+	if cfg.Metrics != "" {
+		if err := d.startMetrics(); err != nil {
+			return nil, err
+		}
+	}
 
-	if d.b.store, d.b.replicaID, err = openStore(cfg, si); err != nil {
+	if d.b.store, d.b.replicaID, err = openStore(cfg, si, d.b.metrics.ObserveWrites); err != nil {
 		return nil, err
 	}
 	d.b.subs = standing.New(d.b.store, standing.Options{Log: log, Embed: d.b.embedQuery, ReplicaID: d.b.replicaID, Retain: cfg.SubscriptionRetain,
@@ -183,6 +202,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		Dir: filepath.Join(cfg.DataDir, "index"), Log: log, Limits: cfg.Limits.search(), WriteWait: cfg.writeWait(),
 		TimedDrives: []string{session.Drive}, // session searches filter events by time
 		Hold:        d.b.subs.Hold,
+		Observe:     searchObserver{d.b.metrics},
 	}); err != nil {
 		return nil, fmt.Errorf("open search indexes: %w", err)
 	}
@@ -209,6 +229,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	pruneCtx, stopPrune := context.WithCancel(context.Background())
 	d.stopPrune, d.pruned = stopPrune, make(chan struct{})
 	go d.pruneHistory(pruneCtx)
+	measureCtx, stopMeasure := context.WithCancel(context.Background())
+	d.stopMeasure, d.measured = stopMeasure, make(chan struct{})
+	go d.measureStore(measureCtx)
 	if err := d.startEnricher(); err != nil {
 		return nil, err
 	}
@@ -240,7 +263,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		log.Warn("systemd notify failed", "err", err)
 	}
 	log.Info("ctxd serving", "version", Version, "data_dir", cfg.DataDir, "store", si.location, "replica", d.b.replicaID,
-		"socket", cfg.Socket, "grpc_tcp", addrString(d.tcpAddr), "http", addrString(d.webAddr))
+		"socket", cfg.Socket, "grpc_tcp", addrString(d.tcpAddr), "http", addrString(d.webAddr), "metrics", addrString(d.metricsAddr))
 	return d, nil
 }
 
@@ -254,6 +277,7 @@ func (d *Daemon) startGateway(ctx context.Context, auth *authenticator) error {
 	handler := http.NewServeMux()
 	handler.Handle("/", gateway)
 	handler.Handle("/mcp", d.mcpHandler())
+	handler.Handle("/metrics", requireMetricsScope(auth, d.b.metrics.Handler()))
 	ln, err := net.Listen("tcp", d.cfg.HTTP)
 	if err != nil {
 		return fmt.Errorf("listen http: %w", err)
@@ -378,6 +402,9 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	if d.http != nil {
 		d.http.Shutdown(ctx)
 	}
+	if d.metricsHTTP != nil {
+		d.metricsHTTP.Shutdown(ctx)
+	}
 	if d.grpc != nil {
 		done := make(chan struct{})
 		go func() { d.grpc.GracefulStop(); close(done) }()
@@ -401,6 +428,10 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 	if d.stopPrune != nil {
 		d.stopPrune()
 		<-d.pruned
+	}
+	if d.stopMeasure != nil {
+		d.stopMeasure()
+		<-d.measured
 	}
 	if d.stopSessions != nil {
 		d.stopSessions()
@@ -466,6 +497,9 @@ func (d *Daemon) pruneHistory(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		n, err := d.b.store.PruneHistory(ctx)
+		if ctx.Err() == nil {
+			d.b.metrics.ObservePrune(n, err, time.Now())
+		}
 		switch {
 		case ctx.Err() != nil:
 			return

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/ctxd/ctxd/daemon/metrics"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -51,6 +52,10 @@ type interceptors struct {
 	// it unreachable.
 	store     *storeInfo
 	storeDown func(error)
+	// metrics counts every call and its latency by method and code; the
+	// gateway's and MCP's calls reach this server too, so are counted once,
+	// here.
+	metrics *metrics.Metrics
 }
 
 // newGRPCServer builds the one gRPC server: interceptors (recover, logging,
@@ -219,8 +224,13 @@ func (ic *interceptors) panicked(method string, r any) error {
 	return apiError(ctxdv1.ErrorType_ERROR_TYPE_INTERNAL, "internal error", "The daemon log has the details.")
 }
 
+// logCall logs a call and counts it in the metrics.
 func (ic *interceptors) logCall(method string, start time.Time, err error) {
 	code := status.Code(err)
+	took := time.Since(start)
+	if ic.metrics != nil {
+		ic.metrics.ObserveRPC(method, code, took)
+	}
 	level := slog.LevelDebug
 	switch code {
 	case codes.OK, codes.NotFound, codes.AlreadyExists, codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.Aborted:
@@ -229,5 +239,5 @@ func (ic *interceptors) logCall(method string, start time.Time, err error) {
 	default:
 		level = slog.LevelInfo
 	}
-	ic.log.Log(context.Background(), level, "rpc", "method", method, "code", code.String(), "duration", time.Since(start))
+	ic.log.Log(context.Background(), level, "rpc", "method", method, "code", code.String(), "duration", took)
 }

@@ -146,8 +146,10 @@ func (si *storeInfo) unavailableHint() string {
 
 // openStore opens the store cfg names. On a shared store this replica
 // reports under the id kept in the data directory and its host name.
-func openStore(cfg Config, si *storeInfo) (*vfs.Store, string, error) {
+// onWrite is told of every committed write (vfs.Options.OnWrite).
+func openStore(cfg Config, si *storeInfo, onWrite func(items int)) (*vfs.Store, string, error) {
 	opts := vfs.Options{
+		OnWrite:         onWrite,
 		MaxContentBytes: cfg.MaxContentBytes,
 		ContextRoots:    cfg.ContextRoots,
 		History:         vfs.Retention{Keep: cfg.HistoryKeep, MinAge: cfg.HistoryMinAge.Duration},

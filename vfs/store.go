@@ -55,6 +55,12 @@ type Options struct {
 	// ClaimLease is how long a claim on queued work lasts on a shared
 	// store; 0 means DefaultClaimLease.
 	ClaimLease time.Duration
+	// OnWrite, when set, is told after each committed transaction that
+	// created, changed, moved or deleted items how many it changed (an item
+	// changed twice, or moved, counts once). Other replicas' writes to a
+	// shared store are not told. It runs on the writer's goroutine: it
+	// must be cheap.
+	OnWrite func(items int)
 }
 
 // Store is the item store. It is safe for concurrent use.
@@ -74,6 +80,8 @@ type Store struct {
 
 	// questionsWith memoises QuestionStats' one costly count.
 	questionsWith questionCount
+
+	onWrite func(items int) // Options.OnWrite
 
 	// shared is set when other processes write the same store (the backend
 	// is a backend.Notifier): queued work is then claimed before it is done.
@@ -186,7 +194,7 @@ func New(db backend.DB, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, maxContent: opts.MaxContentBytes, roots: roots,
 		retention: opts.History.withDefaults(), historyOff: opts.HistoryOff, now: time.Now,
-		replicaID: opts.ReplicaID, replicaHost: opts.ReplicaHost, claimLease: opts.ClaimLease,
+		replicaID: opts.ReplicaID, replicaHost: opts.ReplicaHost, claimLease: opts.ClaimLease, onWrite: opts.OnWrite,
 		stopNotify: make(chan struct{})}
 	if gap {
 		if err := s.closeHistoryGap(); err != nil {
@@ -256,18 +264,31 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 		return err
 	}
 	actor, access := ActorFrom(ctx), AccessFrom(ctx)
+	written := 0 // by the last run of fn: a batch may run it again
 	err := s.db.Batch(ctx, func(tx backend.Tx) error {
 		t := s.newTxn(tx)
 		t.actor, t.access = actor, access
 		if err := fn(t); err != nil {
 			return err
 		}
+		written = len(t.written)
 		return t.dropOrphanQuestions()
 	})
 	if err == nil {
+		if written > 0 && s.onWrite != nil {
+			s.onWrite(written)
+		}
 		s.signalWork()
 	}
 	return err
+}
+
+// wrote notes that this transaction changes item id (Options.OnWrite).
+func (t *txn) wrote(id []byte) {
+	if t.written == nil {
+		t.written = map[[16]byte]struct{}{}
+	}
+	t.written[[16]byte(id)] = struct{}{}
 }
 
 // view runs fn in a read transaction (the one ctx pins, if any: see Pin).
@@ -337,6 +358,9 @@ type txn struct {
 	// deleted, for dropOrphanQuestions; attachedMemo caches attached.
 	dropped      map[[32]byte]bool
 	attachedMemo *attachment
+	// written holds the items this transaction created, changed, moved or
+	// deleted, for Options.OnWrite once it commits.
+	written map[[16]byte]struct{}
 }
 
 // Bucket names as bytes, made once: a name converted at each call escapes
@@ -575,6 +599,7 @@ func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 	if err := t.emit(u); err != nil {
 		return err
 	}
+	t.wrote(u)
 	snap, err := metaSnapshot(it)
 	if err != nil {
 		return err
@@ -663,6 +688,7 @@ func (t *txn) removeItem(drive string, key []byte) error {
 	if err := t.emit(id); err != nil {
 		return err
 	}
+	t.wrote(id)
 	if err := t.recordRemove(id); err != nil {
 		return err
 	}

@@ -107,6 +107,8 @@ func TestCLI_Workflow(t *testing.T) {
 		{"bad ref", "", []string{"read", "Bad:/x"}, 1, "", "INVALID_ARGUMENT"},
 		{"bad flag", "", []string{"write", "/x", "--on-conflict", "maybe"}, 2, "", "--on-conflict"},
 		{"status", "", []string{"status"}, 0, "items:", ""},
+		{"status before doctor", "", []string{"status"}, 0, "none since start", ""},
+		{"status activity", "", []string{"status"}, 0, "searches/s over the last minute", ""},
 	}
 	for _, st := range steps {
 		code, out, errOut := ctxd(t, s, st.stdin, st.args...)
@@ -255,6 +257,7 @@ func TestCLI_SearchDoctorReindex(t *testing.T) {
 		{[]string{"search", "x", "--proximity", "maybe"}, 2, ""},
 		{[]string{"search", "x", "--recency", "off"}, 0, "no results"},
 		{[]string{"doctor"}, 0, "ok\n"},
+		{[]string{"status"}, 0, ", took "}, // the last doctor run
 		{[]string{"reindex"}, 0, "reindexed 2 chunks"},
 		{[]string{"search", "hands", "--limit", "1"}, 0, "agent:/kb/otters.md"},
 	}

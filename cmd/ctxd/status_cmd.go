@@ -66,6 +66,8 @@ func (c *cli) statusCommand() *cobra.Command {
 			if sc := r.GetSubscriptions(); sc.GetDurable()+sc.GetStreams()+sc.GetCutOff() > 0 {
 				row("standing queries", fmt.Sprintf("%d durable, %d streams open, %d cut off as slow", sc.GetDurable(), sc.GetStreams(), sc.GetCutOff()))
 			}
+			row("activity", fmt.Sprintf("%.2f writes/s, %.2f searches/s over the last minute", r.GetWritesPerSecond(), r.GetSearchesPerSecond()))
+			row("last doctor", doctorRow(r.GetLastDoctor()))
 			if len(r.Disk) > 0 {
 				chunks := max(r.GetIndex().GetChunkCount(), 1)
 				fmt.Fprintf(tw, "\ndisk\tbytes\tper chunk\tpages full\tkeys\n")
@@ -140,4 +142,17 @@ func replicaTable(tw *tabwriter.Writer, st *ctxdv1.StoreStatus) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.GetId(), r.GetHost(), r.GetAppliedSequence(),
 			r.GetLagChanges(), lag, reported, state)
 	}
+}
+
+// doctorRow says how the last Doctor run since the daemon started went.
+func doctorRow(run *ctxdv1.DoctorRun) string {
+	if run == nil {
+		return "none since start (`ctxd doctor` runs one)"
+	}
+	verdict := "ok"
+	if n := len(run.GetResult().GetProblems()); n > 0 {
+		verdict = fmt.Sprintf("%d problems (`ctxd doctor` lists them)", n)
+	}
+	return fmt.Sprintf("%s at %s, took %s", verdict, run.GetFinishedAt().AsTime().Local().Format(time.RFC3339),
+		time.Duration(run.GetSeconds()*float64(time.Second)).Round(time.Millisecond))
 }

@@ -82,6 +82,9 @@ type Options struct {
 	// no replica trims what they have not matched), and trim how far this
 	// engine may delete entries (they keep more for resuming subscribers).
 	Hold func() (matched, trim uint64)
+	// Observe, when set, is told how long each search and each of its legs
+	// took (the daemon's metrics).
+	Observe Observer
 
 	// beforeMark, when set (tests), runs before each background mark.
 	beforeMark func()

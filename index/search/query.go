@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -196,7 +197,8 @@ type candidate struct {
 // to apply every write the store had committed when it started (see
 // Options.WriteWait and Response.Stale). Every leg stops soon after ctx
 // ends, and Search then returns ctx's error.
-func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
+func (e *Engine) Search(ctx context.Context, req Request) (out Response, err error) {
+	defer e.observeSearch(&req, time.Now(), &out, &err)
 	if len(req.Queries) == 0 {
 		return Response{}, fmt.Errorf("%w: no queries", ErrInvalidQuery)
 	}
@@ -331,7 +333,6 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	if err := e.rerank(ctx, rr, all, limit, chunkRef, tc); err != nil {
 		return Response{}, err
 	}
-	var err error
 	resp.Results, resp.TokensUsed, err = e.present(ctx, req, aboveMin(all, req.MinScore), hl, limit, perItem, tc)
 	return resp, err
 }
@@ -405,6 +406,7 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer e.observeLeg(LegVector, time.Now())
 			hits[LegVector], errs[LegVector] = e.vectorLeg(ctx, req, q, depth)
 		}()
 	}
@@ -503,14 +505,17 @@ func (e *Engine) lexicalLegs(ctx context.Context, text string, f lexical.Filter,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer e.observeLeg(LegSubstring, time.Now())
 			var hs []lexical.Hit
 			hs, errS = e.lex.SearchSubstring(ctx, text, f, depth)
 			sub = convert(hs)
 		}()
 	}
 	if w[LegBM25] > 0 {
+		start := time.Now()
 		var hs []lexical.Hit
 		hs, errB = e.lex.SearchBM25(ctx, text, f, depth)
+		e.observeLeg(LegBM25, start)
 		bm25 = convert(hs)
 	}
 	wg.Wait()
