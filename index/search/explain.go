@@ -242,7 +242,7 @@ func (ex *explainer) factors(tr *trace) []Factor {
 			f.Detail = "not aged: recency does not apply to this item"
 		default:
 			r := rr.recency
-			f.Detail = fmt.Sprintf("age %.3g days (half-life %.3g days, floor %.3g)", j.age.Hours()/24, r.HalfLife.Hours()/24, r.Floor)
+			f.Detail = fmt.Sprintf("age %s (half-life %s, floor %.3g)", inWords(j.age), inWords(r.HalfLife), r.Floor)
 		}
 		out = append(out, f)
 	}
@@ -256,4 +256,18 @@ type judgement struct {
 	age       time.Duration // its age, when aged
 	closeness float64       // the best closeness of its chunks, when proximity weighs
 	past      bool          // past the rerank window: not judged
+}
+
+// inWords is a duration in the unit that suits it: "9.2 d", "5 h",
+// "40 s".
+func inWords(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%.3g d", d.Hours()/24)
+	case d >= time.Hour:
+		return fmt.Sprintf("%.3g h", d.Hours())
+	case d >= time.Minute:
+		return fmt.Sprintf("%.3g min", d.Minutes())
+	}
+	return fmt.Sprintf("%.3g s", d.Seconds())
 }

@@ -196,7 +196,7 @@ func TestEngine_ExplainFactorsAndNorm(t *testing.T) {
 			}
 		}
 	}
-	if d := got["/proj/s1/events/e1"][2].Detail; d != "age 0.125 days (half-life 0.0417 days, floor 0.5)" {
+	if d := got["/proj/s1/events/e1"][2].Detail; d != "age 3 h (half-life 1 h, floor 0.5)" {
 		t.Errorf("recency detail %q", d)
 	}
 	if d := got["/deploy.md"][0].Detail; d != "importance 1 (weight 1), 0 retrievals (weight 0)" {

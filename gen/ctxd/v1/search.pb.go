@@ -1342,7 +1342,7 @@ type ScoreFactor struct {
 	// The multiplier.
 	Factor float64 `protobuf:"fixed64,2,opt,name=factor" json:"factor,omitempty"`
 	// Its inputs in words ("importance 0.8 (weight 0.5), 3 retrievals
-	// (weight 0.2)"; "closeness 0.625"; "age 9 days (half-life 7 days, floor
+	// (weight 0.2)"; "closeness 0.625"; "age 9.2 d (half-life 7 d, floor
 	// 0.5)"; "not aged: recency does not apply to this item").
 	Detail        string `protobuf:"bytes,3,opt,name=detail" json:"detail,omitempty"`
 	unknownFields protoimpl.UnknownFields

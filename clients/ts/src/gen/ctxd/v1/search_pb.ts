@@ -755,7 +755,7 @@ export type ScoreFactor = Message<"ctxd.v1.ScoreFactor"> & {
 
   /**
    * Its inputs in words ("importance 0.8 (weight 0.5), 3 retrievals
-   * (weight 0.2)"; "closeness 0.625"; "age 9 days (half-life 7 days, floor
+   * (weight 0.2)"; "closeness 0.625"; "age 9.2 d (half-life 7 d, floor
    * 0.5)"; "not aged: recency does not apply to this item").
    *
    * @generated from field: string detail = 3;
