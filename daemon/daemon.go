@@ -126,9 +126,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		return nil, err
 	}
 	// Tokens guard every TCP listener, the in-memory one of the daemon's
-	// own calls, and the socket with socket_auth. With neither an outside TCP listener nor
-	// socket_auth only the daemon itself presents the owner token, so it is
-	// kept in memory and no token file is written.
+	// own calls, and the socket with socket_auth. With neither an outside
+	// TCP listener nor socket_auth only the daemon itself presents the owner
+	// token, so it is kept in memory and no token file is written.
 	tokenFile := cfg.TokenFile
 	if cfg.GRPCTCP == "" && cfg.HTTP == "" && !cfg.SocketAuth {
 		tokenFile = ""

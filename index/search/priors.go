@@ -45,8 +45,8 @@ func (p Priors) boost(importance float64, retrievals int64) float64 {
 
 // applyPriors scales the fused score of every candidate in cands by its
 // item's boost; itemOf maps a candidate id to its item id. The caller
-// ranks them afterwards.
-// A candidate with a trace (Request.Explain) records its boost's inputs.
+// ranks them afterwards. A candidate with a trace (Request.Explain)
+// records its boost's inputs.
 func (e *Engine) applyPriors(ctx context.Context, p Priors, cands map[string]*candidate, itemOf func(string) string) error {
 	if p.off() || len(cands) == 0 {
 		return nil
