@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -172,6 +173,9 @@ func (ex *explainer) questionText(ctx context.Context, q *questionHit) (string, 
 	}
 	t := ts[0]
 	asked, err := ex.e.store.Questions(ctx, vfs.Ref{Drive: t.Item.Drive, Path: t.Item.Path})
+	if errors.Is(err, vfs.ErrNotFound) { // gone since its chunk was read
+		return "", nil
+	}
 	if err != nil {
 		return "", err
 	}
@@ -186,6 +190,7 @@ func (ex *explainer) questionText(ctx context.Context, q *questionHit) (string, 
 	return "", nil
 }
 
+// setOf is terms as a set.
 func setOf(terms []string) map[string]bool {
 	m := make(map[string]bool, len(terms))
 	for _, t := range terms {
