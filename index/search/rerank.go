@@ -181,8 +181,12 @@ func (e *Engine) rerank(ctx context.Context, rr reranker, ranked []*candidate, l
 			break
 		}
 	}
-	for _, c := range ranked[read:] {
-		rr.apply(c, judgement{recency: 1, past: true})
+	// Past the window only the tail applies: when it changes scores, or
+	// when the request explains them (every candidate has a trace then).
+	if changed || ranked[0].trace != nil {
+		for _, c := range ranked[read:] {
+			rr.apply(c, judgement{recency: 1, past: true})
+		}
 	}
 	if !changed {
 		return nil
