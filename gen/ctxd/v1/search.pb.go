@@ -534,7 +534,7 @@ type SearchRequest struct {
 	// and share of the fusion, the factors applied after it and the query
 	// terms the chunk matched. Meant for inspection (the web inspector,
 	// `ctxd search --explain`); it costs a little more per result shown
-	// (nothing when off).
+	// (docs/explain.md has the figures).
 	Explain       bool `protobuf:"varint,16,opt,name=explain" json:"explain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -293,7 +293,7 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
    * and share of the fusion, the factors applied after it and the query
    * terms the chunk matched. Meant for inspection (the web inspector,
    * `ctxd search --explain`); it costs a little more per result shown
-   * (nothing when off).
+   * (docs/explain.md has the figures).
    *
    * @generated from field: bool explain = 16;
    */
