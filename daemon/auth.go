@@ -159,7 +159,7 @@ var methodScopes = map[string]Scope{
 type authenticator struct {
 	tokens map[[sha256.Size]byte]grant
 	// owner is the owner token itself, which the daemon presents on its own
-	// loopback calls made for a unix-socket caller (toolBackend).
+	// internal calls made for a unix-socket caller (toolBackend).
 	owner string
 }
 

@@ -89,10 +89,11 @@ type Daemon struct {
 	webAddr net.Addr
 	served  chan error
 	stopIx  context.CancelFunc
-	// loopback is the daemon's own connection to its gRPC server, over an
-	// internal loopback listener where tokens are checked: the gateway and
-	// in-daemon tool calls (toolBackend) reach the services through it.
-	loopback *grpc.ClientConn
+	// internal is the daemon's own connection to its gRPC server, over an
+	// in-memory listener where tokens are checked (startInternal): the
+	// gateway and in-daemon tool calls (toolBackend) reach the services
+	// through it.
+	internal *grpc.ClientConn
 	// stopPrune stops the history pruning loop; pruned closes when it has.
 	stopPrune context.CancelFunc
 	pruned    chan struct{}
@@ -140,10 +141,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if d.lock, err = lockDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
-	// Tokens guard every TCP listener, the internal loopback one too, and
-	// the socket with socket_auth. With neither an outside TCP listener nor
-	// socket_auth only the daemon itself presents the owner token, so it is
-	// kept in memory and no token file is written.
+	// Tokens guard every TCP listener, the in-memory one of the daemon's
+	// own calls, and the socket with socket_auth. With neither an outside
+	// TCP listener nor socket_auth only the daemon itself presents the owner
+	// token, so it is kept in memory and no token file is written.
 	tokenFile := cfg.TokenFile
 	if cfg.GRPCTCP == "" && cfg.HTTP == "" && !cfg.SocketAuth {
 		tokenFile = ""
@@ -179,7 +180,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		d.tcpAddr = ln.Addr()
 		d.serve(ln)
 	}
-	if err := d.startLoopback(); err != nil {
+	if err := d.startInternal(); err != nil {
 		return nil, err
 	}
 	if cfg.HTTP != "" {
@@ -268,9 +269,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 }
 
 // startGateway serves the JSON/HTTP gateway, and MCP at /mcp. Both reach
-// the gRPC server through the loopback connection, where tokens are enforced.
+// the gRPC server through the internal connection, where tokens are enforced.
 func (d *Daemon) startGateway(ctx context.Context, auth *authenticator) error {
-	gateway, err := newGateway(ctx, d.loopback, auth, d.cfg.MaxContentBytes)
+	gateway, err := newGateway(ctx, d.internal, auth, d.cfg.MaxContentBytes)
 	if err != nil {
 		return err
 	}
@@ -415,8 +416,8 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 			<-done
 		}
 	}
-	if d.loopback != nil { // after the calls that may use it have ended
-		d.loopback.Close()
+	if d.internal != nil { // after the calls that may use it have ended
+		d.internal.Close()
 	}
 	if d.b.watches != nil { // before the indexer and the store they write to
 		d.b.watches.Close()

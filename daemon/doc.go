@@ -23,8 +23,12 @@
 // place (errors.go); conversions live in convert.go.
 //
 // Trust model: the unix socket is protected by its file mode (0600) and needs
-// no token unless socket_auth is set; every call arriving over TCP, including
-// the gateway's, needs a bearer token whose scopes cover the method. The HTTP
+// no token unless socket_auth is set; every call arriving over TCP needs a
+// bearer token whose scopes cover the method, and so does every call the
+// daemon makes to itself on a caller's behalf (the gateway, MCP over HTTP,
+// tool calls), which goes over an in-memory connection to the same gRPC
+// server (tools.go: startInternal) carrying the caller's token: the daemon
+// listens only on the socket and the TCP addresses configured. The HTTP
 // listener first refuses requests whose Host is not a loopback name or whose
 // Origin is foreign (edge.go: DNS rebinding, cross-site browser requests). Every call's context carries
 // its caller as a vfs.Actor: the owner on the socket and with the owner

@@ -25,7 +25,7 @@ import (
 var jsonOptions = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
 
 // newGateway returns the JSON/HTTP handler. It calls the gRPC server over
-// conn, the daemon's loopback connection (startLoopback), forwarding the
+// conn, the daemon's internal connection (startInternal), forwarding the
 // caller's Authorization header so that the gRPC interceptors check scopes
 // exactly as for gRPC clients.
 func newGateway(ctx context.Context, conn *grpc.ClientConn, auth *authenticator, maxContent int64) (http.Handler, error) {

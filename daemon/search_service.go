@@ -112,7 +112,8 @@ func searchResultToProto(res *search.Result) *ctxdv1.SearchResult {
 		Span:      &ctxdv1.ByteSpan{Start: int64(res.Start), End: int64(res.End)},
 		StartLine: int64(res.StartLine), EndLine: int64(res.EndLine),
 		Score: res.Score, MimeType: res.Mime, TokenCount: int32(res.Tokens),
-		LegRanks: legRanksToProto(res.Ranks),
+		LegRanks:    legRanksToProto(res.Ranks),
+		Explanation: explanationToProto(res.Explanation),
 	}
 	for _, qi := range res.QueryIndexes {
 		pr.QueryIndexes = append(pr.QueryIndexes, int32(qi))
@@ -137,6 +138,27 @@ func legRanksToProto(ranks []search.LegRank) []*ctxdv1.LegRank {
 	return out
 }
 
+// explanationToProto converts a result's explanation; nil stays nil.
+func explanationToProto(x *search.Explanation) *ctxdv1.SearchExplanation {
+	if x == nil {
+		return nil
+	}
+	out := &ctxdv1.SearchExplanation{
+		RrfK: x.RRFK, Fused: x.Fused, FusedMax: x.FusedMax,
+		MatchedTerms: x.Matched, MissingTerms: x.Missing, MatchedQuestion: x.Question,
+		QueryIndex: int32(x.Query),
+	}
+	for _, l := range x.Legs {
+		out.Legs = append(out.Legs, &ctxdv1.LegContribution{
+			Leg: legsToProto[l.Leg], Rank: int32(l.Rank), Score: l.Score, Weight: l.Weight, Contribution: l.Contribution,
+		})
+	}
+	for _, f := range x.Factors {
+		out.Factors = append(out.Factors, &ctxdv1.ScoreFactor{Name: f.Name, Factor: f.Value, Detail: f.Detail})
+	}
+	return out
+}
+
 // searchRequest converts a SearchRequest (for Search, and the chunk search
 // of BuildContext) and gives it the embedding model and tokenizer, and the
 // caller's access as the bound of what it may find.
@@ -150,6 +172,7 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 		RRFK:         int(req.GetRrfK()),
 		MinScore:     req.GetMinScore(),
 		Priors:       search.Priors{Importance: req.GetImportanceWeight(), Usage: req.GetUsageWeight()},
+		Explain:      req.GetExplain(),
 	}
 	switch req.GetProximity() {
 	case ctxdv1.SearchToggle_SEARCH_TOGGLE_UNSPECIFIED:

@@ -257,7 +257,7 @@ func TestToolService_CallTool(t *testing.T) {
 	}
 }
 
-// A daemon on the socket alone still runs tools over its loopback, with an
+// A daemon on the socket alone still runs tools over its internal connection, with an
 // owner token it keeps in memory: no token file appears.
 func TestToolService_SocketOnly(t *testing.T) {
 	cfg := testConfig(t)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -29,7 +30,9 @@ func (c *cli) searchCommand() *cobra.Command {
 			"and snippet; `ctxd read REF --offset START-1 --limit END-START+1` prints the lines START-END. " +
 			"A long query (a pasted page) is searched by its most informative words, which are shown. " +
 			"With --items each result is an item, ranked by where the legs found any of its chunks, " +
-			"printed with its best chunk and then its next best (up to --per-item in all), indented.",
+			"printed with its best chunk and then its next best (up to --per-item in all), indented. " +
+			"--explain prints under each result why it scores what it does: each leg's rank and share of the fusion, " +
+			"the fused score over its most, the factors applied after it and the query terms the chunk holds.",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{fmt.Errorf("give at least one query")}
@@ -79,6 +82,9 @@ func (c *cli) searchCommand() *cobra.Command {
 					fmt.Fprintf(c.stdout, "   %s\n", res.Heading)
 				}
 				fmt.Fprintf(c.stdout, "   %s\n", strings.TrimSpace(res.Snippet))
+				if res.Explanation != nil {
+					printExplanation(c.stdout, res.Explanation)
+				}
 				for _, m := range res.MoreChunks {
 					fmt.Fprintf(c.stdout, "   + lines %d-%d  (%.3f)\n", m.StartLine, m.EndLine, m.Score)
 					if m.Heading != "" {
@@ -100,7 +106,44 @@ func (c *cli) searchCommand() *cobra.Command {
 	f.Float64Var(&req.UsageWeight, "usage-weight", 0, "weigh results by how often search returned their item before, in [0, 1] (0: off)")
 	f.StringVar(&proximity, "proximity", "default", "rank chunks holding the query's words close together first: on, off or default (on in hybrid and bm25 mode)")
 	f.StringVar(&recency, "recency", "default", "rank fresh session events above stale ones: on, off or default (on)")
+	f.BoolVar(&req.Explain, "explain", false, "print why each result scores what it does (legs, fusion, factors, matched terms)")
 	return cmd
+}
+
+// legNames are the short names of the legs in explanations.
+var legNames = map[ctxdv1.SearchLeg]string{
+	ctxdv1.SearchLeg_SEARCH_LEG_BM25:      "bm25",
+	ctxdv1.SearchLeg_SEARCH_LEG_SUBSTRING: "substring",
+	ctxdv1.SearchLeg_SEARCH_LEG_VECTOR:    "vector",
+}
+
+// printExplanation prints a result's explanation, indented under it.
+func printExplanation(w io.Writer, x *ctxdv1.SearchExplanation) {
+	fmt.Fprintf(w, "   why: query %d, fused %.4f of %.4f (rrf k %g)\n", x.QueryIndex+1, x.Fused, x.FusedMax, x.RrfK)
+	for _, l := range x.Legs {
+		if l.Rank == 0 {
+			fmt.Fprintf(w, "     %-9s  missed\n", legNames[l.Leg])
+			continue
+		}
+		fmt.Fprintf(w, "     %-9s  rank %d, score %.4g, weight %g: +%.4f\n", legNames[l.Leg], l.Rank, l.Score, l.Weight, l.Contribution)
+	}
+	for _, f := range x.Factors {
+		fmt.Fprintf(w, "     × %-9s %.4f  %s\n", f.Name, f.Factor, f.Detail)
+	}
+	if len(x.MatchedTerms)+len(x.MissingTerms) > 0 {
+		fmt.Fprintf(w, "     terms      matched: %s; missing: %s\n", termList(x.MatchedTerms), termList(x.MissingTerms))
+	}
+	if x.MatchedQuestion != "" {
+		fmt.Fprintf(w, "     question   %q\n", x.MatchedQuestion)
+	}
+}
+
+// termList joins terms, or says there are none.
+func termList(terms []string) string {
+	if len(terms) == 0 {
+		return "none"
+	}
+	return strings.Join(terms, " ")
 }
 
 // toggleFlag parses an on|off|default flag.

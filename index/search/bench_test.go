@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime/metrics"
@@ -90,4 +91,38 @@ func peakHeapGrowth(fn func() error) (int64, error) {
 		peak.Store(v)
 	}
 	return peak.Load(), err
+}
+
+// BenchmarkEngine_Explain measures what Request.Explain costs: the same
+// hybrid search of three words, limit 10, over 2,500 notes with vectors,
+// proximity and recency on (the daemon's defaults) and the priors on,
+// without and with explanations. Compare the two with benchstat over
+// -count rounds, which interleave them.
+func BenchmarkEngine_Explain(b *testing.B) {
+	e := newEnv(b)
+	vocab := fillNotes(e, 2500)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 2500 { // a vector for every note (the text is rewritten as it was)
+		words := make([]string, 24)
+		for j := range words {
+			words[j] = vocab[rng.IntN(len(vocab))]
+		}
+		e.write(fmt.Sprintf("notes:/n%05d.md", i), strings.Join(words, " "), angled(rng.Float64()*math.Pi))
+	}
+	e.sync()
+	q := strings.Join([]string{vocab[1], vocab[2], vocab[3]}, " ")
+	req := Request{Mode: Hybrid, Queries: []Query{{Text: q}}, EmbedQuery: embedFixed(angled(0.3)),
+		Proximity: ToggleOn, Recency: Recency{HalfLife: time.Hour, Floor: 0.5, Applies: func(string, string) bool { return true }},
+		Priors: Priors{Importance: 0.5, Usage: 0.5}}
+	for _, explain := range []bool{false, true} {
+		req.Explain = explain
+		b.Run(fmt.Sprintf("explain=%v", explain), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.eng.Search(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -35,10 +35,14 @@ func fuseItems(hits [numLegs][]legHit, w [numLegs]float64, k, norm float64) []*c
 			rank++
 			it.ranks[leg], it.scores[leg] = rank, h.score
 			it.fused += w[leg] / (k + float64(rank))
+			if h.question != nil {
+				it.question = h.question
+			}
 		}
 	}
 	for _, it := range out {
 		it.fused /= norm
+		it.norm = norm
 	}
 	return out
 }
@@ -46,8 +50,9 @@ func fuseItems(hits [numLegs][]legHit, w [numLegs]float64, k, norm float64) []*c
 // presentItems turns ranked item candidates into results, one an item: its
 // best chunk that exists and whose snippet fits the token budget, with up
 // to perItem-1 of its next best in More (each also within the budget). An
-// item none of whose chunks can be shown is skipped.
-func (e *Engine) presentItems(ctx context.Context, req Request, items []*candidate, hl highlight, limit, perItem int, tc textCache) ([]Result, int, error) {
+// item none of whose chunks can be shown is skipped. With ex, every result
+// gets the item's explanation, its terms matched in the chunk shown.
+func (e *Engine) presentItems(ctx context.Context, req Request, items []*candidate, hl highlight, limit, perItem int, tc textCache, ex *explainer) ([]Result, int, error) {
 	count := tokenCounter(req)
 	var out []Result
 	used := 0
@@ -88,6 +93,11 @@ func (e *Engine) presentItems(ctx context.Context, req Request, items []*candida
 				if r == nil {
 					// The item's own score, ranks and queries.
 					h.Score, h.Ranks, h.QueryIndexes = it.fused, legRanks(it), it.queries
+					if ex != nil {
+						if h.Explanation, err = ex.explain(ctx, it, t); err != nil {
+							return nil, 0, err
+						}
+					}
 					r = &h
 					continue
 				}

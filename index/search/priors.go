@@ -45,7 +45,8 @@ func (p Priors) boost(importance float64, retrievals int64) float64 {
 
 // applyPriors scales the fused score of every candidate in cands by its
 // item's boost; itemOf maps a candidate id to its item id. The caller
-// ranks them afterwards.
+// ranks them afterwards. A candidate with a trace (Request.Explain)
+// records its boost's inputs.
 func (e *Engine) applyPriors(ctx context.Context, p Priors, cands map[string]*candidate, itemOf func(string) string) error {
 	if p.off() || len(cands) == 0 {
 		return nil
@@ -65,7 +66,11 @@ func (e *Engine) applyPriors(ctx context.Context, p Priors, cands map[string]*ca
 	}
 	for id, c := range cands {
 		it := items[index[itemOf(id)]]
-		c.fused *= p.boost(it.Importance, it.RetrievalCount)
+		b := p.boost(it.Importance, it.RetrievalCount)
+		c.fused *= b
+		if c.trace != nil {
+			c.trace.boosted, c.trace.boost, c.trace.importance, c.trace.retrievals = true, b, it.Importance, it.RetrievalCount
+		}
 	}
 	return nil
 }

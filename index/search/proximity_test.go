@@ -164,7 +164,7 @@ func TestEngine_RerankReadsEachChunkOnce(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	hl := highlight{terms: map[string]bool{}, words: map[string]bool{}}
-	res, _, err := e.eng.present(cancelled, Request{}, cands[:10], hl, 5, 1, tc)
+	res, _, err := e.eng.present(cancelled, Request{}, cands[:10], hl, 5, 1, tc, nil)
 	if err != nil || len(res) != 5 {
 		t.Fatalf("present after the rerank: %d results, %v", len(res), err)
 	}

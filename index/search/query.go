@@ -133,6 +133,9 @@ type Request struct {
 	// bounded search proposes no spelling corrections, which come from the
 	// vocabulary of the whole index.
 	Within []string
+	// Explain gives every result an Explanation; without it none is
+	// computed.
+	Explain bool
 }
 
 // Response holds fused results.
@@ -177,6 +180,9 @@ type Result struct {
 	// More holds, with GroupItem, the item's next best chunks, best first
 	// (their Score and Ranks are chunk-level); nil otherwise.
 	More []Result
+	// Explanation says why the result scores what it does; nil unless
+	// Request.Explain (and nil in More).
+	Explanation *Explanation
 }
 
 // candidate is a chunk found by at least one leg for one query.
@@ -185,7 +191,15 @@ type candidate struct {
 	ranks   [numLegs]int // 0: not found by that leg
 	scores  [numLegs]float64
 	fused   float64
+	norm    float64 // what fused was divided by (runQuery's best)
 	queries []int
+	query   int // the query whose fusion the candidate kept (mergeQuery)
+	// trace records, when the request explains its results, what scaled
+	// the fused score after fusion; nil otherwise.
+	trace *trace
+	// question is, when the request explains its results, the question
+	// row the vector leg scored the candidate by; nil for a text row.
+	question *questionHit
 	// chunks holds, when the candidate is an item (GroupItem), its chunk
 	// candidates, best first.
 	chunks []*candidate
@@ -266,7 +280,8 @@ func (e *Engine) Search(ctx context.Context, req Request) (out Response, err err
 		resp.Mode, resp.ModeReason = BM25, reason
 	}
 	merged := map[string]*candidate{}
-	pqs := make([]proxQuery, len(req.Queries)) // by query, for the proximity rerank
+	pqs := make([]proxQuery, len(req.Queries))    // by query, for the proximity rerank
+	bm25Texts := make([]string, len(req.Queries)) // by query, the text BM25 searched
 	hl := highlight{terms: map[string]bool{}, words: map[string]bool{}}
 	// With GroupItem, the items found.
 	mergedItems := map[string]*candidate{}
@@ -299,7 +314,8 @@ func (e *Engine) Search(ctx context.Context, req Request) (out Response, err err
 			}
 		}
 		pqs[qi] = pq
-		if err := e.addTerms(hl.terms, cmp.Or(rep.Corrected, rep.Reduced, q.Text)); err != nil {
+		bm25Texts[qi] = cmp.Or(rep.Corrected, rep.Reduced, q.Text)
+		if err := e.addTerms(hl.terms, bm25Texts[qi]); err != nil {
 			return Response{}, err
 		}
 		addWords(hl.words, cmp.Or(rep.Reduced, q.Text), lim.MaxQueryTerms)
@@ -311,11 +327,18 @@ func (e *Engine) Search(ctx context.Context, req Request) (out Response, err err
 	if req.GroupBy == GroupItem {
 		results, itemOf = mergedItems, sameID
 	}
+	if req.Explain {
+		addTraces(results)
+	}
 	if err := e.applyPriors(ctx, req.Priors, results, itemOf); err != nil {
 		return Response{}, err
 	}
 	all := ranked(merged)
 	tc, rr := textCache{}, e.newReranker(req, resp.Mode, pqs)
+	ex, err := newExplainer(e, req, resp.Mode, weights, k, bm25Texts, tc, rr)
+	if err != nil {
+		return Response{}, err
+	}
 	if req.GroupBy == GroupItem {
 		items := ranked(mergedItems)
 		for _, c := range all {
@@ -326,14 +349,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (out Response, err err
 		if err := e.rerank(ctx, rr, items, limit, shownChunks(perItem), tc); err != nil {
 			return Response{}, err
 		}
-		var err error
-		resp.Results, resp.TokensUsed, err = e.presentItems(ctx, req, aboveMin(items, req.MinScore), hl, limit, perItem, tc)
+		resp.Results, resp.TokensUsed, err = e.presentItems(ctx, req, aboveMin(items, req.MinScore), hl, limit, perItem, tc, ex)
 		return resp, err
 	}
 	if err := e.rerank(ctx, rr, all, limit, chunkRef, tc); err != nil {
 		return Response{}, err
 	}
-	resp.Results, resp.TokensUsed, err = e.present(ctx, req, aboveMin(all, req.MinScore), hl, limit, perItem, tc)
+	resp.Results, resp.TokensUsed, err = e.present(ctx, req, aboveMin(all, req.MinScore), hl, limit, perItem, tc, ex)
 	return resp, err
 }
 
@@ -346,7 +368,7 @@ func mergeQuery(merged map[string]*candidate, cands []*candidate, qi int) {
 			if m != nil {
 				c.queries = m.queries
 			}
-			m = c
+			m, c.query = c, qi
 			merged[c.id] = m
 		}
 		m.queries = append(m.queries, qi)
@@ -469,10 +491,14 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 			}
 			c.ranks[leg], c.scores[leg] = r+1, h.score
 			c.fused += w[leg] / (k + float64(r+1))
+			if h.question != nil {
+				c.question = h.question
+			}
 		}
 	}
 	for _, c := range out {
 		c.fused /= best
+		c.norm = best
 	}
 	rep.Candidates = len(out)
 	var items []*candidate
@@ -486,6 +512,9 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 type legHit struct {
 	id    string
 	score float64
+	// question is, when the request explains its results, the question
+	// row that scored a vector hit; nil for a text row.
+	question *questionHit
 }
 
 // lexicalLegs runs BM25 and substring matching.
@@ -568,7 +597,11 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 		// Hits come best first: a chunk's first row is its best.
 		if id := ChunkID(en.id, i); !seen[id] && len(out) < depth {
 			seen[id] = true
-			out = append(out, legHit{id: id, score: float64(h.Score)})
+			hit := legHit{id: id, score: float64(h.Score)}
+			if req.Explain && isQuestion(h.ID) && questionSlot(h.ID) < len(en.questions[i]) {
+				hit.question = &questionHit{chunk: id, hash: en.questions[i][questionSlot(h.ID)]}
+			}
+			out = append(out, hit)
 		}
 	}
 	return out, nil
@@ -578,7 +611,8 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 // item, snippets, and the token budget (a result that does not fit is
 // skipped and later ones are tried). Candidates whose chunk no longer exists
 // (an index running behind the store) are dropped.
-func (e *Engine) present(ctx context.Context, req Request, all []*candidate, hl highlight, limit, perItem int, tc textCache) ([]Result, int, error) {
+// With ex, every result gets its explanation.
+func (e *Engine) present(ctx context.Context, req Request, all []*candidate, hl highlight, limit, perItem int, tc textCache, ex *explainer) ([]Result, int, error) {
 	count := tokenCounter(req)
 	perItemSeen := map[string]int{}
 	var out []Result
@@ -613,9 +647,15 @@ func (e *Engine) present(ctx context.Context, req Request, all []*candidate, hl 
 			if req.TokenBudget > 0 && used+n > req.TokenBudget {
 				continue
 			}
+			r := chunkResult(c, t, snip, n)
+			if ex != nil {
+				if r.Explanation, err = ex.explain(ctx, c, t); err != nil {
+					return nil, 0, err
+				}
+			}
 			used += n
 			perItemSeen[t.Item.ID]++
-			out = append(out, chunkResult(c, t, snip, n))
+			out = append(out, r)
 		}
 	}
 	return out, used, nil

@@ -41,11 +41,12 @@ func (r Recency) validate() error {
 func (r Recency) on() bool { return r.HalfLife > 0 && r.Applies != nil }
 
 // factor is what the score of an item at drive and path, created at
-// created, is multiplied by.
-func (r Recency) factor(drive, path string, created time.Time) float64 {
+// created, is multiplied by; aged says whether r applies to it, and age is
+// then its age.
+func (r Recency) factor(drive, path string, created time.Time) (f float64, aged bool, age time.Duration) {
 	if !r.on() || !r.Applies(drive, path) {
-		return 1
+		return 1, false, 0
 	}
-	age := max(0, r.Now.Sub(created))
-	return r.Floor + (1-r.Floor)*math.Exp2(-float64(age)/float64(r.HalfLife))
+	age = max(0, r.Now.Sub(created))
+	return r.Floor + (1-r.Floor)*math.Exp2(-float64(age)/float64(r.HalfLife)), true, age
 }

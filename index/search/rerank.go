@@ -85,34 +85,58 @@ func (rr reranker) tail() float64 {
 	return 1
 }
 
-// factor is what candidate c's score is multiplied by, from texts, the
-// chunks chunksOf gave for it: for proximity the best closeness of any of
-// them to any query that found c; for recency the age of its item.
-func (rr reranker) factor(c *candidate, texts []vfs.ChunkText) (float64, error) {
-	f, p, found := 1.0, 0.0, false
+// judge judges candidate c from texts, the chunks chunksOf gave for it:
+// for proximity the best closeness of any of them to any query that found
+// c; for recency the age of its item.
+func (rr reranker) judge(c *candidate, texts []vfs.ChunkText) (judgement, error) {
+	j, found := judgement{recency: 1}, false
 	for _, t := range texts {
 		if !t.Found {
 			continue
 		}
 		if !found {
 			found = true
-			f = rr.recency.factor(t.Item.Drive, t.Item.Path, t.Item.CreatedAt)
+			j.recency, j.aged, j.age = rr.recency.factor(t.Item.Drive, t.Item.Path, t.Item.CreatedAt)
 		}
 		if rr.qs == nil {
 			break
 		}
 		ps, err := rr.e.chunkPositions(t.Text, rr.terms)
 		if err != nil {
-			return 0, err
+			return judgement{}, err
 		}
 		for _, qi := range c.queries {
-			p = max(p, closeness(ps, rr.qs[qi]))
+			j.closeness = max(j.closeness, closeness(ps, rr.qs[qi]))
 		}
 	}
-	if rr.qs != nil {
-		f *= 1 - ProximityShare*(1-p)
+	return j, nil
+}
+
+// proximity is the proximity factor at closeness p: 1 when the rerank
+// does not weigh proximity.
+func (rr reranker) proximity(p float64) float64 {
+	if rr.qs == nil {
+		return 1
 	}
-	return f, nil
+	return 1 - ProximityShare*(1-p)
+}
+
+// apply multiplies c's score by the factors of judgement j and, when the
+// request explains its results, records j.
+func (rr reranker) apply(c *candidate, j judgement) {
+	c.fused *= j.recency * rr.proximityOf(j)
+	if c.trace != nil {
+		c.trace.judged, c.trace.judgement = true, j
+	}
+}
+
+// proximityOf is the proximity factor of judgement j: the tail's past the
+// window.
+func (rr reranker) proximityOf(j judgement) float64 {
+	if j.past {
+		return rr.tail()
+	}
+	return rr.proximity(j.closeness)
 }
 
 // rerank applies rr to the window of ranked (best first) and sorts ranked
@@ -144,12 +168,12 @@ func (e *Engine) rerank(ctx context.Context, rr reranker, ranked []*candidate, l
 			return err
 		}
 		for i, c := range ranked[read:end] {
-			f, err := rr.factor(c, texts[:counts[i]])
+			j, err := rr.judge(c, texts[:counts[i]])
 			if err != nil {
 				return err
 			}
-			c.fused *= f
-			changed = changed || f != 1
+			rr.apply(c, j)
+			changed = changed || j.recency*rr.proximity(j.closeness) != 1
 			texts = texts[counts[i]:]
 		}
 		read, chunks = end, chunks+len(refs)
@@ -157,11 +181,15 @@ func (e *Engine) rerank(ctx context.Context, rr reranker, ranked []*candidate, l
 			break
 		}
 	}
+	// Past the window only the tail applies: when it changes scores, or
+	// when the request explains them (every candidate has a trace then).
+	if changed || ranked[0].trace != nil {
+		for _, c := range ranked[read:] {
+			rr.apply(c, judgement{recency: 1, past: true})
+		}
+	}
 	if !changed {
 		return nil
-	}
-	for _, c := range ranked[read:] {
-		c.fused *= rr.tail()
 	}
 	slices.SortStableFunc(ranked, func(a, b *candidate) int {
 		if c := cmp.Compare(b.fused, a.fused); c != 0 {

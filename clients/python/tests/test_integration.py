@@ -272,6 +272,26 @@ def test_add_refuses_paths_outside_allowed_roots(client: ctxd.Client) -> None:
         list(client.add([]))
 
 
+def test_search_explain(client: ctxd.Client) -> None:
+    client.write("agent:/it/explain/otters.md", "Sea otters hold hands while sleeping.\n")
+    scope = {"mode": "bm25", "path_prefixes": ["agent:/it/explain"]}
+    deadline = time.monotonic() + 10
+    while not client.search("sleeping otters", **scope).results and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not client.search("sleeping otters", **scope).results[0].HasField("explanation")
+    r = client.search("sleeping otters", **scope, proximity=True, explain=True).results[0]
+    x = r.explanation
+    assert [(leg.leg, leg.rank) for leg in x.legs] == [(search_pb2.SEARCH_LEG_BM25, 1), (search_pb2.SEARCH_LEG_SUBSTRING, 1)]
+    assert x.rrf_k == 60 and x.fused_max == 2 / 61
+    assert [f.name for f in x.factors] == ["proximity", "recency"]
+    assert list(x.matched_terms) == ["sleep", "otter"]
+    # The score is fused / fused_max times the factors.
+    score = x.fused / x.fused_max
+    for f in x.factors:
+        score *= f.factor
+    assert abs(score - r.score) < 1e-12
+
+
 def _items(events) -> list:
     """The item results of an ingest stream."""
     return [e.item for e in events if e.WhichOneof("event") == "item"]

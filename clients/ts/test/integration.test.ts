@@ -10,6 +10,7 @@ import {
   ErrorType,
   IngestAction,
   SearchGroupBy,
+  SearchLeg,
   SearchMode,
   SearchToggle,
   type CtxdClient,
@@ -137,6 +138,26 @@ describe("ctxd daemon", () => {
     assert.deepEqual(top.results.map((x) => x.ref), ["agent:/it/items/many.md"]);
     const e = await rejection(c.search.search({ ...base, minScore: 1.5 }));
     assert.equal(e.type, "INVALID_ARGUMENT");
+  });
+
+  it("explains each search result when asked", async () => {
+    await c.vfs.write({ ref: "agent:/it/explain/otters.md", body: { case: "content", value: "Sea otters hold hands while sleeping.\n" } });
+    const query = { queries: [{ text: "sleeping otters" }], mode: SearchMode.BM25, filter: { pathPrefixes: ["agent:/it/explain"] } };
+    for (let i = 0; i < 200 && (await c.search.search(query)).results.length === 0; i++) {
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    assert.equal((await c.search.search(query)).results[0].explanation, undefined);
+    const r = await c.search.search({ ...query, explain: true, proximity: SearchToggle.ON });
+    const x = r.results[0].explanation;
+    assert.ok(x, "no explanation");
+    assert.deepEqual(x.legs.map((l) => [l.leg, l.rank]), [[SearchLeg.BM25, 1], [SearchLeg.SUBSTRING, 1]]);
+    assert.equal(x.rrfK, 60);
+    assert.equal(x.fusedMax, 2 / 61);
+    assert.deepEqual(x.factors.map((f) => f.name), ["proximity", "recency"]);
+    assert.deepEqual(x.matchedTerms, ["sleep", "otter"]);
+    // The score is fused / fused_max times the factors.
+    const score = x.factors.reduce((s, f) => s * f.factor, x.fused / x.fusedMax);
+    assert.ok(Math.abs(score - r.results[0].score) < 1e-12, `${score} != ${r.results[0].score}`);
   });
 
   it("adds a tree, searches it, and refreshes an edited file", async () => {

@@ -533,7 +533,8 @@ type SearchRequest struct {
 	// Explain every result (SearchResult.explanation): each leg's rank, score
 	// and share of the fusion, the factors applied after it and the query
 	// terms the chunk matched. Meant for inspection (the web inspector,
-	// `ctxd search --explain`); it costs a little more per result.
+	// `ctxd search --explain`); it costs a little more per result shown
+	// (docs/explain.md has the figures).
 	Explain       bool `protobuf:"varint,16,opt,name=explain" json:"explain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1116,26 +1117,40 @@ func (x *SearchResult) GetExplanation() *SearchExplanation {
 // of factors.
 type SearchExplanation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Every leg the mode ran, in SearchLeg order, those that missed the
-	// result included (rank 0, contribution 0).
+	// Every leg of mode_used whose weight is above 0, in SearchLeg order,
+	// those that missed the result included (rank 0, contribution 0). With
+	// ITEM grouping, the item's ranks (as in leg_ranks).
 	Legs []*LegContribution `protobuf:"bytes,1,rep,name=legs" json:"legs,omitempty"`
 	// The RRF constant k of the request.
 	RrfK float64 `protobuf:"fixed64,2,opt,name=rrf_k,json=rrfK" json:"rrf_k,omitempty"`
 	// The sum of the legs' contributions.
 	Fused float64 `protobuf:"fixed64,3,opt,name=fused" json:"fused,omitempty"`
-	// What fusion gives a result ranked first by every leg the mode ran; the
-	// fused score is divided by it to land in [0, 1].
+	// What the fused score was divided by to land in [0, 1]: what a result
+	// ranked first by every leg that found anything for query_index gets
+	// (the sum of their weight / (rrf_k + 1)). A leg that ran and found
+	// nothing for that query is left out, so a query with a vector and no
+	// text in HYBRID mode (the vector leg alone) divides by
+	// 1 / (rrf_k + 1), and its best result scores 1.
 	FusedMax float64 `protobuf:"fixed64,4,opt,name=fused_max,json=fusedMax" json:"fused_max,omitempty"`
-	// The factors applied after fusion, in order (the importance and usage
-	// priors, proximity, recency); a factor of 1 changed nothing.
+	// The factors applied after fusion, in order: the priors (when
+	// importance_weight or usage_weight is above 0), proximity (when the
+	// rerank weighed it: not in VECTOR mode, nor when every query has one
+	// term), recency (when on); a factor of 1 changed nothing. A result past
+	// the rerank window (see SearchRequest.proximity) gets proximity as at
+	// closeness 0 and recency 1, and the detail says so.
 	Factors []*ScoreFactor `protobuf:"bytes,5,rep,name=factors" json:"factors,omitempty"`
-	// The query's terms, analysed as BM25 analyses them (stemmed, stop
-	// words left out), that the chunk contains.
+	// The terms of the text BM25 searched for query_index (its corrected or
+	// reduced text, when it was corrected or reduced), analysed as BM25
+	// analyses them (lower case, stemmed, stop words left out), in query
+	// order, that the chunk's text or heading holds; with ITEM grouping, the
+	// chunk the result shows. Empty for a query without text.
 	MatchedTerms []string `protobuf:"bytes,6,rep,name=matched_terms,json=matchedTerms" json:"matched_terms,omitempty"`
 	// The query's analysed terms the chunk lacks.
 	MissingTerms []string `protobuf:"bytes,7,rep,name=missing_terms,json=missingTerms" json:"missing_terms,omitempty"`
 	// When the vector leg scored the chunk by one of its question vectors
-	// rather than its text: that question.
+	// rather than its text: that question (with ITEM grouping, a question of
+	// the chunk that gave the item its vector rank). Empty when the question
+	// has changed since.
 	MatchedQuestion string `protobuf:"bytes,8,opt,name=matched_question,json=matchedQuestion" json:"matched_question,omitempty"`
 	// Indexes into the request's queries of the query this explains (the
 	// best scoring one when several found the result).
@@ -1326,8 +1341,9 @@ type ScoreFactor struct {
 	Name string `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
 	// The multiplier.
 	Factor float64 `protobuf:"fixed64,2,opt,name=factor" json:"factor,omitempty"`
-	// Its inputs in words ("importance 0.8, 3 retrievals"; "closeness 0.62";
-	// "age 9 days").
+	// Its inputs in words ("importance 0.8 (weight 0.5), 3 retrievals
+	// (weight 0.2)"; "closeness 0.625"; "age 9.2 d (half-life 7 d, floor
+	// 0.5)"; "not aged: recency does not apply to this item").
 	Detail        string `protobuf:"bytes,3,opt,name=detail" json:"detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -737,6 +737,7 @@ class _Api:
         usage_weight: float = 0.0,
         proximity: Optional[bool] = None,
         recency: Optional[bool] = None,
+        explain: bool = False,
     ) -> _Call[search_pb2.SearchResponse]:
         """Runs one query or a batch; ``mode`` is "hybrid", "bm25" or "vector".
 
@@ -752,7 +753,10 @@ class _Api:
         False; None = the daemon's default) ranks chunks holding the
         query's words close together first; ``recency`` ranks fresh session
         events above stale ones (on by default); see SearchRequest.proximity
-        and SearchRequest.recency.
+        and SearchRequest.recency. ``explain=True`` gives every result an
+        ``explanation``: each leg's rank and share of the fusion, the fused
+        score and its most, the factors applied after it and the query terms
+        the chunk holds (see SearchExplanation).
         """
         if isinstance(queries, str):
             queries = [queries]
@@ -785,6 +789,7 @@ class _Api:
             usage_weight=usage_weight,
             proximity=_toggle(proximity),
             recency=_toggle(recency),
+            explain=explain,
         )
         return _Call("search_stub", "Search", req)
 

@@ -292,7 +292,8 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
    * Explain every result (SearchResult.explanation): each leg's rank, score
    * and share of the fusion, the factors applied after it and the query
    * terms the chunk matched. Meant for inspection (the web inspector,
-   * `ctxd search --explain`); it costs a little more per result.
+   * `ctxd search --explain`); it costs a little more per result shown
+   * (docs/explain.md has the figures).
    *
    * @generated from field: bool explain = 16;
    */
@@ -593,8 +594,9 @@ export const SearchResultSchema: GenMessage<SearchResult> = /*@__PURE__*/
  */
 export type SearchExplanation = Message<"ctxd.v1.SearchExplanation"> & {
   /**
-   * Every leg the mode ran, in SearchLeg order, those that missed the
-   * result included (rank 0, contribution 0).
+   * Every leg of mode_used whose weight is above 0, in SearchLeg order,
+   * those that missed the result included (rank 0, contribution 0). With
+   * ITEM grouping, the item's ranks (as in leg_ranks).
    *
    * @generated from field: repeated ctxd.v1.LegContribution legs = 1;
    */
@@ -615,24 +617,35 @@ export type SearchExplanation = Message<"ctxd.v1.SearchExplanation"> & {
   fused: number;
 
   /**
-   * What fusion gives a result ranked first by every leg the mode ran; the
-   * fused score is divided by it to land in [0, 1].
+   * What the fused score was divided by to land in [0, 1]: what a result
+   * ranked first by every leg that found anything for query_index gets
+   * (the sum of their weight / (rrf_k + 1)). A leg that ran and found
+   * nothing for that query is left out, so a query with a vector and no
+   * text in HYBRID mode (the vector leg alone) divides by
+   * 1 / (rrf_k + 1), and its best result scores 1.
    *
    * @generated from field: double fused_max = 4;
    */
   fusedMax: number;
 
   /**
-   * The factors applied after fusion, in order (the importance and usage
-   * priors, proximity, recency); a factor of 1 changed nothing.
+   * The factors applied after fusion, in order: the priors (when
+   * importance_weight or usage_weight is above 0), proximity (when the
+   * rerank weighed it: not in VECTOR mode, nor when every query has one
+   * term), recency (when on); a factor of 1 changed nothing. A result past
+   * the rerank window (see SearchRequest.proximity) gets proximity as at
+   * closeness 0 and recency 1, and the detail says so.
    *
    * @generated from field: repeated ctxd.v1.ScoreFactor factors = 5;
    */
   factors: ScoreFactor[];
 
   /**
-   * The query's terms, analysed as BM25 analyses them (stemmed, stop
-   * words left out), that the chunk contains.
+   * The terms of the text BM25 searched for query_index (its corrected or
+   * reduced text, when it was corrected or reduced), analysed as BM25
+   * analyses them (lower case, stemmed, stop words left out), in query
+   * order, that the chunk's text or heading holds; with ITEM grouping, the
+   * chunk the result shows. Empty for a query without text.
    *
    * @generated from field: repeated string matched_terms = 6;
    */
@@ -647,7 +660,9 @@ export type SearchExplanation = Message<"ctxd.v1.SearchExplanation"> & {
 
   /**
    * When the vector leg scored the chunk by one of its question vectors
-   * rather than its text: that question.
+   * rather than its text: that question (with ITEM grouping, a question of
+   * the chunk that gave the item its vector rank). Empty when the question
+   * has changed since.
    *
    * @generated from field: string matched_question = 8;
    */
@@ -739,8 +754,9 @@ export type ScoreFactor = Message<"ctxd.v1.ScoreFactor"> & {
   factor: number;
 
   /**
-   * Its inputs in words ("importance 0.8, 3 retrievals"; "closeness 0.62";
-   * "age 9 days").
+   * Its inputs in words ("importance 0.8 (weight 0.5), 3 retrievals
+   * (weight 0.2)"; "closeness 0.625"; "age 9.2 d (half-life 7 d, floor
+   * 0.5)"; "not aged: recency does not apply to this item").
    *
    * @generated from field: string detail = 3;
    */
