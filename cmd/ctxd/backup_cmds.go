@@ -18,6 +18,7 @@ import (
 
 	"github.com/ctxd/ctxd/daemon"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/internal/fsync"
 	"github.com/ctxd/ctxd/vfs"
 	"github.com/ctxd/ctxd/vfs/boltstore"
 )
@@ -110,7 +111,7 @@ func (c *cli) backup(ctx context.Context, file, dataDir string, force bool) (err
 			return err
 		}
 		f = nil
-		if err := syncDir(filepath.Dir(file)); err != nil {
+		if err := fsync.Dir(filepath.Dir(file)); err != nil {
 			return err
 		}
 	}
@@ -266,7 +267,7 @@ func (c *cli) restore(ctx context.Context, file, dataDir string, force bool) (er
 	if err := os.Rename(store+".restore", store); err != nil {
 		return err
 	}
-	if err := syncDir(dataDir); err != nil {
+	if err := fsync.Dir(dataDir); err != nil {
 		return err
 	}
 	fmt.Fprint(c.stdout, grouped.Sprintf("restored %s into %s: %d items through change %d, %s, sha256 %s\n",
@@ -322,16 +323,6 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // doctorDataDir checks the store of a data dir no daemon runs on: its

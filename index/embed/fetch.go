@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/ctxd/ctxd/index/tokenize"
+	"github.com/ctxd/ctxd/internal/fsync"
 )
 
 // validModelID keeps a downloaded model's id usable as a directory name.
@@ -91,7 +92,7 @@ func Fetch(ctx context.Context, client *http.Client, baseURL, modelsDir string, 
 	if err := os.Rename(tmp, dst); err != nil {
 		return "", fmt.Errorf("fetch model: %w", err)
 	}
-	return dst, syncDir(modelsDir)
+	return dst, fsync.Dir(modelsDir)
 }
 
 // download writes url to path, at most maxBytes, and returns its SHA-256.
@@ -128,13 +129,4 @@ func download(ctx context.Context, client *http.Client, url, path string, maxByt
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

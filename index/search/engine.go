@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ctxd/ctxd/index/lexical"
+	"github.com/ctxd/ctxd/internal/fsync"
 	"github.com/ctxd/ctxd/vfs"
 	"github.com/ctxd/ctxd/vfs/backend"
 )
@@ -814,7 +815,7 @@ func (e *Engine) swapLexical(nl *lexical.Index, newDir string) error {
 	if err := os.Rename(newDir, dir); err != nil {
 		return err
 	}
-	syncDir(e.opts.Dir)
+	fsync.Dir(e.opts.Dir) // best effort: the index is derived, a lost entry is rebuilt
 	lex, err := lexical.Open(dir)
 	if err != nil {
 		return fmt.Errorf("reopen rebuilt lexical index: %w", err)
@@ -865,11 +866,4 @@ func (e *Engine) maybeTrim(ctx context.Context, busy bool) error {
 	}
 	e.trimmed, e.reported, e.reportedAt = max(e.trimmed, through), upto, time.Now()
 	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ctxd/ctxd/index/vector"
+	"github.com/ctxd/ctxd/internal/fsync"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -124,7 +125,7 @@ func (e *Engine) writeSnapshot() error {
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
-	syncDir(e.opts.Dir)
+	fsync.Dir(e.opts.Dir) // best effort: the index is derived, a lost entry is rebuilt
 	e.snapSeq, e.haveSnap = e.vecSeq, true
 	e.snapAt = time.Now()
 	return nil
