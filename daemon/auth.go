@@ -102,6 +102,7 @@ var methodScopes = map[string]Scope{
 	ctxdv1.VfsService_ListDeleted_FullMethodName:                           ScopeRead,
 	ctxdv1.VfsService_Log_FullMethodName:                                   ScopeRead,
 	ctxdv1.VfsService_Diff_FullMethodName:                                  ScopeRead,
+	ctxdv1.VfsService_Chunks_FullMethodName:                                ScopeRead,
 	ctxdv1.SearchService_Search_FullMethodName:                             ScopeRead,
 	ctxdv1.SearchService_FindSimilar_FullMethodName:                        ScopeRead,
 	ctxdv1.ContextService_BuildContext_FullMethodName:                      ScopeRead,
