@@ -140,7 +140,7 @@ func TestInspector_Pages(t *testing.T) {
 	if body := uiGet(t, d, tok, 200, "/ui/f/drives"); !strings.Contains(body, "notes") {
 		t.Errorf("drives: %s", body)
 	}
-	if body := uiGet(t, d, tok, 200, "/ui/f/ls", "ref", "notes:/"); !strings.Contains(body, "notes:/plan.md") {
+	if body := uiGet(t, d, tok, 200, "/ui/f/ls", "ref", "notes:/"); !strings.Contains(body, `ref=notes%3A%2Fplan.md" hx-target="#main">plan.md</a>`) {
 		t.Errorf("ls: %s", body)
 	}
 	item := uiGet(t, d, tok, 200, "/ui/f/item", "ref", "notes:/plan.md")
