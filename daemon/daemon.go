@@ -68,7 +68,7 @@ type backend struct {
 	subs *standing.Hub
 	// signIns makes the web inspector's sign-in codes (CreateSignInLink).
 	signIns *signIns
-	// uiURL is the web inspector's address ("http://127.0.0.1:8080/ui/"),
+	// uiURL is the web inspector's address ("http://127.0.0.1:7077/ui/"),
 	// set once the HTTP listener is up; nil without one.
 	uiURL atomic.Pointer[string]
 }

@@ -67,7 +67,7 @@ socket, or the owner token) and a daemon started with --http.`,
 		RunE: run(c, func(ctx context.Context, cl *clients) (*ctxdv1.CreateSignInLinkResponse, error) {
 			r, err := cl.admin.CreateSignInLink(ctx, &ctxdv1.CreateSignInLinkRequest{})
 			if err == nil && r.Url == "" {
-				return nil, errors.New("the daemon has no HTTP listener, so it serves no inspector; start it with --http 127.0.0.1:8080 (or http in its config) and run `ctxd ui` again")
+				return nil, errors.New(`the daemon has no HTTP listener (it runs with --http "" or http = ""), so it serves no inspector; start it with --http 127.0.0.1:7077, the default, and run "ctxd ui" again`)
 			}
 			return r, err
 		}, func(r *ctxdv1.CreateSignInLinkResponse) {
