@@ -97,6 +97,7 @@ func TestInspector_Headers(t *testing.T) {
 		}
 		check(t, resp, path, path == "/ui/")
 	}
+	uiGet(t, d, "", http.StatusNotFound, "/ui/static/") // no directory listing
 	_, shell := uiRequest(t, d, "GET", "/ui/", "", "")
 	for _, bad := range []string{"<script>", " style=", " onclick=", " onload=", "javascript:"} {
 		if strings.Contains(shell, bad) {

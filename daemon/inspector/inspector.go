@@ -5,7 +5,6 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -68,7 +67,8 @@ func New(conn *grpc.ClientConn, exchange Exchange) *Inspector {
 		mux: http.NewServeMux(),
 	}
 	static, _ := fs.Sub(files, "static")
-	in.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
+	assets := http.StripPrefix("/ui/static/", http.FileServerFS(static))
+	in.mux.Handle("GET /ui/static/{file}", assets) // files only: no directory listing
 	in.mux.HandleFunc("GET /ui/{$}", in.index)
 	in.mux.HandleFunc("POST /ui/signin", in.signIn)
 	for path, h := range map[string]fragment{
@@ -178,10 +178,8 @@ func (in *Inspector) renderStatus(w http.ResponseWriter, err error) {
 	case codes.Unauthenticated:
 		in.renderSignIn(w, st.Message())
 		return
-	case codes.Canceled, codes.DeadlineExceeded:
-		if errors.Is(err, context.Canceled) || st.Code() == codes.Canceled {
-			return // the browser left
-		}
+	case codes.Canceled:
+		return // the browser left
 	}
 	in.renderError(w, httpStatus(st.Code()), st.Message(), hint)
 }
