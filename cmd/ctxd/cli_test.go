@@ -13,10 +13,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/ctxd/ctxd/daemon"
@@ -346,7 +348,7 @@ func TestCLI_OversizeWrite(t *testing.T) {
 	}
 }
 
-// TestMain lets TestREADME_CommandLine run this test binary as the ctxd
+// TestMain lets TestDocs_CommandLine run this test binary as the ctxd
 // command, and gives the migrate tests a PostgreSQL.
 func TestMain(m *testing.M) {
 	if os.Getenv("CTXD_TEST_AS_CLI") == "1" {
@@ -460,26 +462,56 @@ func TestCLIFlagNames_FlagsExist(t *testing.T) {
 	}
 }
 
-// TestREADME_CommandLine runs the README's command-line examples (the
-// sections Command line, Agent context and History) in order through sh, as
-// a reader would, against a fresh daemon ($ctxd is this test binary): every
-// command succeeds, except that one whose line says "# fails" exits 1. A
-// second run must succeed too, so the examples never collide with what they
-// left behind.
-func TestREADME_CommandLine(t *testing.T) {
+// docCommandLineBlocks are the sh blocks TestDocs_CommandLine runs, in
+// order: each is the first sh block of the section (a "## " heading) of the
+// markdown file, and uses $ctxd.
+var docCommandLineBlocks = []struct{ file, heading string }{
+	{"README.md", "Five-minute tour"},
+	{"docs/cli.md", "Command line"},
+	{"docs/context.md", "Agent context"},
+	{"docs/history.md", "History"},
+	{"docs/sessions.md", "Sessions"},
+}
+
+// needsInspector marks the README tour's `ctxd ui` line, which runs once the
+// inspector is built: until then TestDocs_CommandLine passes over it, and
+// fails as soon as there is a ui command, so that the mark goes.
+const needsInspector = "needs the inspector"
+
+// TestDocs_CommandLine runs the documentation's command-line examples (the
+// blocks of docCommandLineBlocks, the README's tour first) in order through
+// sh, as a reader would, against a fresh daemon ($ctxd is this test binary):
+// every command succeeds, except that one whose line says "# fails" exits 1,
+// and the one marked needsInspector is passed over. The tour's
+// `claude mcp add NAME -- COMMAND` is checked by running COMMAND as an MCP
+// host would and listing its tools. A second run must succeed too, so the
+// examples never collide with what they left behind.
+func TestDocs_CommandLine(t *testing.T) {
 	var stmts []shellStatement
-	for _, section := range []string{"Command line", "Agent context", "History", "Sessions"} {
-		stmts = append(stmts, shellStatements(readmeBlock(t, section, "$ctxd"))...)
+	for _, b := range docCommandLineBlocks {
+		stmts = append(stmts, shellStatements(docBlock(t, b.file, b.heading, "$ctxd"))...)
 	}
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := startDaemon(t)
+	env := append(os.Environ(), "ctxd="+bin, "CTXD_TEST_AS_CLI=1", "CTXD_SOCKET="+s)
 	for run := 1; run <= 2; run++ {
 		for _, st := range stmts {
+			if strings.HasPrefix(st.comment, needsInspector) {
+				if hasCommand("ui") {
+					t.Errorf("ctxd ui exists: remove the %q mark from the README and its skip here", needsInspector)
+				}
+				continue
+			}
+			if server, ok := strings.CutPrefix(st.cmd, "claude mcp add "); ok {
+				_, server, _ = strings.Cut(server, " -- ")
+				checkMCPServer(t, server, env)
+				continue
+			}
 			cmd := exec.Command("sh", "-c", st.cmd)
-			cmd.Env = append(os.Environ(), "ctxd="+bin, "CTXD_TEST_AS_CLI=1", "CTXD_SOCKET="+s)
+			cmd.Env = env
 			out, err := cmd.CombinedOutput()
 			code := cmd.ProcessState.ExitCode()
 			want := 0
@@ -493,12 +525,51 @@ func TestREADME_CommandLine(t *testing.T) {
 	}
 }
 
-// TestREADME_API runs the README's grpcurl and curl examples in order
+// hasCommand reports whether ctxd has the top-level command name.
+func hasCommand(name string) bool {
+	for _, c := range (&cli{}).rootCommand().Commands() {
+		if c.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkMCPServer starts server (a shell command) as an MCP host starts a
+// stdio server and lists its tools: they must include context_search.
+func checkMCPServer(t *testing.T, server string, env []string) {
+	t.Helper()
+	if server == "" {
+		t.Error("claude mcp add without -- COMMAND")
+		return
+	}
+	cmd := exec.Command("sh", "-c", server)
+	cmd.Env = env
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "ctxd-docs-test", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Errorf("%s: connect as an MCP host: %v", server, err)
+		return
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Errorf("%s: tools/list: %v", server, err)
+		return
+	}
+	if !slices.ContainsFunc(tools.Tools, func(tool *mcp.Tool) bool { return tool.Name == "context_search" }) {
+		t.Errorf("%s lists no context_search among %d tools", server, len(tools.Tools))
+	}
+}
+
+// TestDocs_API runs docs/api.md's grpcurl and curl examples in order
 // through sh against a fresh daemon whose socket, token and HTTP address are
 // where the examples look (localhost:7077 becomes the test's port). Each
 // succeeds without an ErrorDetail, except the one whose line says "# fails".
 // Lines that fetch from the internet are left out.
-func TestREADME_API(t *testing.T) {
+func TestDocs_API(t *testing.T) {
 	grpcurl, err := filepath.Abs("../../.tmp/bin/grpcurl")
 	if err != nil {
 		t.Fatal(err)
@@ -529,7 +600,7 @@ func TestREADME_API(t *testing.T) {
 	env := append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+runtime, "PATH="+filepath.Dir(grpcurl)+":"+os.Getenv("PATH"))
 	var vars []string // the blocks' variable assignments, run before each later command
 	for _, section := range []string{"grpcurl over the socket", "curl against the gateway"} {
-		block := strings.ReplaceAll(readmeBlock(t, section, "$"), "localhost:7077", d.HTTPAddr().String())
+		block := strings.ReplaceAll(docBlock(t, "docs/api.md", section, "$"), "localhost:7077", d.HTTPAddr().String())
 		for _, st := range shellStatements(block) {
 			if st.cmd[0] >= 'A' && st.cmd[0] <= 'Z' && strings.Contains(st.cmd, "=") {
 				vars = append(vars, st.cmd)
@@ -549,24 +620,26 @@ func TestREADME_API(t *testing.T) {
 	}
 }
 
-// readmeBlock returns the first sh block of the README section with the
-// given heading; it must contain want.
-func readmeBlock(t *testing.T, heading, want string) string {
+// docBlock returns the first sh block of the section with the given "## "
+// heading in the markdown file (relative to the repository's root); it must
+// contain want.
+func docBlock(t *testing.T, file, heading, want string) string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile(filepath.Join("../..", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(readme), "\n## "+heading+"\n")
+	_, section, _ := strings.Cut(string(doc), "\n## "+heading+"\n")
+	section, _, _ = strings.Cut(section, "\n## ")
 	_, block, _ := strings.Cut(section, "```sh\n")
 	block, _, found := strings.Cut(block, "```")
 	if !found || !strings.Contains(block, want) {
-		t.Fatalf("no sh block with %s in the README's %s section", want, heading)
+		t.Fatalf("no sh block with %s in the %s section of %s", want, heading, file)
 	}
 	return block
 }
 
-// shellStatement is one command of a README block and the comment on its line.
+// shellStatement is one command of a documentation block and the comment on its line.
 type shellStatement struct{ cmd, comment string }
 
 // shellStatements splits a sh block at newlines and semicolons outside

@@ -38,7 +38,7 @@ const proximityChunkBytes = 16 << 10
 // ran in and its grouping: in Hybrid mode, both groupings. There `make eval`
 // showed it raising nDCG@10 on tldr (+0.016, +0.019 with items) and moving
 // no other collection beyond noise (a paired comparison over the queries;
-// see the README). In BM25 mode it raised tldr as much but lowered cacm and
+// see docs/search.md). In BM25 mode it raised tldr as much but lowered cacm and
 // vaswani by 0.002 to 0.003 (within noise), which put vaswani's BM25 below
 // the textbook BM25 reference it otherwise beats: BM25 mode stays the plain
 // BM25 a caller asks for. Vector mode has no terms to weigh.

@@ -80,7 +80,7 @@ type eventMeta struct {
 func (e *Event) check(i int) error {
 	bad := func(format string, args ...any) error {
 		return &vfs.Error{Kind: vfs.ErrInvalid, Message: fmt.Sprintf("events[%d]: ", i) + fmt.Sprintf(format, args...),
-			Hint: "give each event a kind (prompt, tool_use, decision, error, note, file_change, summary) and text; see the limits in the README's Sessions section"}
+			Hint: "give each event a kind (prompt, tool_use, decision, error, note, file_change, summary) and text; see the limits in docs/sessions.md"}
 	}
 	switch {
 	case e.Kind == "":

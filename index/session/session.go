@@ -579,5 +579,5 @@ func checkID(id string) error {
 
 func invalid(format string, args ...any) error {
 	return &vfs.Error{Kind: vfs.ErrInvalid, Message: fmt.Sprintf(format, args...) + ".",
-		Hint: "see the README's Sessions section for the names and limits sessions take"}
+		Hint: "see docs/sessions.md for the names and limits sessions take"}
 }

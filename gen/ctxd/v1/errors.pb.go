@@ -23,7 +23,7 @@ const (
 
 // ErrorType classifies a failure so that agents and scripts can branch on it.
 // Every error status the daemon returns carries exactly one ErrorDetail in its
-// details; the gRPC code is derived from the type (see the README table).
+// details; the gRPC code is derived from the type (see the table in docs/api.md).
 type ErrorType int32
 
 const (

@@ -514,9 +514,9 @@ type SearchRequest struct {
 	// scatter), so it is unchanged; VECTOR mode has no terms and is never
 	// reranked. The rerank weighs the first 2 × limit results (at most 200
 	// chunks read); a result after them counts as closeness 0.
-	// UNSPECIFIED is the default: on in HYBRID and BM25 mode, in both
-	// groupings, where `make eval` found it raising nDCG@10 on one collection
-	// and lowering none beyond noise (see the README).
+	// UNSPECIFIED is the default: on in HYBRID mode, in both groupings, where
+	// `make eval` found it raising nDCG@10 on one collection and lowering none
+	// beyond noise; off in BM25 mode (see docs/search.md).
 	Proximity SearchToggle `protobuf:"varint,14,opt,name=proximity,enum=ctxd.v1.SearchToggle" json:"proximity,omitempty"`
 	// Recency for session events: a result of an item on the session drive
 	// at /PROJECT/SESSION/events/NAME is multiplied by

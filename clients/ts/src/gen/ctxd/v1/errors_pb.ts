@@ -61,7 +61,7 @@ export const ErrorDetailSchema: GenMessage<ErrorDetail> = /*@__PURE__*/
 /**
  * ErrorType classifies a failure so that agents and scripts can branch on it.
  * Every error status the daemon returns carries exactly one ErrorDetail in its
- * details; the gRPC code is derived from the type (see the README table).
+ * details; the gRPC code is derived from the type (see the table in docs/api.md).
  *
  * @generated from enum ctxd.v1.ErrorType
  */

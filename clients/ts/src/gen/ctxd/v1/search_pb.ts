@@ -263,9 +263,9 @@ export type SearchRequest = Message<"ctxd.v1.SearchRequest"> & {
    * scatter), so it is unchanged; VECTOR mode has no terms and is never
    * reranked. The rerank weighs the first 2 × limit results (at most 200
    * chunks read); a result after them counts as closeness 0.
-   * UNSPECIFIED is the default: on in HYBRID and BM25 mode, in both
-   * groupings, where `make eval` found it raising nDCG@10 on one collection
-   * and lowering none beyond noise (see the README).
+   * UNSPECIFIED is the default: on in HYBRID mode, in both groupings, where
+   * `make eval` found it raising nDCG@10 on one collection and lowering none
+   * beyond noise; off in BM25 mode (see docs/search.md).
    *
    * @generated from field: ctxd.v1.SearchToggle proximity = 14;
    */
