@@ -58,7 +58,7 @@ chromium:
 
 .PHONY: setup-run setup
 setup-run: .cache/.models ## Install what running needs: ONNX Runtime and the embedding models
-setup: setup-run $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps chromium ## Install everything the tests need: setup-run plus pinned Go tools (buf, grpcurl, protoc plugins), Python and Node dependencies
+setup: setup-run $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps chromium ## Install everything the tests need: setup-run plus pinned Go tools (buf, grpcurl, protoc plugins), Python and Node dependencies, Chromium (as root)
 
 # ---- code generation ----
 
