@@ -101,8 +101,12 @@ func (s *signIns) exchange(code string) (token string, expires time.Time, err er
 	return token, expires, nil
 }
 
-// session returns the grant of the live session token with digest sum.
+// session returns the grant of the live session token with digest sum; a
+// nil s holds none.
 func (s *signIns) session(sum [sha256.Size]byte) (grant, bool) {
+	if s == nil {
+		return grant{}, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.sessions[sum]
