@@ -48,9 +48,17 @@ clients/ts/node_modules/.deps: clients/ts/package.json clients/ts/package-lock.j
 	scripts/setup-models.sh
 	touch $@
 
+# Chromium for the web inspector's browser tests (daemon/inspector): Debian's package.
+.PHONY: chromium
+chromium:
+	@if ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
+	  else echo "the inspector's browser tests need Chromium: run 'sudo apt-get install -y chromium'" >&2; exit 1; fi; \
+	fi
+
 .PHONY: setup-run setup
 setup-run: .cache/.models ## Install what running needs: ONNX Runtime and the embedding models
-setup: setup-run $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps ## Install everything the tests need: setup-run plus pinned Go tools (buf, grpcurl, protoc plugins), Python and Node dependencies
+setup: setup-run $(BIN)/.tools $(VENV)/.deps clients/ts/node_modules/.deps chromium ## Install everything the tests need: setup-run plus pinned Go tools (buf, grpcurl, protoc plugins), Python and Node dependencies, Chromium (as root)
 
 # ---- code generation ----
 
@@ -68,6 +76,11 @@ checkgenerate: setup ## Fail if generated code is out of date with proto/
 	diff -r "$$d/clients/ts/src/gen" clients/ts/src/gen; \
 	for f in "$$d"/clients/python/src/ctxd/v1/*; do diff "$$f" "clients/python/src/ctxd/v1/$${f##*/}"; done; \
 	echo "generated code is up to date"
+	scripts/inspector-assets.sh --check
+
+.PHONY: inspector-assets
+inspector-assets: ## Fetch the web inspector's htmx from npm (pinned version and sha256) into daemon/inspector/static
+	scripts/inspector-assets.sh
 
 # ---- build, lint ----
 

@@ -105,6 +105,7 @@ var methodScopes = map[string]Scope{
 	ctxdv1.VfsService_ListDeleted_FullMethodName:                           ScopeRead,
 	ctxdv1.VfsService_Log_FullMethodName:                                   ScopeRead,
 	ctxdv1.VfsService_Diff_FullMethodName:                                  ScopeRead,
+	ctxdv1.VfsService_Chunks_FullMethodName:                                ScopeRead,
 	ctxdv1.SearchService_Search_FullMethodName:                             ScopeRead,
 	ctxdv1.SearchService_FindSimilar_FullMethodName:                        ScopeRead,
 	ctxdv1.ContextService_BuildContext_FullMethodName:                      ScopeRead,
@@ -161,6 +162,9 @@ type authenticator struct {
 	// owner is the owner token itself, which the daemon presents on its own
 	// internal calls made for a unix-socket caller (toolBackend).
 	owner string
+	// sessions are the web inspector's sign-in codes and session tokens
+	// (signin.go), checked here like every other token.
+	sessions *signIns
 }
 
 // grant is what a token stands for: who calls (history records the name)
@@ -174,6 +178,9 @@ type grant struct {
 
 // ownerGrant is what the owner holds: the owner token, or the unix socket.
 var ownerGrant = grant{name: vfs.OwnerActor, scopes: scopeAll}
+
+// isOwner reports whether g is the owner's, not as an agent.
+func (g grant) isOwner() bool { return g.name == vfs.OwnerActor && !g.agent }
 
 // actor is the vfs actor of calls made with the grant.
 func (g grant) actor() vfs.Actor { return vfs.Actor{Name: g.name, Agent: g.agent} }
@@ -211,7 +218,7 @@ func newAuthenticator(tokenFile string, extra []TokenConfig) (a *authenticator, 
 	if created {
 		save = func() error { return saveToken(tokenFile, owner) }
 	}
-	a = &authenticator{tokens: map[[sha256.Size]byte]grant{}, owner: owner}
+	a = &authenticator{tokens: map[[sha256.Size]byte]grant{}, owner: owner, sessions: newSignIns()}
 	a.tokens[sha256.Sum256([]byte(owner))] = ownerGrant
 	for _, t := range extra {
 		scopes, err := parseScopes(t.Scopes)
@@ -331,7 +338,11 @@ func (a *authenticator) authenticate(header string) (grant, error) {
 			"this endpoint needs a bearer token",
 			"Send the header 'authorization: Bearer <token>'; the owner token is in the daemon's token file (default ~/.config/ctxd/token). The unix socket needs none unless the daemon sets socket_auth.")
 	}
-	g, ok := a.tokens[sha256.Sum256([]byte(tok))]
+	sum := sha256.Sum256([]byte(tok))
+	g, ok := a.tokens[sum]
+	if !ok {
+		g, ok = a.sessions.session(sum)
+	}
 	if !ok {
 		return grant{}, apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAUTHENTICATED,
 			"the bearer token is not valid",

@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/ctxd/ctxd/daemon/metrics"
+	"github.com/ctxd/ctxd/daemon/inspector"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/assemble"
 	"github.com/ctxd/ctxd/index/enrich"
@@ -72,6 +73,11 @@ type backend struct {
 	// lastDoctor the last Doctor run that finished (Status).
 	metrics    *metrics.Metrics
 	lastDoctor atomic.Pointer[ctxdv1.DoctorRun]
+	// signIns makes the web inspector's sign-in codes (CreateSignInLink).
+	signIns *signIns
+	// uiURL is the web inspector's address ("http://127.0.0.1:7077/ui/"),
+	// set once the HTTP listener is up; nil without one.
+	uiURL atomic.Pointer[string]
 }
 
 // Daemon is a running ctxd: listeners, the gRPC server, the gateway and the store.
@@ -153,7 +159,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 	if err != nil {
 		return nil, err
 	}
-	d.auth = auth
+	d.auth, d.b.signIns = auth, auth.sessions
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	d.grpc = newGRPCServer(&interceptors{log: log, auth: auth, ready: &d.ready, maxContent: cfg.MaxContentBytes, socketAuth: cfg.SocketAuth,
 		store: si, storeDown: d.b.storeHealth.failed, metrics: d.b.metrics}, d.health)
@@ -279,11 +285,14 @@ func (d *Daemon) startGateway(ctx context.Context, auth *authenticator) error {
 	handler.Handle("/", gateway)
 	handler.Handle("/mcp", d.mcpHandler())
 	handler.Handle("/metrics", requireMetricsScope(auth, d.b.metrics.Handler()))
+	handler.Handle("/ui/", inspector.New(d.internal, auth.sessions.exchange))
 	ln, err := net.Listen("tcp", d.cfg.HTTP)
 	if err != nil {
 		return fmt.Errorf("listen http: %w", err)
 	}
 	d.webAddr = ln.Addr()
+	ui := inspectorURL(d.webAddr)
+	d.b.uiURL.Store(&ui)
 	// The Host/Origin guard wraps everything the listener serves, ahead of
 	// the token check: a rebinding page never reaches auth.
 	guarded := newEdgePolicy(d.cfg.AllowedHosts, d.cfg.AllowedOrigins).guard(handler)

@@ -85,6 +85,9 @@ type Limits struct {
 	// while nobody reads them; the oldest go first and are counted
 	// (CTXD_MAX_SUBSCRIPTION_INBOX).
 	MaxSubscriptionInbox int `toml:"max_subscription_inbox"`
+	// MaxDiffLines bounds the lines of one Diff's unified output; past it
+	// the diff is cut and marked truncated (CTXD_MAX_DIFF_LINES).
+	MaxDiffLines int `toml:"max_diff_lines"`
 }
 
 // DefaultLimits are the limits when the config sets none.
@@ -108,6 +111,7 @@ func DefaultLimits() Limits {
 		MaxSubscriptionQueries:   8,
 		MaxSubscriptionPending:   standing.DefaultPending,
 		MaxSubscriptionInbox:     10_000,
+		MaxDiffLines:             20_000,
 	}
 }
 
@@ -160,6 +164,7 @@ var limitFields = []limitField{
 		"split the queries over several subscriptions"},
 	{"max_subscription_pending", "CTXD_MAX_SUBSCRIPTION_PENDING", func(l *Limits) *int { return &l.MaxSubscriptionPending }, ""},
 	{"max_subscription_inbox", "CTXD_MAX_SUBSCRIPTION_INBOX", func(l *Limits) *int { return &l.MaxSubscriptionInbox }, ""},
+	{"max_diff_lines", "CTXD_MAX_DIFF_LINES", func(l *Limits) *int { return &l.MaxDiffLines }, ""},
 }
 
 // searchLimitKeys maps the engine's limits to their config keys.

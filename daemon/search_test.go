@@ -306,6 +306,7 @@ func TestLimits_RequestLimitsOverGRPCAndHTTP(t *testing.T) {
 		MaxEventBytes: 256, MaxWatches: 1, MaxWatchExcludes: 1, // the watch limits: TestWatchService_badRequests
 		MaxSubscriptionsPerToken: 1, MaxSubscriptions: 10, MaxSubscriptionQueries: 2,
 		MaxSubscriptionPending: 10, MaxSubscriptionInbox: 10,
+		MaxDiffLines: 100, // a diff past it is cut, not refused: TestDiff
 	}
 	d := mustStart(t, cfg)
 	conn := dial(t, "unix://"+cfg.Socket)

@@ -104,6 +104,19 @@ func (a Access) Prefixes() []string {
 	return out
 }
 
+// Drives returns the whole drives a is limited to, sorted.
+func (a Access) Drives() []string { return slices.Clone(a.drives) }
+
+// Paths returns the subtrees ("drive:/path") a is limited to besides its
+// drives, in key order.
+func (a Access) Paths() []string {
+	out := make([]string, len(a.roots))
+	for i, r := range a.roots {
+		out[i] = r.String()
+	}
+	return out
+}
+
 // String describes a for messages: "drives agent, self and paths
 // agent:/project-x/".
 func (a Access) String() string {

@@ -476,16 +476,11 @@ var docCommandLineBlocks = []struct{ file, heading string }{
 	{"docs/sessions.md", "Sessions"},
 }
 
-// needsInspector marks the README tour's `ctxd ui` line, which runs once the
-// inspector is built: until then TestDocs_CommandLine passes over it, and
-// fails as soon as there is a ui command, so that the mark goes.
-const needsInspector = "needs the inspector"
-
 // TestDocs_CommandLine runs the documentation's command-line examples (the
 // blocks of docCommandLineBlocks, the README's tour first) in order through
 // sh, as a reader would, against a fresh daemon ($ctxd is this test binary):
-// every command succeeds, except that one whose line says "# fails" exits 1,
-// and the one marked needsInspector is passed over. The tour's
+// every command succeeds, except that one whose line says "# fails" exits 1.
+// The daemon serves HTTP too, so that the tour's `ctxd ui` prints a link. The tour's
 // `claude mcp add NAME -- COMMAND` is checked by running COMMAND as an MCP
 // host would and listing its tools. A second run must succeed too, so the
 // examples never collide with what they left behind.
@@ -498,16 +493,13 @@ func TestDocs_CommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startDaemon(t)
-	env := append(os.Environ(), "ctxd="+bin, "CTXD_TEST_AS_CLI=1", "CTXD_SOCKET="+s)
+	cfg, dir := tempConfig(t)
+	cfg.AllowedRoots = []string{dir}
+	cfg.HTTP, cfg.TokenFile = "127.0.0.1:0", filepath.Join(dir, "token")
+	runDaemon(t, cfg)
+	env := append(os.Environ(), "ctxd="+bin, "CTXD_TEST_AS_CLI=1", "CTXD_SOCKET="+cfg.Socket)
 	for run := 1; run <= 2; run++ {
 		for _, st := range stmts {
-			if strings.HasPrefix(st.comment, needsInspector) {
-				if hasCommand("ui") {
-					t.Errorf("ctxd ui exists: remove the %q mark from the README and its skip here", needsInspector)
-				}
-				continue
-			}
 			if server, ok := strings.CutPrefix(st.cmd, "claude mcp add "); ok {
 				_, server, _ = strings.Cut(server, " -- ")
 				checkMCPServer(t, server, env)
@@ -526,16 +518,6 @@ func TestDocs_CommandLine(t *testing.T) {
 			}
 		}
 	}
-}
-
-// hasCommand reports whether ctxd has the top-level command name.
-func hasCommand(name string) bool {
-	for _, c := range (&cli{}).rootCommand().Commands() {
-		if c.Name() == name {
-			return true
-		}
-	}
-	return false
 }
 
 // checkMCPServer starts server (a shell command) as an MCP host starts a

@@ -54,7 +54,7 @@ func (c *cli) addVFSCommands(root *cobra.Command) {
 		c.editCommand(), c.rmCommand(), c.cpCommand(), c.mvCommand(), c.infoCommand(),
 		c.existsCommand(), c.mkdirCommand(), c.duCommand(), c.wcCommand(), c.statusCommand(),
 		c.importCommand(), c.exportCommand(), c.reembedCommand(), c.modelCommand(), c.searchCommand(), c.similarCommand(), c.reindexCommand(), c.doctorCommand(),
-		c.historyCommand(), c.revertCommand(), c.deletedCommand(), c.logCommand(),
+		c.historyCommand(), c.revertCommand(), c.deletedCommand(), c.logCommand(), c.diffCommand(), c.uiCommand(),
 		c.initCommand(), c.contextCommand(),
 	)
 }

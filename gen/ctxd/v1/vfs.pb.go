@@ -22,6 +22,269 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ChunksRequest names the item.
+type ChunksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Item ref or id.
+	Ref           string `protobuf:"bytes,1,opt,name=ref" json:"ref,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunksRequest) Reset() {
+	*x = ChunksRequest{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunksRequest) ProtoMessage() {}
+
+func (x *ChunksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunksRequest.ProtoReflect.Descriptor instead.
+func (*ChunksRequest) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ChunksRequest) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+// ChunkInfo is one chunk of an item.
+type ChunkInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The chunk's span in the item's content.
+	StartByte int64 `protobuf:"varint,1,opt,name=start_byte,json=startByte" json:"start_byte,omitempty"`
+	EndByte   int64 `protobuf:"varint,2,opt,name=end_byte,json=endByte" json:"end_byte,omitempty"`
+	// First and last line of the span, 1-based and inclusive.
+	StartLine int64 `protobuf:"varint,3,opt,name=start_line,json=startLine" json:"start_line,omitempty"`
+	EndLine   int64 `protobuf:"varint,4,opt,name=end_line,json=endLine" json:"end_line,omitempty"`
+	// The heading breadcrumb.
+	Heading string `protobuf:"bytes,5,opt,name=heading" json:"heading,omitempty"`
+	// Model tokens of the embedded text.
+	Tokens int32 `protobuf:"varint,6,opt,name=tokens" json:"tokens,omitempty"`
+	// True when the current model's vector of the chunk exists.
+	Embedded bool `protobuf:"varint,7,opt,name=embedded" json:"embedded,omitempty"`
+	// Questions generated for the chunk (enrich), with their vectors' state.
+	GeneratedQuestions []*QuestionInfo `protobuf:"bytes,8,rep,name=generated_questions,json=generatedQuestions" json:"generated_questions,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ChunkInfo) Reset() {
+	*x = ChunkInfo{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkInfo) ProtoMessage() {}
+
+func (x *ChunkInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkInfo.ProtoReflect.Descriptor instead.
+func (*ChunkInfo) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ChunkInfo) GetStartByte() int64 {
+	if x != nil {
+		return x.StartByte
+	}
+	return 0
+}
+
+func (x *ChunkInfo) GetEndByte() int64 {
+	if x != nil {
+		return x.EndByte
+	}
+	return 0
+}
+
+func (x *ChunkInfo) GetStartLine() int64 {
+	if x != nil {
+		return x.StartLine
+	}
+	return 0
+}
+
+func (x *ChunkInfo) GetEndLine() int64 {
+	if x != nil {
+		return x.EndLine
+	}
+	return 0
+}
+
+func (x *ChunkInfo) GetHeading() string {
+	if x != nil {
+		return x.Heading
+	}
+	return ""
+}
+
+func (x *ChunkInfo) GetTokens() int32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *ChunkInfo) GetEmbedded() bool {
+	if x != nil {
+		return x.Embedded
+	}
+	return false
+}
+
+func (x *ChunkInfo) GetGeneratedQuestions() []*QuestionInfo {
+	if x != nil {
+		return x.GeneratedQuestions
+	}
+	return nil
+}
+
+// QuestionInfo is a question and the state of its vector.
+type QuestionInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The question.
+	Text string `protobuf:"bytes,1,opt,name=text" json:"text,omitempty"`
+	// True when the current model's vector of the question exists.
+	Embedded      bool `protobuf:"varint,2,opt,name=embedded" json:"embedded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuestionInfo) Reset() {
+	*x = QuestionInfo{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuestionInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuestionInfo) ProtoMessage() {}
+
+func (x *QuestionInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuestionInfo.ProtoReflect.Descriptor instead.
+func (*QuestionInfo) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *QuestionInfo) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *QuestionInfo) GetEmbedded() bool {
+	if x != nil {
+		return x.Embedded
+	}
+	return false
+}
+
+// ChunksResponse lists the chunks in content order; empty while the item
+// waits for the chunker, and for binary items.
+type ChunksResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Chunks []*ChunkInfo           `protobuf:"bytes,1,rep,name=chunks" json:"chunks,omitempty"`
+	// The questions written with the item (WriteRequest.questions).
+	Questions     []*QuestionInfo `protobuf:"bytes,2,rep,name=questions" json:"questions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunksResponse) Reset() {
+	*x = ChunksResponse{}
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunksResponse) ProtoMessage() {}
+
+func (x *ChunksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunksResponse.ProtoReflect.Descriptor instead.
+func (*ChunksResponse) Descriptor() ([]byte, []int) {
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ChunksResponse) GetChunks() []*ChunkInfo {
+	if x != nil {
+		return x.Chunks
+	}
+	return nil
+}
+
+func (x *ChunksResponse) GetQuestions() []*QuestionInfo {
+	if x != nil {
+		return x.Questions
+	}
+	return nil
+}
+
 // DiffRequest names the item and the two revisions to compare.
 type DiffRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -39,7 +302,7 @@ type DiffRequest struct {
 
 func (x *DiffRequest) Reset() {
 	*x = DiffRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[0]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -51,7 +314,7 @@ func (x *DiffRequest) String() string {
 func (*DiffRequest) ProtoMessage() {}
 
 func (x *DiffRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[0]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -64,7 +327,7 @@ func (x *DiffRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffRequest.ProtoReflect.Descriptor instead.
 func (*DiffRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{0}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DiffRequest) GetRef() string {
@@ -120,7 +383,7 @@ type DiffResponse struct {
 
 func (x *DiffResponse) Reset() {
 	*x = DiffResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[1]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -132,7 +395,7 @@ func (x *DiffResponse) String() string {
 func (*DiffResponse) ProtoMessage() {}
 
 func (x *DiffResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[1]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -145,7 +408,7 @@ func (x *DiffResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiffResponse.ProtoReflect.Descriptor instead.
 func (*DiffResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{1}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DiffResponse) GetFromRev() int64 {
@@ -206,7 +469,7 @@ type ListDrivesRequest struct {
 
 func (x *ListDrivesRequest) Reset() {
 	*x = ListDrivesRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[2]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -218,7 +481,7 @@ func (x *ListDrivesRequest) String() string {
 func (*ListDrivesRequest) ProtoMessage() {}
 
 func (x *ListDrivesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[2]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -231,7 +494,7 @@ func (x *ListDrivesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrivesRequest.ProtoReflect.Descriptor instead.
 func (*ListDrivesRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{2}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{6}
 }
 
 // ListDrivesResponse lists the drives that hold items.
@@ -245,7 +508,7 @@ type ListDrivesResponse struct {
 
 func (x *ListDrivesResponse) Reset() {
 	*x = ListDrivesResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[3]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -257,7 +520,7 @@ func (x *ListDrivesResponse) String() string {
 func (*ListDrivesResponse) ProtoMessage() {}
 
 func (x *ListDrivesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[3]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -270,7 +533,7 @@ func (x *ListDrivesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrivesResponse.ProtoReflect.Descriptor instead.
 func (*ListDrivesResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{3}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListDrivesResponse) GetDrives() []*DriveInfo {
@@ -298,7 +561,7 @@ type TreeRequest struct {
 
 func (x *TreeRequest) Reset() {
 	*x = TreeRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[4]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -310,7 +573,7 @@ func (x *TreeRequest) String() string {
 func (*TreeRequest) ProtoMessage() {}
 
 func (x *TreeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[4]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -323,7 +586,7 @@ func (x *TreeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeRequest.ProtoReflect.Descriptor instead.
 func (*TreeRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{4}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TreeRequest) GetRef() string {
@@ -360,7 +623,7 @@ type TreeResponse struct {
 
 func (x *TreeResponse) Reset() {
 	*x = TreeResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[5]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +635,7 @@ func (x *TreeResponse) String() string {
 func (*TreeResponse) ProtoMessage() {}
 
 func (x *TreeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[5]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +648,7 @@ func (x *TreeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeResponse.ProtoReflect.Descriptor instead.
 func (*TreeResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{5}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TreeResponse) GetRoot() *TreeNode {
@@ -421,7 +684,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[6]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -433,7 +696,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[6]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -446,7 +709,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{6}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListRequest) GetRef() string {
@@ -494,7 +757,7 @@ type ListEntry struct {
 
 func (x *ListEntry) Reset() {
 	*x = ListEntry{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[7]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -506,7 +769,7 @@ func (x *ListEntry) String() string {
 func (*ListEntry) ProtoMessage() {}
 
 func (x *ListEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[7]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -519,7 +782,7 @@ func (x *ListEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntry.ProtoReflect.Descriptor instead.
 func (*ListEntry) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{7}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListEntry) GetRef() string {
@@ -563,7 +826,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[8]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -575,7 +838,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[8]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -588,7 +851,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{8}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListResponse) GetEntries() []*ListEntry {
@@ -622,7 +885,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[9]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -634,7 +897,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[9]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -647,7 +910,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{9}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReadRequest) GetRef() string {
@@ -701,7 +964,7 @@ type ReadResponse struct {
 
 func (x *ReadResponse) Reset() {
 	*x = ReadResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[10]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -713,7 +976,7 @@ func (x *ReadResponse) String() string {
 func (*ReadResponse) ProtoMessage() {}
 
 func (x *ReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[10]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -726,7 +989,7 @@ func (x *ReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResponse.ProtoReflect.Descriptor instead.
 func (*ReadResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{10}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReadResponse) GetItem() *Item {
@@ -835,7 +1098,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +1110,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[11]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +1123,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{11}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WriteRequest) GetRef() string {
@@ -1017,7 +1280,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1029,7 +1292,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[12]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1042,7 +1305,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{12}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WriteResponse) GetItem() *Item {
@@ -1095,7 +1358,7 @@ type WriteBatchRequest struct {
 
 func (x *WriteBatchRequest) Reset() {
 	*x = WriteBatchRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1370,7 @@ func (x *WriteBatchRequest) String() string {
 func (*WriteBatchRequest) ProtoMessage() {}
 
 func (x *WriteBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[13]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1383,7 @@ func (x *WriteBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBatchRequest.ProtoReflect.Descriptor instead.
 func (*WriteBatchRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{13}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WriteBatchRequest) GetItems() []*WriteRequest {
@@ -1141,7 +1404,7 @@ type WriteBatchResponse struct {
 
 func (x *WriteBatchResponse) Reset() {
 	*x = WriteBatchResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1416,7 @@ func (x *WriteBatchResponse) String() string {
 func (*WriteBatchResponse) ProtoMessage() {}
 
 func (x *WriteBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[14]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1429,7 @@ func (x *WriteBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteBatchResponse.ProtoReflect.Descriptor instead.
 func (*WriteBatchResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{14}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WriteBatchResponse) GetResults() []*WriteResponse {
@@ -1193,7 +1456,7 @@ type Patch struct {
 
 func (x *Patch) Reset() {
 	*x = Patch{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1468,7 @@ func (x *Patch) String() string {
 func (*Patch) ProtoMessage() {}
 
 func (x *Patch) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[15]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1481,7 @@ func (x *Patch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Patch.ProtoReflect.Descriptor instead.
 func (*Patch) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{15}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Patch) GetStartLine() int64 {
@@ -1258,7 +1521,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1533,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[16]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1546,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{16}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *EditRequest) GetRef() string {
@@ -1325,7 +1588,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1337,7 +1600,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[17]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1350,7 +1613,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{17}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EditResponse) GetItem() *Item {
@@ -1394,7 +1657,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1669,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[18]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1682,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{18}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteRequest) GetRef() string {
@@ -1447,7 +1710,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1459,7 +1722,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[19]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1472,7 +1735,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{19}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeleteResponse) GetDeletedCount() int64 {
@@ -1500,7 +1763,7 @@ type CopyRequest struct {
 
 func (x *CopyRequest) Reset() {
 	*x = CopyRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1775,7 @@ func (x *CopyRequest) String() string {
 func (*CopyRequest) ProtoMessage() {}
 
 func (x *CopyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[20]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1788,7 @@ func (x *CopyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyRequest.ProtoReflect.Descriptor instead.
 func (*CopyRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{20}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CopyRequest) GetSourceRef() string {
@@ -1571,7 +1834,7 @@ type CopyResponse struct {
 
 func (x *CopyResponse) Reset() {
 	*x = CopyResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1846,7 @@ func (x *CopyResponse) String() string {
 func (*CopyResponse) ProtoMessage() {}
 
 func (x *CopyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[21]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1859,7 @@ func (x *CopyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyResponse.ProtoReflect.Descriptor instead.
 func (*CopyResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{21}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CopyResponse) GetCopiedCount() int64 {
@@ -1636,7 +1899,7 @@ type MoveRequest struct {
 
 func (x *MoveRequest) Reset() {
 	*x = MoveRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +1911,7 @@ func (x *MoveRequest) String() string {
 func (*MoveRequest) ProtoMessage() {}
 
 func (x *MoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[22]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +1924,7 @@ func (x *MoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveRequest.ProtoReflect.Descriptor instead.
 func (*MoveRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{22}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MoveRequest) GetSourceRef() string {
@@ -1700,7 +1963,7 @@ type MoveResponse struct {
 
 func (x *MoveResponse) Reset() {
 	*x = MoveResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1975,7 @@ func (x *MoveResponse) String() string {
 func (*MoveResponse) ProtoMessage() {}
 
 func (x *MoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[23]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1988,7 @@ func (x *MoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveResponse.ProtoReflect.Descriptor instead.
 func (*MoveResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{23}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *MoveResponse) GetMovedCount() int64 {
@@ -1760,7 +2023,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1772,7 +2035,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[24]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1785,7 +2048,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{24}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *InfoRequest) GetRef() string {
@@ -1809,7 +2072,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +2084,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[25]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +2097,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{25}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *InfoResponse) GetItem() *Item {
@@ -1862,7 +2125,7 @@ type ExistsRequest struct {
 
 func (x *ExistsRequest) Reset() {
 	*x = ExistsRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +2137,7 @@ func (x *ExistsRequest) String() string {
 func (*ExistsRequest) ProtoMessage() {}
 
 func (x *ExistsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[26]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +2150,7 @@ func (x *ExistsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExistsRequest.ProtoReflect.Descriptor instead.
 func (*ExistsRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{26}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ExistsRequest) GetRef() string {
@@ -1910,7 +2173,7 @@ type ExistsResponse struct {
 
 func (x *ExistsResponse) Reset() {
 	*x = ExistsResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +2185,7 @@ func (x *ExistsResponse) String() string {
 func (*ExistsResponse) ProtoMessage() {}
 
 func (x *ExistsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[27]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2198,7 @@ func (x *ExistsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExistsResponse.ProtoReflect.Descriptor instead.
 func (*ExistsResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{27}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ExistsResponse) GetExists() bool {
@@ -1966,7 +2229,7 @@ type MakeDirRequest struct {
 
 func (x *MakeDirRequest) Reset() {
 	*x = MakeDirRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1978,7 +2241,7 @@ func (x *MakeDirRequest) String() string {
 func (*MakeDirRequest) ProtoMessage() {}
 
 func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[28]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1991,7 +2254,7 @@ func (x *MakeDirRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirRequest.ProtoReflect.Descriptor instead.
 func (*MakeDirRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{28}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *MakeDirRequest) GetRef() string {
@@ -2021,7 +2284,7 @@ type MakeDirResponse struct {
 
 func (x *MakeDirResponse) Reset() {
 	*x = MakeDirResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2296,7 @@ func (x *MakeDirResponse) String() string {
 func (*MakeDirResponse) ProtoMessage() {}
 
 func (x *MakeDirResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[29]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2309,7 @@ func (x *MakeDirResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeDirResponse.ProtoReflect.Descriptor instead.
 func (*MakeDirResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{29}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *MakeDirResponse) GetCreated() bool {
@@ -2074,7 +2337,7 @@ type DirSizeRequest struct {
 
 func (x *DirSizeRequest) Reset() {
 	*x = DirSizeRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2086,7 +2349,7 @@ func (x *DirSizeRequest) String() string {
 func (*DirSizeRequest) ProtoMessage() {}
 
 func (x *DirSizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[30]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2099,7 +2362,7 @@ func (x *DirSizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirSizeRequest.ProtoReflect.Descriptor instead.
 func (*DirSizeRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{30}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DirSizeRequest) GetRef() string {
@@ -2122,7 +2385,7 @@ type DirSizeResponse struct {
 
 func (x *DirSizeResponse) Reset() {
 	*x = DirSizeResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2134,7 +2397,7 @@ func (x *DirSizeResponse) String() string {
 func (*DirSizeResponse) ProtoMessage() {}
 
 func (x *DirSizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[31]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2147,7 +2410,7 @@ func (x *DirSizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DirSizeResponse.ProtoReflect.Descriptor instead.
 func (*DirSizeResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{31}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DirSizeResponse) GetSizeBytes() int64 {
@@ -2175,7 +2438,7 @@ type CountLinesRequest struct {
 
 func (x *CountLinesRequest) Reset() {
 	*x = CountLinesRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2187,7 +2450,7 @@ func (x *CountLinesRequest) String() string {
 func (*CountLinesRequest) ProtoMessage() {}
 
 func (x *CountLinesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[32]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2200,7 +2463,7 @@ func (x *CountLinesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountLinesRequest.ProtoReflect.Descriptor instead.
 func (*CountLinesRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{32}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CountLinesRequest) GetRef() string {
@@ -2221,7 +2484,7 @@ type CountLinesResponse struct {
 
 func (x *CountLinesResponse) Reset() {
 	*x = CountLinesResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2496,7 @@ func (x *CountLinesResponse) String() string {
 func (*CountLinesResponse) ProtoMessage() {}
 
 func (x *CountLinesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[33]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2509,7 @@ func (x *CountLinesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountLinesResponse.ProtoReflect.Descriptor instead.
 func (*CountLinesResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{33}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CountLinesResponse) GetLines() int64 {
@@ -2294,7 +2557,7 @@ type Revision struct {
 
 func (x *Revision) Reset() {
 	*x = Revision{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2306,7 +2569,7 @@ func (x *Revision) String() string {
 func (*Revision) ProtoMessage() {}
 
 func (x *Revision) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[34]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2319,7 +2582,7 @@ func (x *Revision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revision.ProtoReflect.Descriptor instead.
 func (*Revision) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{34}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Revision) GetItemId() string {
@@ -2408,7 +2671,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2420,7 +2683,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[35]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2433,7 +2696,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{35}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *HistoryRequest) GetRef() string {
@@ -2468,7 +2731,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2480,7 +2743,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[36]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2493,7 +2756,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{36}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *HistoryResponse) GetRevisions() []*Revision {
@@ -2519,7 +2782,7 @@ type ReadRevisionRequest struct {
 
 func (x *ReadRevisionRequest) Reset() {
 	*x = ReadRevisionRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2531,7 +2794,7 @@ func (x *ReadRevisionRequest) String() string {
 func (*ReadRevisionRequest) ProtoMessage() {}
 
 func (x *ReadRevisionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[37]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2544,7 +2807,7 @@ func (x *ReadRevisionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRevisionRequest.ProtoReflect.Descriptor instead.
 func (*ReadRevisionRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{37}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ReadRevisionRequest) GetRef() string {
@@ -2583,7 +2846,7 @@ type ReadRevisionResponse struct {
 
 func (x *ReadRevisionResponse) Reset() {
 	*x = ReadRevisionResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2595,7 +2858,7 @@ func (x *ReadRevisionResponse) String() string {
 func (*ReadRevisionResponse) ProtoMessage() {}
 
 func (x *ReadRevisionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[38]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2608,7 +2871,7 @@ func (x *ReadRevisionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRevisionResponse.ProtoReflect.Descriptor instead.
 func (*ReadRevisionResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{38}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReadRevisionResponse) GetRevision() *Revision {
@@ -2645,7 +2908,7 @@ type RevertRequest struct {
 
 func (x *RevertRequest) Reset() {
 	*x = RevertRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2657,7 +2920,7 @@ func (x *RevertRequest) String() string {
 func (*RevertRequest) ProtoMessage() {}
 
 func (x *RevertRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[39]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2670,7 +2933,7 @@ func (x *RevertRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevertRequest.ProtoReflect.Descriptor instead.
 func (*RevertRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{39}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RevertRequest) GetRef() string {
@@ -2702,7 +2965,7 @@ type RevertResponse struct {
 
 func (x *RevertResponse) Reset() {
 	*x = RevertResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2714,7 +2977,7 @@ func (x *RevertResponse) String() string {
 func (*RevertResponse) ProtoMessage() {}
 
 func (x *RevertResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[40]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2727,7 +2990,7 @@ func (x *RevertResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevertResponse.ProtoReflect.Descriptor instead.
 func (*RevertResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{40}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RevertResponse) GetItem() *Item {
@@ -2765,7 +3028,7 @@ type ListDeletedRequest struct {
 
 func (x *ListDeletedRequest) Reset() {
 	*x = ListDeletedRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2777,7 +3040,7 @@ func (x *ListDeletedRequest) String() string {
 func (*ListDeletedRequest) ProtoMessage() {}
 
 func (x *ListDeletedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[41]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2790,7 +3053,7 @@ func (x *ListDeletedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeletedRequest.ProtoReflect.Descriptor instead.
 func (*ListDeletedRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{41}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListDeletedRequest) GetRef() string {
@@ -2820,7 +3083,7 @@ type ListDeletedResponse struct {
 
 func (x *ListDeletedResponse) Reset() {
 	*x = ListDeletedResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2832,7 +3095,7 @@ func (x *ListDeletedResponse) String() string {
 func (*ListDeletedResponse) ProtoMessage() {}
 
 func (x *ListDeletedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[42]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2845,7 +3108,7 @@ func (x *ListDeletedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeletedResponse.ProtoReflect.Descriptor instead.
 func (*ListDeletedResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{42}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListDeletedResponse) GetRevisions() []*Revision {
@@ -2873,7 +3136,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[43]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2885,7 +3148,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[43]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2898,7 +3161,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{43}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LogRequest) GetActor() string {
@@ -2942,7 +3205,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[44]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2954,7 +3217,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxd_v1_vfs_proto_msgTypes[44]
+	mi := &file_ctxd_v1_vfs_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2967,7 +3230,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{44}
+	return file_ctxd_v1_vfs_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LogResponse) GetRevisions() []*Revision {
@@ -2988,7 +3251,26 @@ var File_ctxd_v1_vfs_proto protoreflect.FileDescriptor
 
 const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\n" +
-	"\x11ctxd/v1/vfs.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"v\n" +
+	"\x11ctxd/v1/vfs.proto\x12\actxd.v1\x1a\x13ctxd/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"!\n" +
+	"\rChunksRequest\x12\x10\n" +
+	"\x03ref\x18\x01 \x01(\tR\x03ref\"\x95\x02\n" +
+	"\tChunkInfo\x12\x1d\n" +
+	"\n" +
+	"start_byte\x18\x01 \x01(\x03R\tstartByte\x12\x19\n" +
+	"\bend_byte\x18\x02 \x01(\x03R\aendByte\x12\x1d\n" +
+	"\n" +
+	"start_line\x18\x03 \x01(\x03R\tstartLine\x12\x19\n" +
+	"\bend_line\x18\x04 \x01(\x03R\aendLine\x12\x18\n" +
+	"\aheading\x18\x05 \x01(\tR\aheading\x12\x16\n" +
+	"\x06tokens\x18\x06 \x01(\x05R\x06tokens\x12\x1a\n" +
+	"\bembedded\x18\a \x01(\bR\bembedded\x12F\n" +
+	"\x13generated_questions\x18\b \x03(\v2\x15.ctxd.v1.QuestionInfoR\x12generatedQuestions\">\n" +
+	"\fQuestionInfo\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1a\n" +
+	"\bembedded\x18\x02 \x01(\bR\bembedded\"q\n" +
+	"\x0eChunksResponse\x12*\n" +
+	"\x06chunks\x18\x01 \x03(\v2\x12.ctxd.v1.ChunkInfoR\x06chunks\x123\n" +
+	"\tquestions\x18\x02 \x03(\v2\x15.ctxd.v1.QuestionInfoR\tquestions\"v\n" +
 	"\vDiffRequest\x12\x10\n" +
 	"\x03ref\x18\x01 \x01(\tR\x03ref\x12\x19\n" +
 	"\bfrom_rev\x18\x02 \x01(\x03R\afromRev\x12\x15\n" +
@@ -3194,7 +3476,8 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"f\n" +
 	"\vLogResponse\x12/\n" +
 	"\trevisions\x18\x01 \x03(\v2\x11.ctxd.v1.RevisionR\trevisions\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xf5\t\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xb0\n" +
+	"\n" +
 	"\n" +
 	"VfsService\x12E\n" +
 	"\n" +
@@ -3220,7 +3503,8 @@ const file_ctxd_v1_vfs_proto_rawDesc = "" +
 	"\x06Revert\x12\x16.ctxd.v1.RevertRequest\x1a\x17.ctxd.v1.RevertResponse\x12H\n" +
 	"\vListDeleted\x12\x1b.ctxd.v1.ListDeletedRequest\x1a\x1c.ctxd.v1.ListDeletedResponse\x120\n" +
 	"\x03Log\x12\x13.ctxd.v1.LogRequest\x1a\x14.ctxd.v1.LogResponse\x123\n" +
-	"\x04Diff\x12\x14.ctxd.v1.DiffRequest\x1a\x15.ctxd.v1.DiffResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\x04Diff\x12\x14.ctxd.v1.DiffRequest\x1a\x15.ctxd.v1.DiffResponse\x129\n" +
+	"\x06Chunks\x12\x16.ctxd.v1.ChunksRequest\x1a\x17.ctxd.v1.ChunksResponseB0Z'github.com/ctxd/ctxd/gen/ctxd/v1;ctxdv1\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_ctxd_v1_vfs_proto_rawDescOnce sync.Once
@@ -3234,132 +3518,141 @@ func file_ctxd_v1_vfs_proto_rawDescGZIP() []byte {
 	return file_ctxd_v1_vfs_proto_rawDescData
 }
 
-var file_ctxd_v1_vfs_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_ctxd_v1_vfs_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_ctxd_v1_vfs_proto_goTypes = []any{
-	(*DiffRequest)(nil),           // 0: ctxd.v1.DiffRequest
-	(*DiffResponse)(nil),          // 1: ctxd.v1.DiffResponse
-	(*ListDrivesRequest)(nil),     // 2: ctxd.v1.ListDrivesRequest
-	(*ListDrivesResponse)(nil),    // 3: ctxd.v1.ListDrivesResponse
-	(*TreeRequest)(nil),           // 4: ctxd.v1.TreeRequest
-	(*TreeResponse)(nil),          // 5: ctxd.v1.TreeResponse
-	(*ListRequest)(nil),           // 6: ctxd.v1.ListRequest
-	(*ListEntry)(nil),             // 7: ctxd.v1.ListEntry
-	(*ListResponse)(nil),          // 8: ctxd.v1.ListResponse
-	(*ReadRequest)(nil),           // 9: ctxd.v1.ReadRequest
-	(*ReadResponse)(nil),          // 10: ctxd.v1.ReadResponse
-	(*WriteRequest)(nil),          // 11: ctxd.v1.WriteRequest
-	(*WriteResponse)(nil),         // 12: ctxd.v1.WriteResponse
-	(*WriteBatchRequest)(nil),     // 13: ctxd.v1.WriteBatchRequest
-	(*WriteBatchResponse)(nil),    // 14: ctxd.v1.WriteBatchResponse
-	(*Patch)(nil),                 // 15: ctxd.v1.Patch
-	(*EditRequest)(nil),           // 16: ctxd.v1.EditRequest
-	(*EditResponse)(nil),          // 17: ctxd.v1.EditResponse
-	(*DeleteRequest)(nil),         // 18: ctxd.v1.DeleteRequest
-	(*DeleteResponse)(nil),        // 19: ctxd.v1.DeleteResponse
-	(*CopyRequest)(nil),           // 20: ctxd.v1.CopyRequest
-	(*CopyResponse)(nil),          // 21: ctxd.v1.CopyResponse
-	(*MoveRequest)(nil),           // 22: ctxd.v1.MoveRequest
-	(*MoveResponse)(nil),          // 23: ctxd.v1.MoveResponse
-	(*InfoRequest)(nil),           // 24: ctxd.v1.InfoRequest
-	(*InfoResponse)(nil),          // 25: ctxd.v1.InfoResponse
-	(*ExistsRequest)(nil),         // 26: ctxd.v1.ExistsRequest
-	(*ExistsResponse)(nil),        // 27: ctxd.v1.ExistsResponse
-	(*MakeDirRequest)(nil),        // 28: ctxd.v1.MakeDirRequest
-	(*MakeDirResponse)(nil),       // 29: ctxd.v1.MakeDirResponse
-	(*DirSizeRequest)(nil),        // 30: ctxd.v1.DirSizeRequest
-	(*DirSizeResponse)(nil),       // 31: ctxd.v1.DirSizeResponse
-	(*CountLinesRequest)(nil),     // 32: ctxd.v1.CountLinesRequest
-	(*CountLinesResponse)(nil),    // 33: ctxd.v1.CountLinesResponse
-	(*Revision)(nil),              // 34: ctxd.v1.Revision
-	(*HistoryRequest)(nil),        // 35: ctxd.v1.HistoryRequest
-	(*HistoryResponse)(nil),       // 36: ctxd.v1.HistoryResponse
-	(*ReadRevisionRequest)(nil),   // 37: ctxd.v1.ReadRevisionRequest
-	(*ReadRevisionResponse)(nil),  // 38: ctxd.v1.ReadRevisionResponse
-	(*RevertRequest)(nil),         // 39: ctxd.v1.RevertRequest
-	(*RevertResponse)(nil),        // 40: ctxd.v1.RevertResponse
-	(*ListDeletedRequest)(nil),    // 41: ctxd.v1.ListDeletedRequest
-	(*ListDeletedResponse)(nil),   // 42: ctxd.v1.ListDeletedResponse
-	(*LogRequest)(nil),            // 43: ctxd.v1.LogRequest
-	(*LogResponse)(nil),           // 44: ctxd.v1.LogResponse
-	(*DriveInfo)(nil),             // 45: ctxd.v1.DriveInfo
-	(*TreeNode)(nil),              // 46: ctxd.v1.TreeNode
-	(*Item)(nil),                  // 47: ctxd.v1.Item
-	(OnConflict)(0),               // 48: ctxd.v1.OnConflict
-	(*Embedding)(nil),             // 49: ctxd.v1.Embedding
-	(*timestamppb.Timestamp)(nil), // 50: google.protobuf.Timestamp
+	(*ChunksRequest)(nil),         // 0: ctxd.v1.ChunksRequest
+	(*ChunkInfo)(nil),             // 1: ctxd.v1.ChunkInfo
+	(*QuestionInfo)(nil),          // 2: ctxd.v1.QuestionInfo
+	(*ChunksResponse)(nil),        // 3: ctxd.v1.ChunksResponse
+	(*DiffRequest)(nil),           // 4: ctxd.v1.DiffRequest
+	(*DiffResponse)(nil),          // 5: ctxd.v1.DiffResponse
+	(*ListDrivesRequest)(nil),     // 6: ctxd.v1.ListDrivesRequest
+	(*ListDrivesResponse)(nil),    // 7: ctxd.v1.ListDrivesResponse
+	(*TreeRequest)(nil),           // 8: ctxd.v1.TreeRequest
+	(*TreeResponse)(nil),          // 9: ctxd.v1.TreeResponse
+	(*ListRequest)(nil),           // 10: ctxd.v1.ListRequest
+	(*ListEntry)(nil),             // 11: ctxd.v1.ListEntry
+	(*ListResponse)(nil),          // 12: ctxd.v1.ListResponse
+	(*ReadRequest)(nil),           // 13: ctxd.v1.ReadRequest
+	(*ReadResponse)(nil),          // 14: ctxd.v1.ReadResponse
+	(*WriteRequest)(nil),          // 15: ctxd.v1.WriteRequest
+	(*WriteResponse)(nil),         // 16: ctxd.v1.WriteResponse
+	(*WriteBatchRequest)(nil),     // 17: ctxd.v1.WriteBatchRequest
+	(*WriteBatchResponse)(nil),    // 18: ctxd.v1.WriteBatchResponse
+	(*Patch)(nil),                 // 19: ctxd.v1.Patch
+	(*EditRequest)(nil),           // 20: ctxd.v1.EditRequest
+	(*EditResponse)(nil),          // 21: ctxd.v1.EditResponse
+	(*DeleteRequest)(nil),         // 22: ctxd.v1.DeleteRequest
+	(*DeleteResponse)(nil),        // 23: ctxd.v1.DeleteResponse
+	(*CopyRequest)(nil),           // 24: ctxd.v1.CopyRequest
+	(*CopyResponse)(nil),          // 25: ctxd.v1.CopyResponse
+	(*MoveRequest)(nil),           // 26: ctxd.v1.MoveRequest
+	(*MoveResponse)(nil),          // 27: ctxd.v1.MoveResponse
+	(*InfoRequest)(nil),           // 28: ctxd.v1.InfoRequest
+	(*InfoResponse)(nil),          // 29: ctxd.v1.InfoResponse
+	(*ExistsRequest)(nil),         // 30: ctxd.v1.ExistsRequest
+	(*ExistsResponse)(nil),        // 31: ctxd.v1.ExistsResponse
+	(*MakeDirRequest)(nil),        // 32: ctxd.v1.MakeDirRequest
+	(*MakeDirResponse)(nil),       // 33: ctxd.v1.MakeDirResponse
+	(*DirSizeRequest)(nil),        // 34: ctxd.v1.DirSizeRequest
+	(*DirSizeResponse)(nil),       // 35: ctxd.v1.DirSizeResponse
+	(*CountLinesRequest)(nil),     // 36: ctxd.v1.CountLinesRequest
+	(*CountLinesResponse)(nil),    // 37: ctxd.v1.CountLinesResponse
+	(*Revision)(nil),              // 38: ctxd.v1.Revision
+	(*HistoryRequest)(nil),        // 39: ctxd.v1.HistoryRequest
+	(*HistoryResponse)(nil),       // 40: ctxd.v1.HistoryResponse
+	(*ReadRevisionRequest)(nil),   // 41: ctxd.v1.ReadRevisionRequest
+	(*ReadRevisionResponse)(nil),  // 42: ctxd.v1.ReadRevisionResponse
+	(*RevertRequest)(nil),         // 43: ctxd.v1.RevertRequest
+	(*RevertResponse)(nil),        // 44: ctxd.v1.RevertResponse
+	(*ListDeletedRequest)(nil),    // 45: ctxd.v1.ListDeletedRequest
+	(*ListDeletedResponse)(nil),   // 46: ctxd.v1.ListDeletedResponse
+	(*LogRequest)(nil),            // 47: ctxd.v1.LogRequest
+	(*LogResponse)(nil),           // 48: ctxd.v1.LogResponse
+	(*DriveInfo)(nil),             // 49: ctxd.v1.DriveInfo
+	(*TreeNode)(nil),              // 50: ctxd.v1.TreeNode
+	(*Item)(nil),                  // 51: ctxd.v1.Item
+	(OnConflict)(0),               // 52: ctxd.v1.OnConflict
+	(*Embedding)(nil),             // 53: ctxd.v1.Embedding
+	(*timestamppb.Timestamp)(nil), // 54: google.protobuf.Timestamp
 }
 var file_ctxd_v1_vfs_proto_depIdxs = []int32{
-	45, // 0: ctxd.v1.ListDrivesResponse.drives:type_name -> ctxd.v1.DriveInfo
-	46, // 1: ctxd.v1.TreeResponse.root:type_name -> ctxd.v1.TreeNode
-	47, // 2: ctxd.v1.ListEntry.item:type_name -> ctxd.v1.Item
-	7,  // 3: ctxd.v1.ListResponse.entries:type_name -> ctxd.v1.ListEntry
-	47, // 4: ctxd.v1.ReadResponse.item:type_name -> ctxd.v1.Item
-	48, // 5: ctxd.v1.WriteRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	49, // 6: ctxd.v1.WriteRequest.chunk_embeddings:type_name -> ctxd.v1.Embedding
-	47, // 7: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
-	5,  // 8: ctxd.v1.WriteResponse.tree:type_name -> ctxd.v1.TreeResponse
-	11, // 9: ctxd.v1.WriteBatchRequest.items:type_name -> ctxd.v1.WriteRequest
-	12, // 10: ctxd.v1.WriteBatchResponse.results:type_name -> ctxd.v1.WriteResponse
-	15, // 11: ctxd.v1.EditRequest.patches:type_name -> ctxd.v1.Patch
-	47, // 12: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
-	48, // 13: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	48, // 14: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
-	47, // 15: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
-	50, // 16: ctxd.v1.Revision.time:type_name -> google.protobuf.Timestamp
-	47, // 17: ctxd.v1.Revision.item:type_name -> ctxd.v1.Item
-	34, // 18: ctxd.v1.HistoryResponse.revisions:type_name -> ctxd.v1.Revision
-	34, // 19: ctxd.v1.ReadRevisionResponse.revision:type_name -> ctxd.v1.Revision
-	47, // 20: ctxd.v1.RevertResponse.item:type_name -> ctxd.v1.Item
-	34, // 21: ctxd.v1.ListDeletedResponse.revisions:type_name -> ctxd.v1.Revision
-	50, // 22: ctxd.v1.LogRequest.since:type_name -> google.protobuf.Timestamp
-	34, // 23: ctxd.v1.LogResponse.revisions:type_name -> ctxd.v1.Revision
-	2,  // 24: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
-	4,  // 25: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
-	6,  // 26: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
-	9,  // 27: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
-	11, // 28: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
-	13, // 29: ctxd.v1.VfsService.WriteBatch:input_type -> ctxd.v1.WriteBatchRequest
-	16, // 30: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
-	18, // 31: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
-	20, // 32: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
-	22, // 33: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
-	24, // 34: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
-	26, // 35: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
-	28, // 36: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
-	30, // 37: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
-	32, // 38: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
-	35, // 39: ctxd.v1.VfsService.History:input_type -> ctxd.v1.HistoryRequest
-	37, // 40: ctxd.v1.VfsService.ReadRevision:input_type -> ctxd.v1.ReadRevisionRequest
-	39, // 41: ctxd.v1.VfsService.Revert:input_type -> ctxd.v1.RevertRequest
-	41, // 42: ctxd.v1.VfsService.ListDeleted:input_type -> ctxd.v1.ListDeletedRequest
-	43, // 43: ctxd.v1.VfsService.Log:input_type -> ctxd.v1.LogRequest
-	0,  // 44: ctxd.v1.VfsService.Diff:input_type -> ctxd.v1.DiffRequest
-	3,  // 45: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
-	5,  // 46: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
-	8,  // 47: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
-	10, // 48: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
-	12, // 49: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
-	14, // 50: ctxd.v1.VfsService.WriteBatch:output_type -> ctxd.v1.WriteBatchResponse
-	17, // 51: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
-	19, // 52: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
-	21, // 53: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
-	23, // 54: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
-	25, // 55: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
-	27, // 56: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
-	29, // 57: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
-	31, // 58: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
-	33, // 59: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
-	36, // 60: ctxd.v1.VfsService.History:output_type -> ctxd.v1.HistoryResponse
-	38, // 61: ctxd.v1.VfsService.ReadRevision:output_type -> ctxd.v1.ReadRevisionResponse
-	40, // 62: ctxd.v1.VfsService.Revert:output_type -> ctxd.v1.RevertResponse
-	42, // 63: ctxd.v1.VfsService.ListDeleted:output_type -> ctxd.v1.ListDeletedResponse
-	44, // 64: ctxd.v1.VfsService.Log:output_type -> ctxd.v1.LogResponse
-	1,  // 65: ctxd.v1.VfsService.Diff:output_type -> ctxd.v1.DiffResponse
-	45, // [45:66] is the sub-list for method output_type
-	24, // [24:45] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	2,  // 0: ctxd.v1.ChunkInfo.generated_questions:type_name -> ctxd.v1.QuestionInfo
+	1,  // 1: ctxd.v1.ChunksResponse.chunks:type_name -> ctxd.v1.ChunkInfo
+	2,  // 2: ctxd.v1.ChunksResponse.questions:type_name -> ctxd.v1.QuestionInfo
+	49, // 3: ctxd.v1.ListDrivesResponse.drives:type_name -> ctxd.v1.DriveInfo
+	50, // 4: ctxd.v1.TreeResponse.root:type_name -> ctxd.v1.TreeNode
+	51, // 5: ctxd.v1.ListEntry.item:type_name -> ctxd.v1.Item
+	11, // 6: ctxd.v1.ListResponse.entries:type_name -> ctxd.v1.ListEntry
+	51, // 7: ctxd.v1.ReadResponse.item:type_name -> ctxd.v1.Item
+	52, // 8: ctxd.v1.WriteRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	53, // 9: ctxd.v1.WriteRequest.chunk_embeddings:type_name -> ctxd.v1.Embedding
+	51, // 10: ctxd.v1.WriteResponse.item:type_name -> ctxd.v1.Item
+	9,  // 11: ctxd.v1.WriteResponse.tree:type_name -> ctxd.v1.TreeResponse
+	15, // 12: ctxd.v1.WriteBatchRequest.items:type_name -> ctxd.v1.WriteRequest
+	16, // 13: ctxd.v1.WriteBatchResponse.results:type_name -> ctxd.v1.WriteResponse
+	19, // 14: ctxd.v1.EditRequest.patches:type_name -> ctxd.v1.Patch
+	51, // 15: ctxd.v1.EditResponse.item:type_name -> ctxd.v1.Item
+	52, // 16: ctxd.v1.CopyRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	52, // 17: ctxd.v1.MoveRequest.on_conflict:type_name -> ctxd.v1.OnConflict
+	51, // 18: ctxd.v1.InfoResponse.item:type_name -> ctxd.v1.Item
+	54, // 19: ctxd.v1.Revision.time:type_name -> google.protobuf.Timestamp
+	51, // 20: ctxd.v1.Revision.item:type_name -> ctxd.v1.Item
+	38, // 21: ctxd.v1.HistoryResponse.revisions:type_name -> ctxd.v1.Revision
+	38, // 22: ctxd.v1.ReadRevisionResponse.revision:type_name -> ctxd.v1.Revision
+	51, // 23: ctxd.v1.RevertResponse.item:type_name -> ctxd.v1.Item
+	38, // 24: ctxd.v1.ListDeletedResponse.revisions:type_name -> ctxd.v1.Revision
+	54, // 25: ctxd.v1.LogRequest.since:type_name -> google.protobuf.Timestamp
+	38, // 26: ctxd.v1.LogResponse.revisions:type_name -> ctxd.v1.Revision
+	6,  // 27: ctxd.v1.VfsService.ListDrives:input_type -> ctxd.v1.ListDrivesRequest
+	8,  // 28: ctxd.v1.VfsService.Tree:input_type -> ctxd.v1.TreeRequest
+	10, // 29: ctxd.v1.VfsService.List:input_type -> ctxd.v1.ListRequest
+	13, // 30: ctxd.v1.VfsService.Read:input_type -> ctxd.v1.ReadRequest
+	15, // 31: ctxd.v1.VfsService.Write:input_type -> ctxd.v1.WriteRequest
+	17, // 32: ctxd.v1.VfsService.WriteBatch:input_type -> ctxd.v1.WriteBatchRequest
+	20, // 33: ctxd.v1.VfsService.Edit:input_type -> ctxd.v1.EditRequest
+	22, // 34: ctxd.v1.VfsService.Delete:input_type -> ctxd.v1.DeleteRequest
+	24, // 35: ctxd.v1.VfsService.Copy:input_type -> ctxd.v1.CopyRequest
+	26, // 36: ctxd.v1.VfsService.Move:input_type -> ctxd.v1.MoveRequest
+	28, // 37: ctxd.v1.VfsService.Info:input_type -> ctxd.v1.InfoRequest
+	30, // 38: ctxd.v1.VfsService.Exists:input_type -> ctxd.v1.ExistsRequest
+	32, // 39: ctxd.v1.VfsService.MakeDir:input_type -> ctxd.v1.MakeDirRequest
+	34, // 40: ctxd.v1.VfsService.DirSize:input_type -> ctxd.v1.DirSizeRequest
+	36, // 41: ctxd.v1.VfsService.CountLines:input_type -> ctxd.v1.CountLinesRequest
+	39, // 42: ctxd.v1.VfsService.History:input_type -> ctxd.v1.HistoryRequest
+	41, // 43: ctxd.v1.VfsService.ReadRevision:input_type -> ctxd.v1.ReadRevisionRequest
+	43, // 44: ctxd.v1.VfsService.Revert:input_type -> ctxd.v1.RevertRequest
+	45, // 45: ctxd.v1.VfsService.ListDeleted:input_type -> ctxd.v1.ListDeletedRequest
+	47, // 46: ctxd.v1.VfsService.Log:input_type -> ctxd.v1.LogRequest
+	4,  // 47: ctxd.v1.VfsService.Diff:input_type -> ctxd.v1.DiffRequest
+	0,  // 48: ctxd.v1.VfsService.Chunks:input_type -> ctxd.v1.ChunksRequest
+	7,  // 49: ctxd.v1.VfsService.ListDrives:output_type -> ctxd.v1.ListDrivesResponse
+	9,  // 50: ctxd.v1.VfsService.Tree:output_type -> ctxd.v1.TreeResponse
+	12, // 51: ctxd.v1.VfsService.List:output_type -> ctxd.v1.ListResponse
+	14, // 52: ctxd.v1.VfsService.Read:output_type -> ctxd.v1.ReadResponse
+	16, // 53: ctxd.v1.VfsService.Write:output_type -> ctxd.v1.WriteResponse
+	18, // 54: ctxd.v1.VfsService.WriteBatch:output_type -> ctxd.v1.WriteBatchResponse
+	21, // 55: ctxd.v1.VfsService.Edit:output_type -> ctxd.v1.EditResponse
+	23, // 56: ctxd.v1.VfsService.Delete:output_type -> ctxd.v1.DeleteResponse
+	25, // 57: ctxd.v1.VfsService.Copy:output_type -> ctxd.v1.CopyResponse
+	27, // 58: ctxd.v1.VfsService.Move:output_type -> ctxd.v1.MoveResponse
+	29, // 59: ctxd.v1.VfsService.Info:output_type -> ctxd.v1.InfoResponse
+	31, // 60: ctxd.v1.VfsService.Exists:output_type -> ctxd.v1.ExistsResponse
+	33, // 61: ctxd.v1.VfsService.MakeDir:output_type -> ctxd.v1.MakeDirResponse
+	35, // 62: ctxd.v1.VfsService.DirSize:output_type -> ctxd.v1.DirSizeResponse
+	37, // 63: ctxd.v1.VfsService.CountLines:output_type -> ctxd.v1.CountLinesResponse
+	40, // 64: ctxd.v1.VfsService.History:output_type -> ctxd.v1.HistoryResponse
+	42, // 65: ctxd.v1.VfsService.ReadRevision:output_type -> ctxd.v1.ReadRevisionResponse
+	44, // 66: ctxd.v1.VfsService.Revert:output_type -> ctxd.v1.RevertResponse
+	46, // 67: ctxd.v1.VfsService.ListDeleted:output_type -> ctxd.v1.ListDeletedResponse
+	48, // 68: ctxd.v1.VfsService.Log:output_type -> ctxd.v1.LogResponse
+	5,  // 69: ctxd.v1.VfsService.Diff:output_type -> ctxd.v1.DiffResponse
+	3,  // 70: ctxd.v1.VfsService.Chunks:output_type -> ctxd.v1.ChunksResponse
+	49, // [49:71] is the sub-list for method output_type
+	27, // [27:49] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_ctxd_v1_vfs_proto_init() }
@@ -3368,7 +3661,7 @@ func file_ctxd_v1_vfs_proto_init() {
 		return
 	}
 	file_ctxd_v1_types_proto_init()
-	file_ctxd_v1_vfs_proto_msgTypes[11].OneofWrappers = []any{
+	file_ctxd_v1_vfs_proto_msgTypes[15].OneofWrappers = []any{
 		(*WriteRequest_Content)(nil),
 		(*WriteRequest_Data)(nil),
 	}
@@ -3378,7 +3671,7 @@ func file_ctxd_v1_vfs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxd_v1_vfs_proto_rawDesc), len(file_ctxd_v1_vfs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   45,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

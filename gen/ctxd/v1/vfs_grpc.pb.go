@@ -40,6 +40,7 @@ const (
 	VfsService_ListDeleted_FullMethodName  = "/ctxd.v1.VfsService/ListDeleted"
 	VfsService_Log_FullMethodName          = "/ctxd.v1.VfsService/Log"
 	VfsService_Diff_FullMethodName         = "/ctxd.v1.VfsService/Diff"
+	VfsService_Chunks_FullMethodName       = "/ctxd.v1.VfsService/Chunks"
 )
 
 // VfsServiceClient is the client API for VfsService service.
@@ -103,6 +104,10 @@ type VfsServiceClient interface {
 	// Diff compares two revisions of an item's text line by line (a
 	// revision and the current content when to_rev is 0), as a unified diff.
 	Diff(ctx context.Context, in *DiffRequest, opts ...grpc.CallOption) (*DiffResponse, error)
+	// Chunks shows how an item is cut for search: each chunk's byte and line
+	// span, heading and tokens, whether its vector exists for the current
+	// model, its generated questions, and the item's own questions.
+	Chunks(ctx context.Context, in *ChunksRequest, opts ...grpc.CallOption) (*ChunksResponse, error)
 }
 
 type vfsServiceClient struct {
@@ -323,6 +328,16 @@ func (c *vfsServiceClient) Diff(ctx context.Context, in *DiffRequest, opts ...gr
 	return out, nil
 }
 
+func (c *vfsServiceClient) Chunks(ctx context.Context, in *ChunksRequest, opts ...grpc.CallOption) (*ChunksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChunksResponse)
+	err := c.cc.Invoke(ctx, VfsService_Chunks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // VfsServiceServer is the server API for VfsService service.
 // All implementations must embed UnimplementedVfsServiceServer
 // for forward compatibility.
@@ -384,6 +399,10 @@ type VfsServiceServer interface {
 	// Diff compares two revisions of an item's text line by line (a
 	// revision and the current content when to_rev is 0), as a unified diff.
 	Diff(context.Context, *DiffRequest) (*DiffResponse, error)
+	// Chunks shows how an item is cut for search: each chunk's byte and line
+	// span, heading and tokens, whether its vector exists for the current
+	// model, its generated questions, and the item's own questions.
+	Chunks(context.Context, *ChunksRequest) (*ChunksResponse, error)
 	mustEmbedUnimplementedVfsServiceServer()
 }
 
@@ -456,6 +475,9 @@ func (UnimplementedVfsServiceServer) Log(context.Context, *LogRequest) (*LogResp
 }
 func (UnimplementedVfsServiceServer) Diff(context.Context, *DiffRequest) (*DiffResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Diff not implemented")
+}
+func (UnimplementedVfsServiceServer) Chunks(context.Context, *ChunksRequest) (*ChunksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Chunks not implemented")
 }
 func (UnimplementedVfsServiceServer) mustEmbedUnimplementedVfsServiceServer() {}
 func (UnimplementedVfsServiceServer) testEmbeddedByValue()                    {}
@@ -856,6 +878,24 @@ func _VfsService_Diff_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _VfsService_Chunks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChunksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VfsServiceServer).Chunks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: VfsService_Chunks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VfsServiceServer).Chunks(ctx, req.(*ChunksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // VfsService_ServiceDesc is the grpc.ServiceDesc for VfsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -946,6 +986,10 @@ var VfsService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Diff",
 			Handler:    _VfsService_Diff_Handler,
+		},
+		{
+			MethodName: "Chunks",
+			Handler:    _VfsService_Chunks_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

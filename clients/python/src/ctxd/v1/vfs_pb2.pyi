@@ -10,6 +10,48 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ChunksRequest(_message.Message):
+    __slots__ = ("ref",)
+    REF_FIELD_NUMBER: _ClassVar[int]
+    ref: str
+    def __init__(self, ref: _Optional[str] = ...) -> None: ...
+
+class ChunkInfo(_message.Message):
+    __slots__ = ("start_byte", "end_byte", "start_line", "end_line", "heading", "tokens", "embedded", "generated_questions")
+    START_BYTE_FIELD_NUMBER: _ClassVar[int]
+    END_BYTE_FIELD_NUMBER: _ClassVar[int]
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
+    HEADING_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_FIELD_NUMBER: _ClassVar[int]
+    GENERATED_QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    start_byte: int
+    end_byte: int
+    start_line: int
+    end_line: int
+    heading: str
+    tokens: int
+    embedded: bool
+    generated_questions: _containers.RepeatedCompositeFieldContainer[QuestionInfo]
+    def __init__(self, start_byte: _Optional[int] = ..., end_byte: _Optional[int] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., heading: _Optional[str] = ..., tokens: _Optional[int] = ..., embedded: _Optional[bool] = ..., generated_questions: _Optional[_Iterable[_Union[QuestionInfo, _Mapping]]] = ...) -> None: ...
+
+class QuestionInfo(_message.Message):
+    __slots__ = ("text", "embedded")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    embedded: bool
+    def __init__(self, text: _Optional[str] = ..., embedded: _Optional[bool] = ...) -> None: ...
+
+class ChunksResponse(_message.Message):
+    __slots__ = ("chunks", "questions")
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    chunks: _containers.RepeatedCompositeFieldContainer[ChunkInfo]
+    questions: _containers.RepeatedCompositeFieldContainer[QuestionInfo]
+    def __init__(self, chunks: _Optional[_Iterable[_Union[ChunkInfo, _Mapping]]] = ..., questions: _Optional[_Iterable[_Union[QuestionInfo, _Mapping]]] = ...) -> None: ...
+
 class DiffRequest(_message.Message):
     __slots__ = ("ref", "from_rev", "to_rev", "context_lines")
     REF_FIELD_NUMBER: _ClassVar[int]

@@ -144,6 +144,11 @@ class VfsServiceStub:
                 request_serializer=ctxd_dot_v1_dot_vfs__pb2.DiffRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_vfs__pb2.DiffResponse.FromString,
                 _registered_method=True)
+        self.Chunks = channel.unary_unary(
+                '/ctxd.v1.VfsService/Chunks',
+                request_serializer=ctxd_dot_v1_dot_vfs__pb2.ChunksRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_vfs__pb2.ChunksResponse.FromString,
+                _registered_method=True)
 
 
 class VfsServiceServicer:
@@ -310,6 +315,15 @@ class VfsServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Chunks(self, request, context):
+        """Chunks shows how an item is cut for search: each chunk's byte and line
+        span, heading and tokens, whether its vector exists for the current
+        model, its generated questions, and the item's own questions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_VfsServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -417,6 +431,11 @@ def add_VfsServiceServicer_to_server(servicer, server):
                     servicer.Diff,
                     request_deserializer=ctxd_dot_v1_dot_vfs__pb2.DiffRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_vfs__pb2.DiffResponse.SerializeToString,
+            ),
+            'Chunks': grpc.unary_unary_rpc_method_handler(
+                    servicer.Chunks,
+                    request_deserializer=ctxd_dot_v1_dot_vfs__pb2.ChunksRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_vfs__pb2.ChunksResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -991,6 +1010,33 @@ class VfsService:
             '/ctxd.v1.VfsService/Diff',
             ctxd_dot_v1_dot_vfs__pb2.DiffRequest.SerializeToString,
             ctxd_dot_v1_dot_vfs__pb2.DiffResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Chunks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.VfsService/Chunks',
+            ctxd_dot_v1_dot_vfs__pb2.ChunksRequest.SerializeToString,
+            ctxd_dot_v1_dot_vfs__pb2.ChunksResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -16,7 +16,149 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file ctxd/v1/vfs.proto.
  */
 export const file_ctxd_v1_vfs: GenFile = /*@__PURE__*/
-  fileDesc("ChFjdHhkL3YxL3Zmcy5wcm90bxIHY3R4ZC52MSJTCgtEaWZmUmVxdWVzdBILCgNyZWYYASABKAkSEAoIZnJvbV9yZXYYAiABKAMSDgoGdG9fcmV2GAMgASgDEhUKDWNvbnRleHRfbGluZXMYBCABKAUihAEKDERpZmZSZXNwb25zZRIQCghmcm9tX3JldhgBIAEoAxIOCgZ0b19yZXYYAiABKAMSDwoHdW5pZmllZBgDIAEoCRINCgVhZGRlZBgEIAEoBRIPCgdyZW1vdmVkGAUgASgFEg4KBmJpbmFyeRgGIAEoCBIRCgl0cnVuY2F0ZWQYByABKAgiEwoRTGlzdERyaXZlc1JlcXVlc3QiOAoSTGlzdERyaXZlc1Jlc3BvbnNlEiIKBmRyaXZlcxgBIAMoCzISLmN0eGQudjEuRHJpdmVJbmZvIkQKC1RyZWVSZXF1ZXN0EgsKA3JlZhgBIAEoCRIRCgltYXhfZGVwdGgYAiABKAUSFQoNaXRlbXNfcGVyX2RpchgDIAEoBSJBCgxUcmVlUmVzcG9uc2USHwoEcm9vdBgBIAEoCzIRLmN0eGQudjEuVHJlZU5vZGUSEAoIcmVuZGVyZWQYAiABKAkiUAoLTGlzdFJlcXVlc3QSCwoDcmVmGAEgASgJEhEKCXJlY3Vyc2l2ZRgCIAEoCBINCgVsaW1pdBgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIlMKCUxpc3RFbnRyeRILCgNyZWYYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZpc19kaXIYAyABKAgSGwoEaXRlbRgEIAEoCzINLmN0eGQudjEuSXRlbSJMCgxMaXN0UmVzcG9uc2USIwoHZW50cmllcxgBIAMoCzISLmN0eGQudjEuTGlzdEVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJQCgtSZWFkUmVxdWVzdBILCgNyZWYYASABKAkSEwoLbGluZV9vZmZzZXQYAiABKAMSEgoKbGluZV9saW1pdBgDIAEoAxILCgNyYXcYBCABKAgilwEKDFJlYWRSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEg8KB2NvbnRlbnQYAiABKAkSDAoEZGF0YRgDIAEoDBISCgpzdGFydF9saW5lGAQgASgDEhAKCGVuZF9saW5lGAUgASgDEhMKC3RvdGFsX2xpbmVzGAYgASgDEhAKCGhhc19tb3JlGAcgASgIIuICCgxXcml0ZVJlcXVlc3QSCwoDcmVmGAEgASgJEhEKB2NvbnRlbnQYAiABKAlIABIOCgRkYXRhGAMgASgMSAASEQoJbWltZV90eXBlGAQgASgJEg0KBXRpdGxlGAUgASgJEhMKC2Rlc2NyaXB0aW9uGAYgASgJEgwKBHRhZ3MYByADKAkSEgoKaW1wb3J0YW5jZRgIIAEoARISCgpzb3VyY2VfdXJsGAkgASgJEigKC29uX2NvbmZsaWN0GAogASgOMhMuY3R4ZC52MS5PbkNvbmZsaWN0Eh0KFWV4cGVjdGVkX2NvbnRlbnRfaGFzaBgLIAEoCRIsChBjaHVua19lbWJlZGRpbmdzGAwgAygLMhIuY3R4ZC52MS5FbWJlZGRpbmcSFwoPZW1iZWRkaW5nX21vZGVsGA0gASgJEhEKCXF1ZXN0aW9ucxgOIAMoCRIKCgJpZBgPIAEoCUIGCgRib2R5IoUBCg1Xcml0ZVJlc3BvbnNlEhsKBGl0ZW0YASABKAsyDS5jdHhkLnYxLkl0ZW0SDwoHY3JlYXRlZBgCIAEoCBIPCgdza2lwcGVkGAMgASgIEiMKBHRyZWUYBCABKAsyFS5jdHhkLnYxLlRyZWVSZXNwb25zZRIQCgh3YXJuaW5ncxgFIAMoCSI5ChFXcml0ZUJhdGNoUmVxdWVzdBIkCgVpdGVtcxgBIAMoCzIVLmN0eGQudjEuV3JpdGVSZXF1ZXN0Ij0KEldyaXRlQmF0Y2hSZXNwb25zZRInCgdyZXN1bHRzGAEgAygLMhYuY3R4ZC52MS5Xcml0ZVJlc3BvbnNlIj4KBVBhdGNoEhIKCnN0YXJ0X2xpbmUYASABKAMSEAoIZW5kX2xpbmUYAiABKAMSDwoHY29udGVudBgDIAEoCSJaCgtFZGl0UmVxdWVzdBILCgNyZWYYASABKAkSHwoHcGF0Y2hlcxgCIAMoCzIOLmN0eGQudjEuUGF0Y2gSHQoVZXhwZWN0ZWRfY29udGVudF9oYXNoGAMgASgJImgKDEVkaXRSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEhQKDGxpbmVzX2JlZm9yZRgCIAEoAxITCgtsaW5lc19hZnRlchgDIAEoAxIQCgh3YXJuaW5ncxgEIAMoCSIvCg1EZWxldGVSZXF1ZXN0EgsKA3JlZhgBIAEoCRIRCglyZWN1cnNpdmUYAiABKAgiJwoORGVsZXRlUmVzcG9uc2USFQoNZGVsZXRlZF9jb3VudBgBIAEoAyJ3CgtDb3B5UmVxdWVzdBISCgpzb3VyY2VfcmVmGAEgASgJEhcKD2Rlc3RpbmF0aW9uX3JlZhgCIAEoCRIRCglyZWN1cnNpdmUYAyABKAgSKAoLb25fY29uZmxpY3QYBCABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QiVAoMQ29weVJlc3BvbnNlEhQKDGNvcGllZF9jb3VudBgBIAEoAxIVCg1za2lwcGVkX2NvdW50GAIgASgDEhcKD2Rlc3RpbmF0aW9uX3JlZhgDIAEoCSJkCgtNb3ZlUmVxdWVzdBISCgpzb3VyY2VfcmVmGAEgASgJEhcKD2Rlc3RpbmF0aW9uX3JlZhgCIAEoCRIoCgtvbl9jb25mbGljdBgDIAEoDjITLmN0eGQudjEuT25Db25mbGljdCJTCgxNb3ZlUmVzcG9uc2USEwoLbW92ZWRfY291bnQYASABKAMSFQoNc2tpcHBlZF9jb3VudBgCIAEoAxIXCg9kZXN0aW5hdGlvbl9yZWYYAyABKAkiGgoLSW5mb1JlcXVlc3QSCwoDcmVmGAEgASgJIj8KDEluZm9SZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEhIKCml0ZW1fY291bnQYAiABKAMiHAoNRXhpc3RzUmVxdWVzdBILCgNyZWYYASABKAkiMAoORXhpc3RzUmVzcG9uc2USDgoGZXhpc3RzGAEgASgIEg4KBmlzX2RpchgCIAEoCCIpCg5NYWtlRGlyUmVxdWVzdBILCgNyZWYYASABKAkSCgoCaWQYAiABKAkiLwoPTWFrZURpclJlc3BvbnNlEg8KB2NyZWF0ZWQYASABKAgSCwoDcmVmGAIgASgJIh0KDkRpclNpemVSZXF1ZXN0EgsKA3JlZhgBIAEoCSI5Cg9EaXJTaXplUmVzcG9uc2USEgoKc2l6ZV9ieXRlcxgBIAEoAxISCgppdGVtX2NvdW50GAIgASgDIiAKEUNvdW50TGluZXNSZXF1ZXN0EgsKA3JlZhgBIAEoCSIjChJDb3VudExpbmVzUmVzcG9uc2USDQoFbGluZXMYASABKAMi0gEKCFJldmlzaW9uEg8KB2l0ZW1faWQYASABKAkSCwoDcmVmGAIgASgJEgsKA3JldhgDIAEoAxIoCgR0aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgFIAEoCRIKCgJvcBgGIAEoCRIUCgxjb250ZW50X2hhc2gYByABKAkSEgoKc2l6ZV9ieXRlcxgIIAEoAxIPCgdkZWxldGVkGAkgASgIEhsKBGl0ZW0YCiABKAsyDS5jdHhkLnYxLkl0ZW0iQAoOSGlzdG9yeVJlcXVlc3QSCwoDcmVmGAEgASgJEg0KBWxpbWl0GAIgASgFEhIKCmJlZm9yZV9yZXYYAyABKAMiNwoPSGlzdG9yeVJlc3BvbnNlEiQKCXJldmlzaW9ucxgBIAMoCzIRLmN0eGQudjEuUmV2aXNpb24iPAoTUmVhZFJldmlzaW9uUmVxdWVzdBILCgNyZWYYASABKAkSCwoDcmV2GAIgASgDEgsKA3JhdxgDIAEoCCJaChRSZWFkUmV2aXNpb25SZXNwb25zZRIjCghyZXZpc2lvbhgBIAEoCzIRLmN0eGQudjEuUmV2aXNpb24SDwoHY29udGVudBgCIAEoCRIMCgRkYXRhGAMgASgMIikKDVJldmVydFJlcXVlc3QSCwoDcmVmGAEgASgJEgsKA3JldhgCIAEoAyJQCg5SZXZlcnRSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEg8KB2NyZWF0ZWQYAiABKAgSEAoId2FybmluZ3MYAyADKAkiMAoSTGlzdERlbGV0ZWRSZXF1ZXN0EgsKA3JlZhgBIAEoCRINCgVsaW1pdBgCIAEoBSI7ChNMaXN0RGVsZXRlZFJlc3BvbnNlEiQKCXJldmlzaW9ucxgBIAMoCzIRLmN0eGQudjEuUmV2aXNpb24iaQoKTG9nUmVxdWVzdBINCgVhY3RvchgBIAEoCRIpCgVzaW5jZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFbGltaXQYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJMCgtMb2dSZXNwb25zZRIkCglyZXZpc2lvbnMYASADKAsyES5jdHhkLnYxLlJldmlzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTL1CQoKVmZzU2VydmljZRJFCgpMaXN0RHJpdmVzEhouY3R4ZC52MS5MaXN0RHJpdmVzUmVxdWVzdBobLmN0eGQudjEuTGlzdERyaXZlc1Jlc3BvbnNlEjMKBFRyZWUSFC5jdHhkLnYxLlRyZWVSZXF1ZXN0GhUuY3R4ZC52MS5UcmVlUmVzcG9uc2USMwoETGlzdBIULmN0eGQudjEuTGlzdFJlcXVlc3QaFS5jdHhkLnYxLkxpc3RSZXNwb25zZRIzCgRSZWFkEhQuY3R4ZC52MS5SZWFkUmVxdWVzdBoVLmN0eGQudjEuUmVhZFJlc3BvbnNlEjYKBVdyaXRlEhUuY3R4ZC52MS5Xcml0ZVJlcXVlc3QaFi5jdHhkLnYxLldyaXRlUmVzcG9uc2USRQoKV3JpdGVCYXRjaBIaLmN0eGQudjEuV3JpdGVCYXRjaFJlcXVlc3QaGy5jdHhkLnYxLldyaXRlQmF0Y2hSZXNwb25zZRIzCgRFZGl0EhQuY3R4ZC52MS5FZGl0UmVxdWVzdBoVLmN0eGQudjEuRWRpdFJlc3BvbnNlEjkKBkRlbGV0ZRIWLmN0eGQudjEuRGVsZXRlUmVxdWVzdBoXLmN0eGQudjEuRGVsZXRlUmVzcG9uc2USMwoEQ29weRIULmN0eGQudjEuQ29weVJlcXVlc3QaFS5jdHhkLnYxLkNvcHlSZXNwb25zZRIzCgRNb3ZlEhQuY3R4ZC52MS5Nb3ZlUmVxdWVzdBoVLmN0eGQudjEuTW92ZVJlc3BvbnNlEjMKBEluZm8SFC5jdHhkLnYxLkluZm9SZXF1ZXN0GhUuY3R4ZC52MS5JbmZvUmVzcG9uc2USOQoGRXhpc3RzEhYuY3R4ZC52MS5FeGlzdHNSZXF1ZXN0GhcuY3R4ZC52MS5FeGlzdHNSZXNwb25zZRI8CgdNYWtlRGlyEhcuY3R4ZC52MS5NYWtlRGlyUmVxdWVzdBoYLmN0eGQudjEuTWFrZURpclJlc3BvbnNlEjwKB0RpclNpemUSFy5jdHhkLnYxLkRpclNpemVSZXF1ZXN0GhguY3R4ZC52MS5EaXJTaXplUmVzcG9uc2USRQoKQ291bnRMaW5lcxIaLmN0eGQudjEuQ291bnRMaW5lc1JlcXVlc3QaGy5jdHhkLnYxLkNvdW50TGluZXNSZXNwb25zZRI8CgdIaXN0b3J5EhcuY3R4ZC52MS5IaXN0b3J5UmVxdWVzdBoYLmN0eGQudjEuSGlzdG9yeVJlc3BvbnNlEksKDFJlYWRSZXZpc2lvbhIcLmN0eGQudjEuUmVhZFJldmlzaW9uUmVxdWVzdBodLmN0eGQudjEuUmVhZFJldmlzaW9uUmVzcG9uc2USOQoGUmV2ZXJ0EhYuY3R4ZC52MS5SZXZlcnRSZXF1ZXN0GhcuY3R4ZC52MS5SZXZlcnRSZXNwb25zZRJICgtMaXN0RGVsZXRlZBIbLmN0eGQudjEuTGlzdERlbGV0ZWRSZXF1ZXN0GhwuY3R4ZC52MS5MaXN0RGVsZXRlZFJlc3BvbnNlEjAKA0xvZxITLmN0eGQudjEuTG9nUmVxdWVzdBoULmN0eGQudjEuTG9nUmVzcG9uc2USMwoERGlmZhIULmN0eGQudjEuRGlmZlJlcXVlc3QaFS5jdHhkLnYxLkRpZmZSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChFjdHhkL3YxL3Zmcy5wcm90bxIHY3R4ZC52MSIcCg1DaHVua3NSZXF1ZXN0EgsKA3JlZhgBIAEoCSK+AQoJQ2h1bmtJbmZvEhIKCnN0YXJ0X2J5dGUYASABKAMSEAoIZW5kX2J5dGUYAiABKAMSEgoKc3RhcnRfbGluZRgDIAEoAxIQCghlbmRfbGluZRgEIAEoAxIPCgdoZWFkaW5nGAUgASgJEg4KBnRva2VucxgGIAEoBRIQCghlbWJlZGRlZBgHIAEoCBIyChNnZW5lcmF0ZWRfcXVlc3Rpb25zGAggAygLMhUuY3R4ZC52MS5RdWVzdGlvbkluZm8iLgoMUXVlc3Rpb25JbmZvEgwKBHRleHQYASABKAkSEAoIZW1iZWRkZWQYAiABKAgiXgoOQ2h1bmtzUmVzcG9uc2USIgoGY2h1bmtzGAEgAygLMhIuY3R4ZC52MS5DaHVua0luZm8SKAoJcXVlc3Rpb25zGAIgAygLMhUuY3R4ZC52MS5RdWVzdGlvbkluZm8iUwoLRGlmZlJlcXVlc3QSCwoDcmVmGAEgASgJEhAKCGZyb21fcmV2GAIgASgDEg4KBnRvX3JldhgDIAEoAxIVCg1jb250ZXh0X2xpbmVzGAQgASgFIoQBCgxEaWZmUmVzcG9uc2USEAoIZnJvbV9yZXYYASABKAMSDgoGdG9fcmV2GAIgASgDEg8KB3VuaWZpZWQYAyABKAkSDQoFYWRkZWQYBCABKAUSDwoHcmVtb3ZlZBgFIAEoBRIOCgZiaW5hcnkYBiABKAgSEQoJdHJ1bmNhdGVkGAcgASgIIhMKEUxpc3REcml2ZXNSZXF1ZXN0IjgKEkxpc3REcml2ZXNSZXNwb25zZRIiCgZkcml2ZXMYASADKAsyEi5jdHhkLnYxLkRyaXZlSW5mbyJECgtUcmVlUmVxdWVzdBILCgNyZWYYASABKAkSEQoJbWF4X2RlcHRoGAIgASgFEhUKDWl0ZW1zX3Blcl9kaXIYAyABKAUiQQoMVHJlZVJlc3BvbnNlEh8KBHJvb3QYASABKAsyES5jdHhkLnYxLlRyZWVOb2RlEhAKCHJlbmRlcmVkGAIgASgJIlAKC0xpc3RSZXF1ZXN0EgsKA3JlZhgBIAEoCRIRCglyZWN1cnNpdmUYAiABKAgSDQoFbGltaXQYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJTCglMaXN0RW50cnkSCwoDcmVmGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGaXNfZGlyGAMgASgIEhsKBGl0ZW0YBCABKAsyDS5jdHhkLnYxLkl0ZW0iTAoMTGlzdFJlc3BvbnNlEiMKB2VudHJpZXMYASADKAsyEi5jdHhkLnYxLkxpc3RFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiUAoLUmVhZFJlcXVlc3QSCwoDcmVmGAEgASgJEhMKC2xpbmVfb2Zmc2V0GAIgASgDEhIKCmxpbmVfbGltaXQYAyABKAMSCwoDcmF3GAQgASgIIpcBCgxSZWFkUmVzcG9uc2USGwoEaXRlbRgBIAEoCzINLmN0eGQudjEuSXRlbRIPCgdjb250ZW50GAIgASgJEgwKBGRhdGEYAyABKAwSEgoKc3RhcnRfbGluZRgEIAEoAxIQCghlbmRfbGluZRgFIAEoAxITCgt0b3RhbF9saW5lcxgGIAEoAxIQCghoYXNfbW9yZRgHIAEoCCLiAgoMV3JpdGVSZXF1ZXN0EgsKA3JlZhgBIAEoCRIRCgdjb250ZW50GAIgASgJSAASDgoEZGF0YRgDIAEoDEgAEhEKCW1pbWVfdHlwZRgEIAEoCRINCgV0aXRsZRgFIAEoCRITCgtkZXNjcmlwdGlvbhgGIAEoCRIMCgR0YWdzGAcgAygJEhIKCmltcG9ydGFuY2UYCCABKAESEgoKc291cmNlX3VybBgJIAEoCRIoCgtvbl9jb25mbGljdBgKIAEoDjITLmN0eGQudjEuT25Db25mbGljdBIdChVleHBlY3RlZF9jb250ZW50X2hhc2gYCyABKAkSLAoQY2h1bmtfZW1iZWRkaW5ncxgMIAMoCzISLmN0eGQudjEuRW1iZWRkaW5nEhcKD2VtYmVkZGluZ19tb2RlbBgNIAEoCRIRCglxdWVzdGlvbnMYDiADKAkSCgoCaWQYDyABKAlCBgoEYm9keSKFAQoNV3JpdGVSZXNwb25zZRIbCgRpdGVtGAEgASgLMg0uY3R4ZC52MS5JdGVtEg8KB2NyZWF0ZWQYAiABKAgSDwoHc2tpcHBlZBgDIAEoCBIjCgR0cmVlGAQgASgLMhUuY3R4ZC52MS5UcmVlUmVzcG9uc2USEAoId2FybmluZ3MYBSADKAkiOQoRV3JpdGVCYXRjaFJlcXVlc3QSJAoFaXRlbXMYASADKAsyFS5jdHhkLnYxLldyaXRlUmVxdWVzdCI9ChJXcml0ZUJhdGNoUmVzcG9uc2USJwoHcmVzdWx0cxgBIAMoCzIWLmN0eGQudjEuV3JpdGVSZXNwb25zZSI+CgVQYXRjaBISCgpzdGFydF9saW5lGAEgASgDEhAKCGVuZF9saW5lGAIgASgDEg8KB2NvbnRlbnQYAyABKAkiWgoLRWRpdFJlcXVlc3QSCwoDcmVmGAEgASgJEh8KB3BhdGNoZXMYAiADKAsyDi5jdHhkLnYxLlBhdGNoEh0KFWV4cGVjdGVkX2NvbnRlbnRfaGFzaBgDIAEoCSJoCgxFZGl0UmVzcG9uc2USGwoEaXRlbRgBIAEoCzINLmN0eGQudjEuSXRlbRIUCgxsaW5lc19iZWZvcmUYAiABKAMSEwoLbGluZXNfYWZ0ZXIYAyABKAMSEAoId2FybmluZ3MYBCADKAkiLwoNRGVsZXRlUmVxdWVzdBILCgNyZWYYASABKAkSEQoJcmVjdXJzaXZlGAIgASgIIicKDkRlbGV0ZVJlc3BvbnNlEhUKDWRlbGV0ZWRfY291bnQYASABKAMidwoLQ29weVJlcXVlc3QSEgoKc291cmNlX3JlZhgBIAEoCRIXCg9kZXN0aW5hdGlvbl9yZWYYAiABKAkSEQoJcmVjdXJzaXZlGAMgASgIEigKC29uX2NvbmZsaWN0GAQgASgOMhMuY3R4ZC52MS5PbkNvbmZsaWN0IlQKDENvcHlSZXNwb25zZRIUCgxjb3BpZWRfY291bnQYASABKAMSFQoNc2tpcHBlZF9jb3VudBgCIAEoAxIXCg9kZXN0aW5hdGlvbl9yZWYYAyABKAkiZAoLTW92ZVJlcXVlc3QSEgoKc291cmNlX3JlZhgBIAEoCRIXCg9kZXN0aW5hdGlvbl9yZWYYAiABKAkSKAoLb25fY29uZmxpY3QYAyABKA4yEy5jdHhkLnYxLk9uQ29uZmxpY3QiUwoMTW92ZVJlc3BvbnNlEhMKC21vdmVkX2NvdW50GAEgASgDEhUKDXNraXBwZWRfY291bnQYAiABKAMSFwoPZGVzdGluYXRpb25fcmVmGAMgASgJIhoKC0luZm9SZXF1ZXN0EgsKA3JlZhgBIAEoCSI/CgxJbmZvUmVzcG9uc2USGwoEaXRlbRgBIAEoCzINLmN0eGQudjEuSXRlbRISCgppdGVtX2NvdW50GAIgASgDIhwKDUV4aXN0c1JlcXVlc3QSCwoDcmVmGAEgASgJIjAKDkV4aXN0c1Jlc3BvbnNlEg4KBmV4aXN0cxgBIAEoCBIOCgZpc19kaXIYAiABKAgiKQoOTWFrZURpclJlcXVlc3QSCwoDcmVmGAEgASgJEgoKAmlkGAIgASgJIi8KD01ha2VEaXJSZXNwb25zZRIPCgdjcmVhdGVkGAEgASgIEgsKA3JlZhgCIAEoCSIdCg5EaXJTaXplUmVxdWVzdBILCgNyZWYYASABKAkiOQoPRGlyU2l6ZVJlc3BvbnNlEhIKCnNpemVfYnl0ZXMYASABKAMSEgoKaXRlbV9jb3VudBgCIAEoAyIgChFDb3VudExpbmVzUmVxdWVzdBILCgNyZWYYASABKAkiIwoSQ291bnRMaW5lc1Jlc3BvbnNlEg0KBWxpbmVzGAEgASgDItIBCghSZXZpc2lvbhIPCgdpdGVtX2lkGAEgASgJEgsKA3JlZhgCIAEoCRILCgNyZXYYAyABKAMSKAoEdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFYWN0b3IYBSABKAkSCgoCb3AYBiABKAkSFAoMY29udGVudF9oYXNoGAcgASgJEhIKCnNpemVfYnl0ZXMYCCABKAMSDwoHZGVsZXRlZBgJIAEoCBIbCgRpdGVtGAogASgLMg0uY3R4ZC52MS5JdGVtIkAKDkhpc3RvcnlSZXF1ZXN0EgsKA3JlZhgBIAEoCRINCgVsaW1pdBgCIAEoBRISCgpiZWZvcmVfcmV2GAMgASgDIjcKD0hpc3RvcnlSZXNwb25zZRIkCglyZXZpc2lvbnMYASADKAsyES5jdHhkLnYxLlJldmlzaW9uIjwKE1JlYWRSZXZpc2lvblJlcXVlc3QSCwoDcmVmGAEgASgJEgsKA3JldhgCIAEoAxILCgNyYXcYAyABKAgiWgoUUmVhZFJldmlzaW9uUmVzcG9uc2USIwoIcmV2aXNpb24YASABKAsyES5jdHhkLnYxLlJldmlzaW9uEg8KB2NvbnRlbnQYAiABKAkSDAoEZGF0YRgDIAEoDCIpCg1SZXZlcnRSZXF1ZXN0EgsKA3JlZhgBIAEoCRILCgNyZXYYAiABKAMiUAoOUmV2ZXJ0UmVzcG9uc2USGwoEaXRlbRgBIAEoCzINLmN0eGQudjEuSXRlbRIPCgdjcmVhdGVkGAIgASgIEhAKCHdhcm5pbmdzGAMgAygJIjAKEkxpc3REZWxldGVkUmVxdWVzdBILCgNyZWYYASABKAkSDQoFbGltaXQYAiABKAUiOwoTTGlzdERlbGV0ZWRSZXNwb25zZRIkCglyZXZpc2lvbnMYASADKAsyES5jdHhkLnYxLlJldmlzaW9uImkKCkxvZ1JlcXVlc3QSDQoFYWN0b3IYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWxpbWl0GAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTAoLTG9nUmVzcG9uc2USJAoJcmV2aXNpb25zGAEgAygLMhEuY3R4ZC52MS5SZXZpc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkysAoKClZmc1NlcnZpY2USRQoKTGlzdERyaXZlcxIaLmN0eGQudjEuTGlzdERyaXZlc1JlcXVlc3QaGy5jdHhkLnYxLkxpc3REcml2ZXNSZXNwb25zZRIzCgRUcmVlEhQuY3R4ZC52MS5UcmVlUmVxdWVzdBoVLmN0eGQudjEuVHJlZVJlc3BvbnNlEjMKBExpc3QSFC5jdHhkLnYxLkxpc3RSZXF1ZXN0GhUuY3R4ZC52MS5MaXN0UmVzcG9uc2USMwoEUmVhZBIULmN0eGQudjEuUmVhZFJlcXVlc3QaFS5jdHhkLnYxLlJlYWRSZXNwb25zZRI2CgVXcml0ZRIVLmN0eGQudjEuV3JpdGVSZXF1ZXN0GhYuY3R4ZC52MS5Xcml0ZVJlc3BvbnNlEkUKCldyaXRlQmF0Y2gSGi5jdHhkLnYxLldyaXRlQmF0Y2hSZXF1ZXN0GhsuY3R4ZC52MS5Xcml0ZUJhdGNoUmVzcG9uc2USMwoERWRpdBIULmN0eGQudjEuRWRpdFJlcXVlc3QaFS5jdHhkLnYxLkVkaXRSZXNwb25zZRI5CgZEZWxldGUSFi5jdHhkLnYxLkRlbGV0ZVJlcXVlc3QaFy5jdHhkLnYxLkRlbGV0ZVJlc3BvbnNlEjMKBENvcHkSFC5jdHhkLnYxLkNvcHlSZXF1ZXN0GhUuY3R4ZC52MS5Db3B5UmVzcG9uc2USMwoETW92ZRIULmN0eGQudjEuTW92ZVJlcXVlc3QaFS5jdHhkLnYxLk1vdmVSZXNwb25zZRIzCgRJbmZvEhQuY3R4ZC52MS5JbmZvUmVxdWVzdBoVLmN0eGQudjEuSW5mb1Jlc3BvbnNlEjkKBkV4aXN0cxIWLmN0eGQudjEuRXhpc3RzUmVxdWVzdBoXLmN0eGQudjEuRXhpc3RzUmVzcG9uc2USPAoHTWFrZURpchIXLmN0eGQudjEuTWFrZURpclJlcXVlc3QaGC5jdHhkLnYxLk1ha2VEaXJSZXNwb25zZRI8CgdEaXJTaXplEhcuY3R4ZC52MS5EaXJTaXplUmVxdWVzdBoYLmN0eGQudjEuRGlyU2l6ZVJlc3BvbnNlEkUKCkNvdW50TGluZXMSGi5jdHhkLnYxLkNvdW50TGluZXNSZXF1ZXN0GhsuY3R4ZC52MS5Db3VudExpbmVzUmVzcG9uc2USPAoHSGlzdG9yeRIXLmN0eGQudjEuSGlzdG9yeVJlcXVlc3QaGC5jdHhkLnYxLkhpc3RvcnlSZXNwb25zZRJLCgxSZWFkUmV2aXNpb24SHC5jdHhkLnYxLlJlYWRSZXZpc2lvblJlcXVlc3QaHS5jdHhkLnYxLlJlYWRSZXZpc2lvblJlc3BvbnNlEjkKBlJldmVydBIWLmN0eGQudjEuUmV2ZXJ0UmVxdWVzdBoXLmN0eGQudjEuUmV2ZXJ0UmVzcG9uc2USSAoLTGlzdERlbGV0ZWQSGy5jdHhkLnYxLkxpc3REZWxldGVkUmVxdWVzdBocLmN0eGQudjEuTGlzdERlbGV0ZWRSZXNwb25zZRIwCgNMb2cSEy5jdHhkLnYxLkxvZ1JlcXVlc3QaFC5jdHhkLnYxLkxvZ1Jlc3BvbnNlEjMKBERpZmYSFC5jdHhkLnYxLkRpZmZSZXF1ZXN0GhUuY3R4ZC52MS5EaWZmUmVzcG9uc2USOQoGQ2h1bmtzEhYuY3R4ZC52MS5DaHVua3NSZXF1ZXN0GhcuY3R4ZC52MS5DaHVua3NSZXNwb25zZUIwWidnaXRodWIuY29tL2N0eGQvY3R4ZC9nZW4vY3R4ZC92MTtjdHhkdjGSAwQIAiADYghlZGl0aW9uc3DoBw", [file_ctxd_v1_types, file_google_protobuf_timestamp]);
+
+/**
+ * ChunksRequest names the item.
+ *
+ * @generated from message ctxd.v1.ChunksRequest
+ */
+export type ChunksRequest = Message<"ctxd.v1.ChunksRequest"> & {
+  /**
+   * Item ref or id.
+   *
+   * @generated from field: string ref = 1;
+   */
+  ref: string;
+};
+
+/**
+ * Describes the message ctxd.v1.ChunksRequest.
+ * Use `create(ChunksRequestSchema)` to create a new message.
+ */
+export const ChunksRequestSchema: GenMessage<ChunksRequest> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 0);
+
+/**
+ * ChunkInfo is one chunk of an item.
+ *
+ * @generated from message ctxd.v1.ChunkInfo
+ */
+export type ChunkInfo = Message<"ctxd.v1.ChunkInfo"> & {
+  /**
+   * The chunk's span in the item's content.
+   *
+   * @generated from field: int64 start_byte = 1;
+   */
+  startByte: bigint;
+
+  /**
+   * @generated from field: int64 end_byte = 2;
+   */
+  endByte: bigint;
+
+  /**
+   * First and last line of the span, 1-based and inclusive.
+   *
+   * @generated from field: int64 start_line = 3;
+   */
+  startLine: bigint;
+
+  /**
+   * @generated from field: int64 end_line = 4;
+   */
+  endLine: bigint;
+
+  /**
+   * The heading breadcrumb.
+   *
+   * @generated from field: string heading = 5;
+   */
+  heading: string;
+
+  /**
+   * Model tokens of the embedded text.
+   *
+   * @generated from field: int32 tokens = 6;
+   */
+  tokens: number;
+
+  /**
+   * True when the current model's vector of the chunk exists.
+   *
+   * @generated from field: bool embedded = 7;
+   */
+  embedded: boolean;
+
+  /**
+   * Questions generated for the chunk (enrich), with their vectors' state.
+   *
+   * @generated from field: repeated ctxd.v1.QuestionInfo generated_questions = 8;
+   */
+  generatedQuestions: QuestionInfo[];
+};
+
+/**
+ * Describes the message ctxd.v1.ChunkInfo.
+ * Use `create(ChunkInfoSchema)` to create a new message.
+ */
+export const ChunkInfoSchema: GenMessage<ChunkInfo> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 1);
+
+/**
+ * QuestionInfo is a question and the state of its vector.
+ *
+ * @generated from message ctxd.v1.QuestionInfo
+ */
+export type QuestionInfo = Message<"ctxd.v1.QuestionInfo"> & {
+  /**
+   * The question.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * True when the current model's vector of the question exists.
+   *
+   * @generated from field: bool embedded = 2;
+   */
+  embedded: boolean;
+};
+
+/**
+ * Describes the message ctxd.v1.QuestionInfo.
+ * Use `create(QuestionInfoSchema)` to create a new message.
+ */
+export const QuestionInfoSchema: GenMessage<QuestionInfo> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 2);
+
+/**
+ * ChunksResponse lists the chunks in content order; empty while the item
+ * waits for the chunker, and for binary items.
+ *
+ * @generated from message ctxd.v1.ChunksResponse
+ */
+export type ChunksResponse = Message<"ctxd.v1.ChunksResponse"> & {
+  /**
+   * @generated from field: repeated ctxd.v1.ChunkInfo chunks = 1;
+   */
+  chunks: ChunkInfo[];
+
+  /**
+   * The questions written with the item (WriteRequest.questions).
+   *
+   * @generated from field: repeated ctxd.v1.QuestionInfo questions = 2;
+   */
+  questions: QuestionInfo[];
+};
+
+/**
+ * Describes the message ctxd.v1.ChunksResponse.
+ * Use `create(ChunksResponseSchema)` to create a new message.
+ */
+export const ChunksResponseSchema: GenMessage<ChunksResponse> = /*@__PURE__*/
+  messageDesc(file_ctxd_v1_vfs, 3);
 
 /**
  * DiffRequest names the item and the two revisions to compare.
@@ -58,7 +200,7 @@ export type DiffRequest = Message<"ctxd.v1.DiffRequest"> & {
  * Use `create(DiffRequestSchema)` to create a new message.
  */
 export const DiffRequestSchema: GenMessage<DiffRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 0);
+  messageDesc(file_ctxd_v1_vfs, 4);
 
 /**
  * DiffResponse is the comparison.
@@ -122,7 +264,7 @@ export type DiffResponse = Message<"ctxd.v1.DiffResponse"> & {
  * Use `create(DiffResponseSchema)` to create a new message.
  */
 export const DiffResponseSchema: GenMessage<DiffResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 1);
+  messageDesc(file_ctxd_v1_vfs, 5);
 
 /**
  * ListDrivesRequest takes no parameters.
@@ -137,7 +279,7 @@ export type ListDrivesRequest = Message<"ctxd.v1.ListDrivesRequest"> & {
  * Use `create(ListDrivesRequestSchema)` to create a new message.
  */
 export const ListDrivesRequestSchema: GenMessage<ListDrivesRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 2);
+  messageDesc(file_ctxd_v1_vfs, 6);
 
 /**
  * ListDrivesResponse lists the drives that hold items.
@@ -158,7 +300,7 @@ export type ListDrivesResponse = Message<"ctxd.v1.ListDrivesResponse"> & {
  * Use `create(ListDrivesResponseSchema)` to create a new message.
  */
 export const ListDrivesResponseSchema: GenMessage<ListDrivesResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 3);
+  messageDesc(file_ctxd_v1_vfs, 7);
 
 /**
  * TreeRequest selects the directory to render.
@@ -196,7 +338,7 @@ export type TreeRequest = Message<"ctxd.v1.TreeRequest"> & {
  * Use `create(TreeRequestSchema)` to create a new message.
  */
 export const TreeRequestSchema: GenMessage<TreeRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 4);
+  messageDesc(file_ctxd_v1_vfs, 8);
 
 /**
  * TreeResponse holds the tree both as data and as text.
@@ -224,7 +366,7 @@ export type TreeResponse = Message<"ctxd.v1.TreeResponse"> & {
  * Use `create(TreeResponseSchema)` to create a new message.
  */
 export const TreeResponseSchema: GenMessage<TreeResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 5);
+  messageDesc(file_ctxd_v1_vfs, 9);
 
 /**
  * ListRequest selects a directory and paging.
@@ -268,7 +410,7 @@ export type ListRequest = Message<"ctxd.v1.ListRequest"> & {
  * Use `create(ListRequestSchema)` to create a new message.
  */
 export const ListRequestSchema: GenMessage<ListRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 6);
+  messageDesc(file_ctxd_v1_vfs, 10);
 
 /**
  * ListEntry is one child of a listed directory.
@@ -310,7 +452,7 @@ export type ListEntry = Message<"ctxd.v1.ListEntry"> & {
  * Use `create(ListEntrySchema)` to create a new message.
  */
 export const ListEntrySchema: GenMessage<ListEntry> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 7);
+  messageDesc(file_ctxd_v1_vfs, 11);
 
 /**
  * ListResponse holds one page of entries, sorted by path.
@@ -338,7 +480,7 @@ export type ListResponse = Message<"ctxd.v1.ListResponse"> & {
  * Use `create(ListResponseSchema)` to create a new message.
  */
 export const ListResponseSchema: GenMessage<ListResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 8);
+  messageDesc(file_ctxd_v1_vfs, 12);
 
 /**
  * ReadRequest selects an item and a line window.
@@ -380,7 +522,7 @@ export type ReadRequest = Message<"ctxd.v1.ReadRequest"> & {
  * Use `create(ReadRequestSchema)` to create a new message.
  */
 export const ReadRequestSchema: GenMessage<ReadRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 9);
+  messageDesc(file_ctxd_v1_vfs, 13);
 
 /**
  * ReadResponse holds the requested content.
@@ -443,7 +585,7 @@ export type ReadResponse = Message<"ctxd.v1.ReadResponse"> & {
  * Use `create(ReadResponseSchema)` to create a new message.
  */
 export const ReadResponseSchema: GenMessage<ReadResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 10);
+  messageDesc(file_ctxd_v1_vfs, 14);
 
 /**
  * WriteRequest creates or replaces one item.
@@ -586,7 +728,7 @@ export type WriteRequest = Message<"ctxd.v1.WriteRequest"> & {
  * Use `create(WriteRequestSchema)` to create a new message.
  */
 export const WriteRequestSchema: GenMessage<WriteRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 11);
+  messageDesc(file_ctxd_v1_vfs, 15);
 
 /**
  * WriteResponse describes the outcome.
@@ -636,7 +778,7 @@ export type WriteResponse = Message<"ctxd.v1.WriteResponse"> & {
  * Use `create(WriteResponseSchema)` to create a new message.
  */
 export const WriteResponseSchema: GenMessage<WriteResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 12);
+  messageDesc(file_ctxd_v1_vfs, 16);
 
 /**
  * WriteBatchRequest carries the items of one WriteBatch.
@@ -661,7 +803,7 @@ export type WriteBatchRequest = Message<"ctxd.v1.WriteBatchRequest"> & {
  * Use `create(WriteBatchRequestSchema)` to create a new message.
  */
 export const WriteBatchRequestSchema: GenMessage<WriteBatchRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 13);
+  messageDesc(file_ctxd_v1_vfs, 17);
 
 /**
  * WriteBatchResponse has one outcome per item.
@@ -682,7 +824,7 @@ export type WriteBatchResponse = Message<"ctxd.v1.WriteBatchResponse"> & {
  * Use `create(WriteBatchResponseSchema)` to create a new message.
  */
 export const WriteBatchResponseSchema: GenMessage<WriteBatchResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 14);
+  messageDesc(file_ctxd_v1_vfs, 18);
 
 /**
  * Patch replaces, inserts or deletes a line range. Lines are 1-based and
@@ -719,7 +861,7 @@ export type Patch = Message<"ctxd.v1.Patch"> & {
  * Use `create(PatchSchema)` to create a new message.
  */
 export const PatchSchema: GenMessage<Patch> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 15);
+  messageDesc(file_ctxd_v1_vfs, 19);
 
 /**
  * EditRequest applies patches to one text item.
@@ -755,7 +897,7 @@ export type EditRequest = Message<"ctxd.v1.EditRequest"> & {
  * Use `create(EditRequestSchema)` to create a new message.
  */
 export const EditRequestSchema: GenMessage<EditRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 16);
+  messageDesc(file_ctxd_v1_vfs, 20);
 
 /**
  * EditResponse describes the edited item.
@@ -798,7 +940,7 @@ export type EditResponse = Message<"ctxd.v1.EditResponse"> & {
  * Use `create(EditResponseSchema)` to create a new message.
  */
 export const EditResponseSchema: GenMessage<EditResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 17);
+  messageDesc(file_ctxd_v1_vfs, 21);
 
 /**
  * DeleteRequest selects what to delete.
@@ -826,7 +968,7 @@ export type DeleteRequest = Message<"ctxd.v1.DeleteRequest"> & {
  * Use `create(DeleteRequestSchema)` to create a new message.
  */
 export const DeleteRequestSchema: GenMessage<DeleteRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 18);
+  messageDesc(file_ctxd_v1_vfs, 22);
 
 /**
  * DeleteResponse counts what was deleted.
@@ -847,7 +989,7 @@ export type DeleteResponse = Message<"ctxd.v1.DeleteResponse"> & {
  * Use `create(DeleteResponseSchema)` to create a new message.
  */
 export const DeleteResponseSchema: GenMessage<DeleteResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 19);
+  messageDesc(file_ctxd_v1_vfs, 23);
 
 /**
  * CopyRequest selects a source and a destination.
@@ -890,7 +1032,7 @@ export type CopyRequest = Message<"ctxd.v1.CopyRequest"> & {
  * Use `create(CopyRequestSchema)` to create a new message.
  */
 export const CopyRequestSchema: GenMessage<CopyRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 20);
+  messageDesc(file_ctxd_v1_vfs, 24);
 
 /**
  * CopyResponse counts what was copied.
@@ -925,7 +1067,7 @@ export type CopyResponse = Message<"ctxd.v1.CopyResponse"> & {
  * Use `create(CopyResponseSchema)` to create a new message.
  */
 export const CopyResponseSchema: GenMessage<CopyResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 21);
+  messageDesc(file_ctxd_v1_vfs, 25);
 
 /**
  * MoveRequest selects a source and a destination.
@@ -961,7 +1103,7 @@ export type MoveRequest = Message<"ctxd.v1.MoveRequest"> & {
  * Use `create(MoveRequestSchema)` to create a new message.
  */
 export const MoveRequestSchema: GenMessage<MoveRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 22);
+  messageDesc(file_ctxd_v1_vfs, 26);
 
 /**
  * MoveResponse counts what was moved.
@@ -996,7 +1138,7 @@ export type MoveResponse = Message<"ctxd.v1.MoveResponse"> & {
  * Use `create(MoveResponseSchema)` to create a new message.
  */
 export const MoveResponseSchema: GenMessage<MoveResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 23);
+  messageDesc(file_ctxd_v1_vfs, 27);
 
 /**
  * InfoRequest names an item or directory.
@@ -1017,7 +1159,7 @@ export type InfoRequest = Message<"ctxd.v1.InfoRequest"> & {
  * Use `create(InfoRequestSchema)` to create a new message.
  */
 export const InfoRequestSchema: GenMessage<InfoRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 24);
+  messageDesc(file_ctxd_v1_vfs, 28);
 
 /**
  * InfoResponse holds the metadata.
@@ -1046,7 +1188,7 @@ export type InfoResponse = Message<"ctxd.v1.InfoResponse"> & {
  * Use `create(InfoResponseSchema)` to create a new message.
  */
 export const InfoResponseSchema: GenMessage<InfoResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 25);
+  messageDesc(file_ctxd_v1_vfs, 29);
 
 /**
  * ExistsRequest names a ref.
@@ -1067,7 +1209,7 @@ export type ExistsRequest = Message<"ctxd.v1.ExistsRequest"> & {
  * Use `create(ExistsRequestSchema)` to create a new message.
  */
 export const ExistsRequestSchema: GenMessage<ExistsRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 26);
+  messageDesc(file_ctxd_v1_vfs, 30);
 
 /**
  * ExistsResponse answers the question.
@@ -1095,7 +1237,7 @@ export type ExistsResponse = Message<"ctxd.v1.ExistsResponse"> & {
  * Use `create(ExistsResponseSchema)` to create a new message.
  */
 export const ExistsResponseSchema: GenMessage<ExistsResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 27);
+  messageDesc(file_ctxd_v1_vfs, 31);
 
 /**
  * MakeDirRequest names the directory to create.
@@ -1124,7 +1266,7 @@ export type MakeDirRequest = Message<"ctxd.v1.MakeDirRequest"> & {
  * Use `create(MakeDirRequestSchema)` to create a new message.
  */
 export const MakeDirRequestSchema: GenMessage<MakeDirRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 28);
+  messageDesc(file_ctxd_v1_vfs, 32);
 
 /**
  * MakeDirResponse describes the directory.
@@ -1152,7 +1294,7 @@ export type MakeDirResponse = Message<"ctxd.v1.MakeDirResponse"> & {
  * Use `create(MakeDirResponseSchema)` to create a new message.
  */
 export const MakeDirResponseSchema: GenMessage<MakeDirResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 29);
+  messageDesc(file_ctxd_v1_vfs, 33);
 
 /**
  * DirSizeRequest names a directory.
@@ -1173,7 +1315,7 @@ export type DirSizeRequest = Message<"ctxd.v1.DirSizeRequest"> & {
  * Use `create(DirSizeRequestSchema)` to create a new message.
  */
 export const DirSizeRequestSchema: GenMessage<DirSizeRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 30);
+  messageDesc(file_ctxd_v1_vfs, 34);
 
 /**
  * DirSizeResponse sums the directory.
@@ -1201,7 +1343,7 @@ export type DirSizeResponse = Message<"ctxd.v1.DirSizeResponse"> & {
  * Use `create(DirSizeResponseSchema)` to create a new message.
  */
 export const DirSizeResponseSchema: GenMessage<DirSizeResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 31);
+  messageDesc(file_ctxd_v1_vfs, 35);
 
 /**
  * CountLinesRequest names a text item.
@@ -1222,7 +1364,7 @@ export type CountLinesRequest = Message<"ctxd.v1.CountLinesRequest"> & {
  * Use `create(CountLinesRequestSchema)` to create a new message.
  */
 export const CountLinesRequestSchema: GenMessage<CountLinesRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 32);
+  messageDesc(file_ctxd_v1_vfs, 36);
 
 /**
  * CountLinesResponse holds the count.
@@ -1243,7 +1385,7 @@ export type CountLinesResponse = Message<"ctxd.v1.CountLinesResponse"> & {
  * Use `create(CountLinesResponseSchema)` to create a new message.
  */
 export const CountLinesResponseSchema: GenMessage<CountLinesResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 33);
+  messageDesc(file_ctxd_v1_vfs, 37);
 
 /**
  * Revision is one recorded change of an item.
@@ -1336,7 +1478,7 @@ export type Revision = Message<"ctxd.v1.Revision"> & {
  * Use `create(RevisionSchema)` to create a new message.
  */
 export const RevisionSchema: GenMessage<Revision> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 34);
+  messageDesc(file_ctxd_v1_vfs, 38);
 
 /**
  * HistoryRequest names an item and a page of its revisions.
@@ -1372,7 +1514,7 @@ export type HistoryRequest = Message<"ctxd.v1.HistoryRequest"> & {
  * Use `create(HistoryRequestSchema)` to create a new message.
  */
 export const HistoryRequestSchema: GenMessage<HistoryRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 35);
+  messageDesc(file_ctxd_v1_vfs, 39);
 
 /**
  * HistoryResponse holds one page of revisions.
@@ -1393,7 +1535,7 @@ export type HistoryResponse = Message<"ctxd.v1.HistoryResponse"> & {
  * Use `create(HistoryResponseSchema)` to create a new message.
  */
 export const HistoryResponseSchema: GenMessage<HistoryResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 36);
+  messageDesc(file_ctxd_v1_vfs, 40);
 
 /**
  * ReadRevisionRequest names one revision.
@@ -1429,7 +1571,7 @@ export type ReadRevisionRequest = Message<"ctxd.v1.ReadRevisionRequest"> & {
  * Use `create(ReadRevisionRequestSchema)` to create a new message.
  */
 export const ReadRevisionRequestSchema: GenMessage<ReadRevisionRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 37);
+  messageDesc(file_ctxd_v1_vfs, 41);
 
 /**
  * ReadRevisionResponse holds the revision and its content.
@@ -1464,7 +1606,7 @@ export type ReadRevisionResponse = Message<"ctxd.v1.ReadRevisionResponse"> & {
  * Use `create(ReadRevisionResponseSchema)` to create a new message.
  */
 export const ReadRevisionResponseSchema: GenMessage<ReadRevisionResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 38);
+  messageDesc(file_ctxd_v1_vfs, 42);
 
 /**
  * RevertRequest names the revision to go back to.
@@ -1492,7 +1634,7 @@ export type RevertRequest = Message<"ctxd.v1.RevertRequest"> & {
  * Use `create(RevertRequestSchema)` to create a new message.
  */
 export const RevertRequestSchema: GenMessage<RevertRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 39);
+  messageDesc(file_ctxd_v1_vfs, 43);
 
 /**
  * RevertResponse describes the item after the revert.
@@ -1527,7 +1669,7 @@ export type RevertResponse = Message<"ctxd.v1.RevertResponse"> & {
  * Use `create(RevertResponseSchema)` to create a new message.
  */
 export const RevertResponseSchema: GenMessage<RevertResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 40);
+  messageDesc(file_ctxd_v1_vfs, 44);
 
 /**
  * ListDeletedRequest selects where to look for deleted items.
@@ -1556,7 +1698,7 @@ export type ListDeletedRequest = Message<"ctxd.v1.ListDeletedRequest"> & {
  * Use `create(ListDeletedRequestSchema)` to create a new message.
  */
 export const ListDeletedRequestSchema: GenMessage<ListDeletedRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 41);
+  messageDesc(file_ctxd_v1_vfs, 45);
 
 /**
  * ListDeletedResponse lists deleted items.
@@ -1579,7 +1721,7 @@ export type ListDeletedResponse = Message<"ctxd.v1.ListDeletedResponse"> & {
  * Use `create(ListDeletedResponseSchema)` to create a new message.
  */
 export const ListDeletedResponseSchema: GenMessage<ListDeletedResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 42);
+  messageDesc(file_ctxd_v1_vfs, 46);
 
 /**
  * LogRequest selects revisions across the store.
@@ -1622,7 +1764,7 @@ export type LogRequest = Message<"ctxd.v1.LogRequest"> & {
  * Use `create(LogRequestSchema)` to create a new message.
  */
 export const LogRequestSchema: GenMessage<LogRequest> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 43);
+  messageDesc(file_ctxd_v1_vfs, 47);
 
 /**
  * LogResponse holds one page of revisions.
@@ -1650,7 +1792,7 @@ export type LogResponse = Message<"ctxd.v1.LogResponse"> & {
  * Use `create(LogResponseSchema)` to create a new message.
  */
 export const LogResponseSchema: GenMessage<LogResponse> = /*@__PURE__*/
-  messageDesc(file_ctxd_v1_vfs, 44);
+  messageDesc(file_ctxd_v1_vfs, 48);
 
 /**
  * VfsService is the agent's filesystem: items addressed by drive:/path refs.
@@ -1880,6 +2022,18 @@ export const VfsService: GenService<{
     methodKind: "unary";
     input: typeof DiffRequestSchema;
     output: typeof DiffResponseSchema;
+  },
+  /**
+   * Chunks shows how an item is cut for search: each chunk's byte and line
+   * span, heading and tokens, whether its vector exists for the current
+   * model, its generated questions, and the item's own questions.
+   *
+   * @generated from rpc ctxd.v1.VfsService.Chunks
+   */
+  chunks: {
+    methodKind: "unary";
+    input: typeof ChunksRequestSchema;
+    output: typeof ChunksResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ctxd_v1_vfs, 0);
