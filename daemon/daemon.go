@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/ctxd/ctxd/daemon/metrics"
 	"github.com/ctxd/ctxd/daemon/inspector"
+	"github.com/ctxd/ctxd/daemon/metrics"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/assemble"
 	"github.com/ctxd/ctxd/index/enrich"
