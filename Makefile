@@ -52,7 +52,7 @@ clients/ts/node_modules/.deps: clients/ts/package.json clients/ts/package-lock.j
 .PHONY: chromium
 chromium:
 	@if ! command -v chromium >/dev/null; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y chromium; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	  else echo "the inspector's browser tests need Chromium: run 'sudo apt-get install -y chromium'" >&2; exit 1; fi; \
 	fi
 
