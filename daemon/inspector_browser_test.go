@@ -215,6 +215,13 @@ func TestInspectorBrowser(t *testing.T) {
 	if !strings.Contains(text, "Launch plan") || !strings.Contains(text, "Monday") || strings.Contains(text, "tags:") {
 		t.Errorf("rendered item: %q", text)
 	}
+	b.run(t, "a reload shows the same item",
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS(`#rendered article.markdown h1`)),
+	)
+	if loc, err := chromedp.Run(b.ctx, chromedp.Location()); err != nil || !strings.Contains(loc, "#f/item?") {
+		t.Errorf("the address of an open item: %s (%v)", loc, err)
+	}
 	b.run(t, "the item's tabs",
 		chromedp.Click(chromedp.ID("tab-meta")),
 		chromedp.WaitVisible(chromedp.CSS("pre.frontmatter")),
@@ -269,9 +276,15 @@ func TestInspectorBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("li.result .why table.legs")),
 	)
 	text = b.text(t, "li.result .why")
-	if !strings.Contains(text, "bm25") {
+	if !strings.Contains(text, "bm25") || !strings.Contains(text, "Matched terms: quokka") || !strings.Contains(text, "Fused") {
 		t.Errorf("explanation: %q", text)
 	}
+	b.run(t, "open a result, then back to the results",
+		chromedp.Click(chromedp.CSS("li.result a.result-ref")),
+		chromedp.WaitVisible(chromedp.CSS(`#rendered article.markdown h1`)),
+		chromedp.NavigateBack(),
+		chromedp.WaitVisible(chromedp.CSS("li.result summary")),
+	)
 
 	b.run(t, "preview a context",
 		chromedp.Click(chromedp.ID("nav-context")),

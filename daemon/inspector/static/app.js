@@ -21,8 +21,27 @@
     byId("signin").hidden = true;
     byId("nav").hidden = false;
     htmx.ajax("GET", "/ui/f/whoami", { target: "#who" });
-    htmx.ajax("GET", "/ui/f/drives", { target: "#main" });
+    showLocation();
   }
+
+  // The page in #main is kept in the address bar's fragment (#f/item?ref=...),
+  // so reload, back and forward, and a copied address return to it; the
+  // fragment never reaches the server, which serves /ui/ alone.
+  function showLocation() {
+    var m = /^#(f\/[a-z\/]+(\?.*)?)$/.exec(location.hash);
+    htmx.ajax("GET", m ? "/ui/" + m[1] : "/ui/f/drives", { target: "#main" });
+  }
+
+  document.addEventListener("htmx:afterSwap", function (ev) {
+    var info = ev.detail.pathInfo;
+    if (ev.detail.target.id !== "main" || !ev.detail.successful || !info || ev.detail.requestConfig.verb !== "get") { return; }
+    var h = "#" + info.finalRequestPath.replace(/^\/ui\//, "");
+    if (location.hash !== h) { history.pushState(null, "", h); }
+  });
+
+  window.addEventListener("popstate", function () {
+    if (token()) { showLocation(); }
+  });
 
   function signOut() {
     sessionStorage.removeItem(KEY);
