@@ -134,7 +134,7 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 # ---- measurements ----
 
 .PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-metrics ## Every measurement the issues ask for; results in bench-results/
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-metrics bench-explain ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -207,6 +207,10 @@ bench-subscriptions: setup-run ## Standing queries: index-only bulk ingest of wi
 bench-backup: setup-run ## Hot backup of a 2 GB store while 4 writers and 4 BM25 searchers run: p50/p99 per op without and during the backup, the p99 ratio, backup s and MB/s (CTXD_BENCH_BACKUP_GB, CTXD_BENCH_BACKUP_WINDOW, CTXD_BENCH_BACKUP_DIR keeps the store across runs)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Backup_UnderLoad -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/backup.txt
+
+bench-explain: setup-run ## What search explanations cost: hybrid search of 2,500 notes with every signal on, without and with explain, 6 interleaved rounds
+	mkdir -p bench-results
+	go test -run='^$$' -bench=Engine_Explain -count=6 ./index/search/ | tee bench-results/explain.txt
 
 bench-metrics: setup-run ## What metrics cost a call: one unary call through the interceptors with metrics off and on, and counting one call alone
 	mkdir -p bench-results
