@@ -138,7 +138,7 @@ func TestWhoAmI_SignInLink(t *testing.T) {
 	tcp := ctxdv1.NewAdminServiceClient(dial(t, "passthrough:///"+d.GRPCAddr().String()))
 
 	who, err := sock.WhoAmI(context.Background(), &ctxdv1.WhoAmIRequest{})
-	if err != nil || who.Name != "owner" || !who.Owner || who.Agent || !slices.Equal(who.Scopes, []string{"read", "write", "ingest", "admin"}) || len(who.Drives)+len(who.Paths) != 0 {
+	if err != nil || who.Name != "owner" || !who.Owner || who.Agent || !slices.Equal(who.Scopes, []string{"read", "write", "ingest", "admin", "metrics"}) || len(who.Drives)+len(who.Paths) != 0 {
 		t.Errorf("WhoAmI on the socket = %v, %v", who, err)
 	}
 	who, err = tcp.WhoAmI(bearer("bot-token"), &ctxdv1.WhoAmIRequest{})
