@@ -24,7 +24,7 @@ export PATH := $(BIN):$(PATH)
 
 .PHONY: help
 help: ## Show the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 # ---- setup: pinned, installed into .tmp and .cache ----
 # setup-run is what running needs (ONNX Runtime and the model; go build fetches the Go
@@ -54,6 +54,14 @@ chromium:
 	@if ! command -v chromium >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	  else echo "the inspector's browser tests need Chromium: run 'sudo apt-get install -y chromium'" >&2; exit 1; fi; \
+	fi
+
+# qemu-user for make bench-int8-cpus, which runs the embedder as other x86-64 CPUs would.
+.PHONY: qemu-user
+qemu-user:
+	@if ! command -v qemu-x86_64 >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-user; \
+	  else echo "make bench-int8-cpus needs qemu-user: run 'sudo apt-get install -y qemu-user'" >&2; exit 1; fi; \
 	fi
 
 .PHONY: setup-run setup
@@ -133,8 +141,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-metrics bench-explain ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-int8-cpus eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-metrics bench-explain bench-int8-cpus ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
 	mkdir -p bench-results
@@ -207,6 +215,10 @@ bench-subscriptions: setup-run ## Standing queries: index-only bulk ingest of wi
 bench-backup: setup-run ## Hot backup of a 2 GB store while 4 writers and 4 BM25 searchers run: p50/p99 per op without and during the backup, the p99 ratio, backup s and MB/s (CTXD_BENCH_BACKUP_GB, CTXD_BENCH_BACKUP_WINDOW, CTXD_BENCH_BACKUP_DIR keeps the store across runs)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Backup_UnderLoad -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/backup.txt
+
+bench-int8-cpus: setup-run qemu-user ## Worst cosine of the int8 model to the golden vectors on this CPU and, under qemu-x86_64, on AVX2 (EPYC-Milan, Haswell), SSE4.2 (Nehalem) and baseline x86-64 (qemu64): ONNX Runtime picks its int8 kernels by CPU
+	mkdir -p bench-results
+	scripts/golden/int8-cpus.sh | tee bench-results/int8-cpus.txt
 
 bench-explain: setup-run ## What search explanations cost: hybrid search of 2,500 notes with every signal on, without and with explain, 6 interleaved rounds
 	mkdir -p bench-results

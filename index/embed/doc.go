@@ -25,10 +25,11 @@
 // vector depends on what it is batched with. Float graphs do not (cosine
 // 1 - 1e-7). Graphs quantized dynamically to int8 do: DynamicQuantizeLinear
 // takes one scale over the whole activation tensor, other texts and padding
-// included, so the same text gets vectors 0.97..0.99 apart depending on its
-// batch. For such a graph Open sets MaxBatch to 1 (see Model.Options): its
-// vectors are then reproducible and equal to the Python reference, and int8
-// at batch 1 is still about as fast as fp32 batched on two cores.
+// included, so the same text's vector moves with its batch (cosine 0.996
+// between alone and batched in Open's probe). For such a graph Open sets
+// MaxBatch to 1 (see Model.Options): its vectors are then reproducible and
+// equal to the Python reference, and int8 at batch 1 is still about as fast
+// as fp32 batched on two cores.
 //
 // Worker is the one goroutine that owns a Model; the daemon opens one Model
 // per process and shares one Worker among all callers. Worker.Embed accepts
