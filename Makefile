@@ -12,6 +12,9 @@ PY       := $(VENV)/bin/python
 CTXD     := $(BIN)/ctxd
 MODEL    := all-MiniLM-L6-v2
 MODEL_DIR := $(CURDIR)/.cache/models/$(MODEL)
+# make eval measures both builds setup-models.sh makes: fp32 here, int8 in its -int8 sibling.
+FP32_DIR := $(CURDIR)/.cache/models/all-MiniLM-L6-v2
+EVAL_ARGS ?=
 ORT_LIB  := $(CURDIR)/.cache/onnxruntime/libonnxruntime.so
 GO_PKGS  := ./...
 FUZZTIME ?= 10s
@@ -234,9 +237,11 @@ bench-migrate: setup-run $(VENV)/.deps ## ctxd migrate's copy of a 10k-item stor
 	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=Copy -benchtime=3x -count=1 -timeout=1h ./vfs/storecopy/ | tee bench-results/migrate.txt
 	grep '^copy keys/s' bench-results/migrate.txt
 
-eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm, vaswani and tldr; table in bench-results/eval.md
+eval: setup-run ## nDCG@10 and Recall@100 per mode on cranfield, cacm, vaswani and tldr with the fp32 model, then the int8 one; tables in bench-results/eval.md and eval-int8.md, then hybrid nDCG@10 of the two side by side (EVAL_ARGS='-collections cacm' limits both runs)
 	mkdir -p bench-results
-	go run ./cmd/ctxd-eval -data $(CURDIR)/../shared/data -model-dir $(MODEL_DIR) -onnxruntime-lib $(ORT_LIB) -out bench-results/eval.md
+	go run ./cmd/ctxd-eval -data $(CURDIR)/../shared/data -model-dir $(FP32_DIR) -onnxruntime-lib $(ORT_LIB) -out bench-results/eval.md $(EVAL_ARGS)
+	go run ./cmd/ctxd-eval -data $(CURDIR)/../shared/data -model-dir $(FP32_DIR)-int8 -onnxruntime-lib $(ORT_LIB) -out bench-results/eval-int8.md $(EVAL_ARGS)
+	scripts/eval-compare.sh bench-results/eval.md bench-results/eval-int8.md | tee bench-results/eval-compare.txt
 
 # ---- running ----
 
