@@ -174,7 +174,7 @@ func DefaultConfig() Config {
 		Socket:          DefaultSocket(),
 		HTTP:            "127.0.0.1:7077",
 		TokenFile:       filepath.Join(ConfigDir(), "token"),
-		ModelDir:        filepath.Join(dataHome(), "ctxd", "models", "all-MiniLM-L6-v2"),
+		ModelDir:        filepath.Join(dataHome(), "ctxd", "models", "all-MiniLM-L6-v2-int8"),
 		OnnxRuntimeLib:  filepath.Join(dataHome(), "ctxd", "lib", "libonnxruntime.so"),
 		MaxContentBytes: vfs.DefaultMaxContentBytes,
 		LogLevel:        "info",
