@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxd/ctxd/internal/benchenv"
 	"github.com/ctxd/ctxd/internal/pgtest"
 	"github.com/ctxd/ctxd/vfs/backend"
 )
@@ -32,7 +33,7 @@ import (
 // of bbolt. CTXD_BENCH_HISTORY_ROUNDS (3) and CTXD_BENCH_HISTORY_WRITES
 // (writes per writer and round, 200) size it.
 func BenchmarkHistory_Cost(b *testing.B) {
-	rounds, perWriter := envInt(b, "CTXD_BENCH_HISTORY_ROUNDS", 3), envInt(b, "CTXD_BENCH_HISTORY_WRITES", 200)
+	rounds, perWriter := benchenv.Int(b, "CTXD_BENCH_HISTORY_ROUNDS", 3), benchenv.Int(b, "CTXD_BENCH_HISTORY_WRITES", 200)
 	backends := strings.Split(cmp.Or(os.Getenv("CTXD_BENCH_HISTORY_BACKENDS"), "bolt"), ",")
 	slices.SortFunc(backends, func(a, c string) int { return strings.Compare(c, a) }) // bbolt's line last
 	var out strings.Builder
@@ -172,19 +173,6 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// envInt reads a positive integer from the environment, def when unset.
-func envInt(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q is not a positive integer", name, v)
-	}
-	return n
 }
 
 // BenchmarkHistory_BytesPerEdit measures the disk bytes one revision costs
