@@ -19,19 +19,19 @@ import (
 
 // BenchmarkHistory_Cost measures what history costs durable writes (make
 // bench-history): 16 concurrent writers, each write an acknowledged,
-// fsynced transaction, into a store with history off and one with it on,
-// in interleaved rounds (the order alternating) so both see the same
-// machine. Every write overwrites one of its writer's 2 KB items with one
-// line changed, so history archives the content each write replaces. A
-// round alternates the modes in 5 slices each; a first slice per mode, not
-// measured, creates the items. It
-// prints writes/s and the bytes written per write (bbolt's pages; on
-// PostgreSQL, what is sent to the server) per mode and round, on bbolt and
-// then, when
-// CTXD_BENCH_HISTORY_BACKENDS names it ("bolt,postgres"), on PostgreSQL, and
-// last the line "history cost_pct=<median over rounds of (1 - on/off)*100>"
-// of bbolt. CTXD_BENCH_HISTORY_ROUNDS (3) and CTXD_BENCH_HISTORY_WRITES
-// (writes per writer and round, 200) size it.
+// fsynced transaction, into a store with history off and one with it on.
+// Every write overwrites one of its writer's 2 KB items with one line
+// changed, so history archives the content each write replaces. A round
+// alternates the modes in 5 slices each, so both see the same machine; a
+// first slice per mode, not measured, creates the items. It prints writes/s
+// and the bytes written per write (bbolt's pages; on PostgreSQL, what is
+// sent to the server) per mode and round, then the bytes per write with
+// the 16 writes in one transaction (independent of how many writes bbolt's
+// batches gathered): on bbolt and, when CTXD_BENCH_HISTORY_BACKENDS names
+// it ("bolt,postgres"), first on PostgreSQL; last the line
+// "history cost_pct=<median over rounds of (1 - on/off)*100>" of bbolt.
+// CTXD_BENCH_HISTORY_ROUNDS (3) and CTXD_BENCH_HISTORY_WRITES (writes per
+// writer and round, 200) size it.
 func BenchmarkHistory_Cost(b *testing.B) {
 	rounds, perWriter := benchenv.Int(b, "CTXD_BENCH_HISTORY_ROUNDS", 3), benchenv.Int(b, "CTXD_BENCH_HISTORY_WRITES", 200)
 	backends := strings.Split(cmp.Or(os.Getenv("CTXD_BENCH_HISTORY_BACKENDS"), "bolt"), ",")
