@@ -146,13 +146,18 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-int8-cpus eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-metrics bench-explain bench-int8-cpus ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-history bench-int8-cpus eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-metrics bench-explain bench-history bench-int8-cpus ## Every measurement the issues ask for; results in bench-results/
 
-bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history on/off write throughput and bytes per revision
+bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history's bytes per revision
 	mkdir -p bench-results
 	go test -run='^$$' -bench='Read|Write|Tree' -benchtime=$(BENCHTIME) -count=1 ./daemon/ | tee bench-results/vfs.txt
-	go test -run='^$$' -bench='History' -benchtime=10x -count=1 ./vfs/ | tee bench-results/history.txt
+	go test -run='^$$' -bench='History_BytesPerEdit' -benchtime=10x -count=1 ./vfs/ | tee bench-results/history.txt
+
+bench-history: $(VENV)/.deps ## What history costs durable writes: 16 writers, fsync per acknowledged write, history off and on in 3 interleaved rounds, on bbolt then PostgreSQL (writes/s, KB written per write); last line `history cost_pct=<bbolt's median of (1 - on/off)*100>` (CTXD_BENCH_HISTORY_ROUNDS, CTXD_BENCH_HISTORY_WRITES)
+	mkdir -p bench-results
+	CTXD_PG_BIN=$(PG_BIN) CTXD_BENCH_HISTORY_BACKENDS=bolt,postgres go test -run='^$$' -bench=History_Cost -benchtime=1x -count=1 -timeout=30m ./vfs/ | tee bench-results/history-cost.txt
+	grep '^history cost_pct=' bench-results/history-cost.txt
 
 bench-index: setup-run ## Tokenizer and chunker speed, embedding throughput per batch size and model, query latency
 	mkdir -p bench-results

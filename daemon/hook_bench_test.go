@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxd/ctxd/internal/benchenv"
+
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 )
 
@@ -54,8 +56,8 @@ const (
 // (p99 ≤ 50 ms per event hook) goes to stdout. It runs once regardless of
 // b.N: run it with -benchtime=1x (make bench-hook).
 func BenchmarkHook_ClaudeCode(b *testing.B) {
-	n := envInt(b, "CTXD_BENCH_HOOK_CHUNKS", hookDefaultChunks)
-	sessions := envInt(b, "CTXD_BENCH_HOOK_SESSIONS", hookDefaultSessions)
+	n := benchenv.Int(b, "CTXD_BENCH_HOOK_CHUNKS", hookDefaultChunks)
+	sessions := benchenv.Int(b, "CTXD_BENCH_HOOK_SESSIONS", hookDefaultSessions)
 	progress := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s %s: %s\n", time.Now().Format("15:04:05"), b.Name(), fmt.Sprintf(format, args...))
 	}
@@ -278,17 +280,4 @@ func BenchmarkHook_ClaudeCode(b *testing.B) {
 	b.ReportMetric(pct(recall, 0.99), "recall-p99-ms")
 	// Benchmark logs are cut after 10 lines: the table goes to stdout.
 	fmt.Print(sb.String())
-}
-
-// envInt reads a positive integer from the environment, or def.
-func envInt(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive number", name, v)
-	}
-	return n
 }

@@ -183,8 +183,9 @@ func InspectBackup(ctx context.Context, path string) (BackupInfo, error) {
 		if meta == nil || meta.Bucket(nameDrives) == nil {
 			return errors.New("it holds no ctxd store (no meta bucket)")
 		}
-		if v := meta.Get([]byte(keySchema)); string(v) != strconv.Itoa(schemaVersion) {
-			return fmt.Errorf("schema version %q is not supported (this ctxd reads version %d)", v, schemaVersion)
+		// Open converts a version 1 store.
+		if v := meta.Get([]byte(keySchema)); string(v) != "1" && string(v) != strconv.Itoa(schemaVersion) {
+			return fmt.Errorf("schema version %q is not supported (this ctxd reads versions 1 to %d)", v, schemaVersion)
 		}
 		for _, name := range [][]byte{nameItems, nameContent, namePaths, nameOutbox} {
 			if tx.Bucket(name) == nil {

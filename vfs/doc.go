@@ -11,20 +11,19 @@
 //
 // vfs owns one bbolt file and is the only package that touches it:
 //
-//	meta                       schema_version -> "1"
+//	meta                       schema_version -> "2" (Open converts "1": history_migrate.go)
 //	meta/drives                drive -> item count (8) | content bytes (8)
 //	items                      id (16 bytes) -> Item metadata (JSON; no ID, no CreatedAt equal to UpdatedAt)
 //	content                    id (16 bytes) -> content bytes
 //	text                       id (16 bytes) -> searchable text of a binary item
 //	paths/<drive>              encoded path -> flags (1) | id (16) | size (8) | mime
 //	meta/history_gap           present while history is off (see Options.HistoryOff)
-//	revisions                  id | rev (8) -> revision record;
+//	revisions                  id | rev (8) -> revision record, naming the rev of its
+//	                           archived content (0: pending, the item's current content);
 //	                           id | rev | 1 -> archived content that rev first had:
-//	                           refs | uses (uvarints) | kind | zstd frame, delta or none;
+//	                           refs | uses (uvarints) | kind | SHA-256 | zstd frame, delta or none;
 //	                           id | 0xff 'm' | metaID (8) -> refs | metadata (JSON); none while
-//	                           it is the metadata of the item's record;
-//	                           id | 0xff 'p' -> pending count;
-//	                           id | 0xff 'x' | SHA-256 -> rev (8) of its archived content
+//	                           it is the metadata of the item's record
 //	revision_log               time (8) | id | rev -> (empty): Log by time
 //	revision_actors            len | actor | time | id | rev -> (empty): Log by actor
 //	deleted                    drive | encoded path | 0xff | id -> rev of the delete
@@ -45,10 +44,12 @@
 // Every putItem/removeItem records a revision in the transaction of the
 // change (history.go). Content still current is not copied: an item's
 // pending revisions read the content bucket. When content is replaced or
-// deleted it is archived once per item and SHA-256, under the item's own
-// key prefix beside the revision that first had it, so a write's history
-// lands on the pages of its item's latest revisions (plus one page of the
-// item's hash index): as the bytes between the common prefix and suffix it
+// deleted it is archived under the item's own key prefix beside the
+// revision that first had it, and the revisions that had it name that
+// entry, so a write's history lands on the pages of its item's latest
+// revisions and no other page of the item (content an item had a few
+// revisions before shares that revision's entry; older content that comes
+// back is archived again): as the bytes between the common prefix and suffix it
 // shares with the item's previous archived content (chains at most 32
 // deep), else zstd-compressed whole, which PruneHistory later rewrites as a
 // zstd delta against an older revision of the same item (the dictionary
@@ -57,7 +58,9 @@
 // store it again), and the item's entry names it. PruneHistory also drops
 // revisions past the retention. Metadata snapshots are stored per item and shared by
 // revisions that differ only in content; the snapshot of the item's current
-// metadata is its record, copied into its entry only when the record changes. Open with history on after a run
+// metadata is its record, copied into its entry only when the record changes
+// (a write learns whether it must from the item's latest revision, without
+// decoding the record). Open with history on after a run
 // with it off records baseline revisions for items that changed meanwhile.
 //
 // In path keys "/" is stored as 0x00 (NUL cannot occur in a path), so keys

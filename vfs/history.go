@@ -17,12 +17,11 @@ import (
 
 // Bucket and key names of item history; see doc.go for the layout.
 const (
-	// bucketRevs holds, per item id (16): id | rev (8) -> revision record;
-	// id | rev | 1 -> archived content (an entry, see entryKey); id | 0xff
-	// 'm' | metaID (8) -> reference count (8) | metadata snapshot (JSON;
-	// no entry while it is the item's record, see detachMeta);
-	// id | 0xff 'p' -> pending count (8); id | 0xff 'x' | SHA-256 -> rev of
-	// its entry. An item's revisions and what they share sit on the same pages.
+	// bucketRevs holds, per item id (16): id | rev (8) -> revision record
+	// (naming its entry); id | rev | 1 -> archived content (an entry, see
+	// entryKey); id | 0xff 'm' | metaID (8) -> reference count (8) |
+	// metadata snapshot (JSON; no entry while it is the item's record, see
+	// detachMeta). An item's revisions and what they share sit on the same pages.
 	bucketRevs     = "revisions"
 	bucketRevLog   = "revision_log"    // time (8) | id (16) | rev (8) -> empty
 	bucketRevActor = "revision_actors" // uvarint len | actor | time (8) | id (16) | rev (8) -> empty

@@ -1,7 +1,7 @@
 package vfs
 
-// The archive of superseded content: per item and SHA-256, as trims,
-// zstd deltas or whole frames, large ones shared across items in blobs.
+// The archive of superseded content: per item, as trims, zstd deltas or
+// whole frames, large ones shared across items in blobs.
 
 import (
 	"bytes"
@@ -15,16 +15,17 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Archive entry kinds. Superseded content is stored once per item and
-// SHA-256 whatever the number of revisions that had it, and content stored
-// whole and large once per SHA-256 across items. Content that is still an
+// Archive entry kinds. Superseded content is stored once for the run of an
+// item's revisions that had it (and the recent revisions that had it
+// before), and content stored whole and large once per SHA-256 across
+// items. Content that is still an
 // item's current content is not copied: the revisions recorded since the
 // item's content last changed are its pending revisions, which read the
 // content bucket and hold no reference until the content goes.
 const (
 	blobZstd  = 1 // payload is a zstd frame
-	blobDelta = 2 // payload is base hash (32) | zstd frame with the base's bytes as dictionary
-	// blobTrim is the cheap delta archive makes: payload is base hash (32) |
+	blobDelta = 2 // payload is base entry's revision (8) | zstd frame with the base's bytes as dictionary
+	// blobTrim is the cheap delta archive makes: payload is base entry's revision (8) |
 	// depth (1) | uvarint prefix | uvarint suffix | the bytes between: the
 	// content is the base's first prefix bytes, those bytes, and the base's
 	// last suffix bytes.
@@ -46,15 +47,9 @@ func entryKey(u []byte, rev int64) []byte { return append(revKey(u, rev), 1) }
 
 func isEntryKey(k []byte) bool { return len(k) == 25 && k[16] < 0x80 && k[24] == 1 }
 
-func indexKey(u, hash []byte) []byte {
-	return append(append(append(make([]byte, 0, 50), u...), 0xff, 'x'), hash...)
-}
-
-func isIndexKey(k []byte) bool { return len(k) == 50 && k[16] == 0xff && k[17] == 'x' }
-
 // entry is a decoded archive entry; its slices point into the transaction.
-// Its value is uvarint refs | uvarint uses | kind (1) | payload; the hash
-// is the index's.
+// Its value is uvarint refs | uvarint uses | kind (1) | hash (32) | payload.
+// A delta's payload starts with the revision of its base's entry (8).
 type entry struct {
 	key        []byte
 	refs, uses int64
@@ -63,8 +58,8 @@ type entry struct {
 	payload    []byte
 }
 
-func decodeEntry(k, v, hash []byte) (entry, error) {
-	e := entry{key: k, hash: [32]byte(hash)}
+func decodeEntry(k, v []byte) (entry, error) {
+	e := entry{key: k}
 	for _, p := range []*int64{&e.refs, &e.uses} {
 		x, n := binary.Uvarint(v)
 		if n <= 0 || x > math.MaxInt64 {
@@ -72,14 +67,14 @@ func decodeEntry(k, v, hash []byte) (entry, error) {
 		}
 		*p, v = int64(x), v[n:]
 	}
-	if len(v) < 1 {
+	if len(v) < 33 {
 		return entry{}, fmt.Errorf("archive entry %x is malformed", k)
 	}
-	e.kind, e.payload = v[0], v[1:]
+	e.kind, e.hash, e.payload = v[0], [32]byte(v[1:33]), v[33:]
 	switch e.kind {
 	case blobZstd, blobShared:
 	case blobDelta, blobTrim:
-		if len(e.payload) < 33 {
+		if len(e.payload) < 9 {
 			return entry{}, fmt.Errorf("archive entry %x: short delta", k)
 		}
 	default:
@@ -89,17 +84,20 @@ func decodeEntry(k, v, hash []byte) (entry, error) {
 }
 
 func (e *entry) encode() []byte {
-	b := make([]byte, 0, 2*binary.MaxVarintLen64+1+len(e.payload))
+	b := make([]byte, 0, 2*binary.MaxVarintLen64+33+len(e.payload))
 	b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(e.refs)), uint64(e.uses))
-	return append(append(b, e.kind), e.payload...)
+	return append(append(append(b, e.kind), e.hash[:]...), e.payload...)
 }
 
-// base is the hash of the content a delta entry is relative to, or nil.
-func (e *entry) base() []byte {
+// rev is the revision e is keyed by.
+func (e *entry) rev() int64 { return int64(binary.BigEndian.Uint64(e.key[16:24])) }
+
+// base is the revision of the entry a delta entry is relative to, or 0.
+func (e *entry) base() int64 {
 	if e.kind == blobDelta || e.kind == blobTrim {
-		return e.payload[:32]
+		return int64(binary.BigEndian.Uint64(e.payload[:8]))
 	}
-	return nil
+	return 0
 }
 
 // depth is how many deltas a read of e decodes.
@@ -108,7 +106,7 @@ func (e *entry) depth() int {
 	case blobDelta:
 		return 1
 	case blobTrim:
-		return int(e.payload[32])
+		return int(e.payload[8])
 	}
 	return 0
 }
@@ -116,64 +114,40 @@ func (e *entry) depth() int {
 // whole reports whether e holds its content on its own (a delta base).
 func (e *entry) whole() bool { return e.kind == blobZstd || e.kind == blobShared }
 
-// entryOf returns item u's archive entry of content hash; found is false
-// when u has none.
-func (t *txn) entryOf(u, hash []byte) (e entry, found bool, err error) {
-	iv := t.revs.Get(indexKey(u, hash))
-	if iv == nil {
-		return entry{}, false, nil
-	}
-	if len(iv) != 8 {
-		return entry{}, false, fmt.Errorf("history: index of %x in item %x is malformed", hash, u)
-	}
-	k := entryKey(u, int64(binary.BigEndian.Uint64(iv)))
+// entryAt returns item u's archive entry keyed by revision rev.
+func (t *txn) entryAt(u []byte, rev int64) (entry, error) {
+	k := entryKey(u, rev)
 	v := t.revs.Get(k)
 	if v == nil {
-		return entry{}, false, fmt.Errorf("history: archived content %x of item %x is missing", hash, u)
+		return entry{}, fmt.Errorf("history: archived content %d of item %x is missing", rev, u)
 	}
-	if e, err = decodeEntry(k, v, hash); err != nil {
-		return entry{}, false, fmt.Errorf("history: %w", err)
+	e, err := decodeEntry(k, v)
+	if err != nil {
+		return entry{}, fmt.Errorf("history: %w", err)
 	}
-	return e, true, nil
+	return e, nil
 }
 
-// putEntry stores a new archive entry of item u and its index.
-func (t *txn) putEntry(u []byte, e *entry) error {
-	if err := t.revs.Put(e.key, e.encode()); err != nil {
-		return fmt.Errorf("archive content: %w", err)
-	}
-	if err := t.revs.Put(indexKey(u, e.hash[:]), bytes.Clone(e.key[16:24])); err != nil {
-		return fmt.Errorf("archive content: %w", err)
-	}
-	return nil
-}
-
-// addRefs adjusts the reference and base-use counts of item u's archived
-// content hash, deleting the entry (and its references) at zero.
-func (t *txn) addRefs(u, hash []byte, dRefs, dUses int64) error {
-	e, ok, err := t.entryOf(u, hash)
+// addRefs adjusts the reference and base-use counts of item u's archive
+// entry at rev, deleting the entry (and its references) at zero.
+func (t *txn) addRefs(u []byte, rev, dRefs, dUses int64) error {
+	e, err := t.entryAt(u, rev)
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return fmt.Errorf("history: archived content %x of item %x is missing", hash, u)
 	}
 	e.refs, e.uses = e.refs+dRefs, e.uses+dUses
 	if e.refs > 0 {
 		return t.revs.Put(bytes.Clone(e.key), e.encode())
 	}
-	base, shared := bytes.Clone(e.base()), e.kind == blobShared
+	base, shared, hash := e.base(), e.kind == blobShared, e.hash
 	if err := t.revs.Delete(bytes.Clone(e.key)); err != nil {
 		return err
 	}
-	if err := t.revs.Delete(indexKey(u, hash)); err != nil {
-		return err
-	}
-	if base != nil {
+	if base != 0 {
 		return t.addRefs(u, base, -1, -1)
 	}
 	if shared {
-		return t.addBlobRefs(hash, -1)
+		return t.addBlobRefs(hash[:], -1)
 	}
 	return nil
 }
@@ -197,47 +171,100 @@ func (t *txn) addBlobRefs(hash []byte, d int64) error {
 	return t.blobs.Delete(blobKey(hash, 0))
 }
 
-// archive keeps content (item u's content with this hash, about to be
-// replaced or deleted) for u's pending revisions, which then reference its
-// entry: stored once per item, as a trim delta against the content u had
-// before when that is small, else compressed (and queued to become a delta).
-func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error {
-	n := t.pending(u)
-	if n == 0 {
-		return nil
+// revsDown calls fn with item u's revision records from rev down, newest
+// first, until fn returns false.
+func (t *txn) revsDown(u []byte, rev int64, fn func(r revRec) bool) error {
+	c := t.revs.Cursor()
+	k, v := c.Seek(revKey(u, rev+1))
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
 	}
-	if err := t.setPending(u, 0); err != nil {
+	for ; k != nil && bytes.HasPrefix(k, u); k, v = c.Prev() {
+		if !isRevKey(k) {
+			continue
+		}
+		r, err := decodeRevRec(k, v)
+		if err != nil {
+			return fmt.Errorf("history: revision %x: %w", k, err)
+		}
+		if !fn(r) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// recentArchived is how many archived revisions before the pending ones
+// archive looks at for the same content and a trim base, and repack for a
+// delta base.
+const recentArchived = 4
+
+// archive keeps content (item u's content with this hash, about to be
+// replaced or deleted) for u's pending revisions (rev and those before it
+// without an entry), which then name its entry: that of a recent revision
+// with the same content, else a new one, a trim delta against the content
+// u had before when that is small, else compressed (and queued to become a
+// delta).
+func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error {
+	var pending, older []revRec
+	err := t.revsDown(u, rev, func(r revRec) bool {
+		if r.entry == 0 && older == nil {
+			pending = append(pending, r)
+		} else {
+			older = append(older, r)
+		}
+		return len(older) < recentArchived
+	})
+	if err != nil || len(pending) == 0 {
 		return err
 	}
-	if _, ok, err := t.entryOf(u, hash[:]); err != nil || ok {
-		if err != nil {
+	at, err := t.archiveEntry(hash, u, rev, content, int64(len(pending)), older)
+	if err != nil {
+		return err
+	}
+	for i := range pending {
+		pending[i].entry = at
+		if err := t.putRevRec(&pending[i]); err != nil {
 			return err
 		}
-		return t.addRefs(u, hash[:], n, 0)
 	}
-	e := entry{key: entryKey(u, rev), refs: n, hash: hash}
+	return nil
+}
+
+// archiveEntry returns the revision of the entry holding content for refs
+// more revisions, storing it at rev unless one of older (archived
+// revisions, newest first) has it.
+func (t *txn) archiveEntry(hash [32]byte, u []byte, rev int64, content []byte, refs int64, older []revRec) (int64, error) {
+	for _, r := range older {
+		if r.hash == hash {
+			return r.entry, t.addRefs(u, r.entry, refs, 0)
+		}
+	}
+	e := entry{key: entryKey(u, rev), refs: refs, hash: hash}
 	if t.blobs.Get(blobKey(hash[:], 0)) != nil { // another item's, stored whole
 		e.kind = blobShared
 		if err := t.addBlobRefs(hash[:], 1); err != nil {
-			return err
+			return 0, err
 		}
-		return t.putEntry(u, &e)
+		return rev, t.putEntry(&e)
 	}
 	// The next archive of u is likely a delta against this content.
 	recentBlobs.put(hash, bytes.Clone(content))
 	// Against the content u had before, a one-line edit leaves a common
 	// prefix and suffix around a few bytes: store those bytes alone.
-	if base, depth, baseContent := t.trimBase(u, rev, hash); base != nil {
+	if base, depth, baseContent := t.trimBase(u, older); base != 0 {
 		p, q := commonEnds(content, baseContent)
 		// The bytes between, stored raw, beat the whole compressed (about a
 		// third of text) while they are at most a quarter of it.
 		if middle := content[p : len(content)-q]; len(middle) <= len(content)/4 && len(middle) <= maxInlineBlob {
-			val := append(append(make([]byte, 0, 48+len(middle)), base...), byte(depth+1))
+			val := append(binary.BigEndian.AppendUint64(make([]byte, 0, 32+len(middle)), uint64(base)), byte(depth+1))
 			e.kind, e.payload = blobTrim, append(binary.AppendUvarint(binary.AppendUvarint(val, uint64(p)), uint64(q)), middle...)
-			if err := t.putEntry(u, &e); err != nil {
-				return err
+			if err := t.putEntry(&e); err != nil {
+				return 0, err
 			}
-			return t.addRefs(u, base, 1, 1)
+			return rev, t.addRefs(u, base, 1, 1)
 		}
 	}
 	// Stored whole, compressed; PruneHistory makes it a zstd delta later,
@@ -245,19 +272,27 @@ func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error 
 	e.kind, e.payload = blobZstd, zenc().EncodeAll(content, nil)
 	if len(e.payload) > maxInlineBlob {
 		if err := t.blobs.Put(blobKey(hash[:], 0), append([]byte{blobZstd}, e.payload...)); err != nil {
-			return fmt.Errorf("archive content: %w", err)
+			return 0, fmt.Errorf("archive content: %w", err)
 		}
 		if err := t.addBlobRefs(hash[:], 1); err != nil {
-			return err
+			return 0, err
 		}
 		e.kind, e.payload = blobShared, nil
 	}
-	if err := t.putEntry(u, &e); err != nil {
-		return err
+	if err := t.putEntry(&e); err != nil {
+		return 0, err
 	}
 	qk := binary.BigEndian.AppendUint64(make([]byte, 0, 40), uint64(t.histNow()))
 	if err := t.repack.Put(append(qk, hash[:]...), revKey(u, rev)); err != nil {
-		return fmt.Errorf("queue repack: %w", err)
+		return 0, fmt.Errorf("queue repack: %w", err)
+	}
+	return rev, nil
+}
+
+// putEntry stores a new archive entry.
+func (t *txn) putEntry(e *entry) error {
+	if err := t.revs.Put(e.key, e.encode()); err != nil {
+		return fmt.Errorf("archive content: %w", err)
 	}
 	return nil
 }
@@ -283,51 +318,26 @@ func commonEnds(a, b []byte) (prefix, suffix int) {
 	return prefix, suffix
 }
 
-// trimBase finds the entry of the content item u had before revision rev's
-// (content not), for a blobTrim delta: its hash, its depth and its bytes;
-// nil when there is none or its chain is already maxTrimDepth long.
-func (t *txn) trimBase(u []byte, rev int64, not [32]byte) (hash []byte, depth int, content []byte) {
-	t.olderEntries(u, rev, not, func(r revRec, e entry) bool {
-		if e.depth() >= maxTrimDepth {
-			return true
-		}
-		c, ok := recentBlobs.get(r.hash)
-		if !ok {
-			var err error
-			if c, err = t.blobContent(u, r.hash[:]); err != nil {
-				return true
-			}
-		}
-		hash, depth, content = bytes.Clone(r.hash[:]), e.depth(), c
-		return true
-	})
-	return hash, depth, content
-}
-
-// olderEntries calls fn, newest first, with up to 4 of item u's revisions
-// before rev whose content is not not and is archived, and that entry,
-// until fn returns true.
-func (t *txn) olderEntries(u []byte, rev int64, not [32]byte, fn func(r revRec, e entry) bool) {
-	c := t.revs.Cursor()
-	k, v := c.Seek(revKey(u, rev))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
+// trimBase picks the entry of the content item u had before, the newest of
+// older (archived revisions, newest first, none with the content being
+// archived), for a blobTrim delta: its revision, depth and bytes; 0 when
+// there is none or its chain is already maxTrimDepth long.
+func (t *txn) trimBase(u []byte, older []revRec) (rev int64, depth int, content []byte) {
+	if len(older) == 0 {
+		return 0, 0, nil
 	}
-	for i := 0; i < 4 && k != nil && bytes.HasPrefix(k, u); k, v = c.Prev() {
-		if isEntryKey(k) {
-			continue
-		}
-		i++
-		r, err := decodeRevRec(k, v)
-		if err != nil || r.hash == not {
-			continue
-		}
-		if e, ok, err := t.entryOf(u, r.hash[:]); err == nil && ok && fn(r, e) {
-			return
+	r := older[0]
+	e, err := t.entryAt(u, r.entry)
+	if err != nil || e.depth() >= maxTrimDepth {
+		return 0, 0, nil
+	}
+	c, ok := recentBlobs.get(r.hash)
+	if !ok {
+		if c, err = t.blobContent(u, r.entry); err != nil {
+			return 0, 0, nil
 		}
 	}
+	return r.entry, e.depth(), c
 }
 
 // recentBlobs keeps the content of recently archived blobs, by hash, so that
@@ -370,13 +380,16 @@ func (c *blobCache) put(h [32]byte, b []byte) {
 	}
 }
 
-// repackOne stores content hash, archived whole from revision rev of item
-// u, as a delta against an older revision of u when the delta is at most
+// repackOne stores content hash, archived whole in item u's entry at rev,
+// as a delta against an older revision of u when the delta is at most
 // half its size (and small enough to keep under u's prefix). Content that is
 // the base of deltas stays whole, so zstd deltas never chain.
 func (t *txn) repackOne(hash, u []byte, rev int64) error {
-	e, ok, err := t.entryOf(u, hash)
-	if err != nil || !ok || !e.whole() || e.uses > 0 {
+	if t.revs.Get(entryKey(u, rev)) == nil {
+		return nil // dropped since it was queued
+	}
+	e, err := t.entryAt(u, rev)
+	if err != nil || !bytes.Equal(e.hash[:], hash) || !e.whole() || e.uses > 0 {
 		return err
 	}
 	frame := e.payload
@@ -387,9 +400,9 @@ func (t *txn) repackOne(hash, u []byte, rev int64) error {
 		}
 		frame = blob[1:]
 	}
-	base, baseContent := t.deltaBase(u, rev, [32]byte(hash))
-	if base == nil {
-		return nil
+	base, baseContent, err := t.deltaBase(u, rev, e.hash)
+	if err != nil || base == 0 {
+		return err
 	}
 	content, err := zdecode(frame, nil)
 	if err != nil {
@@ -398,7 +411,7 @@ func (t *txn) repackOne(hash, u []byte, rev int64) error {
 	if len(content) > maxDeltaBytes {
 		return nil
 	}
-	delta := encodeDelta(bytes.Clone(base), content, baseContent)
+	delta := encodeDelta(binary.BigEndian.AppendUint64(nil, uint64(base)), content, baseContent)
 	if len(delta) > len(frame)/2 || len(delta) > maxInlineBlob {
 		return nil // different enough to be the base of later deltas
 	}
@@ -416,100 +429,98 @@ func (t *txn) repackOne(hash, u []byte, rev int64) error {
 	return nil
 }
 
-// deltaBase picks the content a delta of content not, item u's at revision
-// rev, is made against: the nearest older revision's entry stored whole (or
-// the base of a delta), so that zstd deltas are never chained.
-func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) (hash, content []byte) {
-	t.olderEntries(u, rev, not, func(_ revRec, e entry) bool {
-		if e.kind == blobDelta {
-			var ok bool
-			var err error
-			if e, ok, err = t.entryOf(u, bytes.Clone(e.base())); err != nil || !ok {
-				return false
-			}
+// deltaBase picks the content a delta of content not, item u's entry at
+// rev, is made against: the nearest of the few archived revisions before
+// rev whose entry is stored whole (or the base of a delta), so that zstd
+// deltas are never chained. base is 0 when there is none.
+func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) (base int64, content []byte, err error) {
+	seen := 0
+	err = t.revsDown(u, rev-1, func(r revRec) bool {
+		if r.entry == 0 || r.hash == not {
+			return true
 		}
-		if !e.whole() {
-			return false
+		seen++
+		e, err := t.entryAt(u, r.entry)
+		if err == nil && e.kind == blobDelta {
+			e, err = t.entryAt(u, e.base())
 		}
-		c, err := t.blobContent(u, e.hash[:])
-		if err == nil && len(c) <= maxDeltaBytes {
-			hash, content = bytes.Clone(e.hash[:]), c
+		if err != nil || !e.whole() {
+			return seen < recentArchived
 		}
-		return true
+		if c, err := t.blobContent(u, e.rev()); err == nil && len(c) <= maxDeltaBytes {
+			base, content = e.rev(), c
+		}
+		return false
 	})
-	return hash, content
+	return base, content, err
 }
 
 // revContent returns the content of revision r: the item's current content
 // for a pending revision, else its archived content.
 func (t *txn) revContent(r *revRec) ([]byte, error) {
-	if t.items.Get(r.id) != nil {
-		latest, err := t.latestRev(r.id)
-		if err != nil {
-			return nil, err
+	if r.entry == 0 {
+		c := t.content.Get(r.id)
+		if c == nil && t.items.Get(r.id) == nil {
+			return nil, fmt.Errorf("history: revision %d of item %x is pending but the item is gone", r.rev, r.id)
 		}
-		if r.rev > latest.rev-t.pending(r.id) {
-			c := t.content.Get(r.id)
-			if sum := sha256.Sum256(c); sum != r.hash {
-				return nil, fmt.Errorf("history: revision %d of item %x is pending but the item's content is %x, not %x", r.rev, r.id, sum, r.hash)
-			}
-			return bytes.Clone(c), nil
+		if sum := sha256.Sum256(c); sum != r.hash {
+			return nil, fmt.Errorf("history: revision %d of item %x is pending but the item's content is %x, not %x", r.rev, r.id, sum, r.hash)
 		}
+		return bytes.Clone(c), nil
 	}
-	return t.blobContent(r.id, r.hash[:])
+	c, err := t.blobContent(r.id, r.entry)
+	if err == nil && sha256.Sum256(c) != r.hash {
+		err = fmt.Errorf("history: revision %d of item %x names archived content %d, which is not its content %x", r.rev, r.id, r.entry, r.hash)
+	}
+	return c, err
 }
 
-// blobContent returns item u's archived content hash, checked against the hash.
-func (t *txn) blobContent(u, hash []byte) ([]byte, error) {
-	e, ok, err := t.entryOf(u, hash)
+// blobContent returns the content of item u's archive entry at rev,
+// checked against the entry's hash.
+func (t *txn) blobContent(u []byte, rev int64) ([]byte, error) {
+	e, err := t.entryAt(u, rev)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("history: archived content %x of item %x is missing", hash, u)
 	}
 	var out []byte
 	switch e.kind {
 	case blobZstd:
 		out, err = zdecode(e.payload, nil)
 	case blobShared:
-		blob := t.blobs.Get(blobKey(hash, 0))
+		blob := t.blobs.Get(blobKey(e.hash[:], 0))
 		if len(blob) < 1 || blob[0] != blobZstd {
-			return nil, fmt.Errorf("history: shared blob %x is missing or malformed", hash)
+			return nil, fmt.Errorf("history: shared blob %x is missing or malformed", e.hash)
 		}
 		out, err = zdecode(blob[1:], nil)
 	case blobDelta:
 		var base []byte
-		if base, err = t.blobContent(u, e.payload[:32]); err == nil {
-			out, err = zdecode(e.payload[32:], base)
+		if base, err = t.blobContent(u, e.base()); err == nil {
+			out, err = zdecode(e.payload[8:], base)
 		}
 	case blobTrim:
 		out, err = t.untrim(u, e.payload)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("history: archived content %x of item %x: %w", hash, u, err)
+		return nil, fmt.Errorf("history: archived content %x of item %x: %w", e.hash, u, err)
 	}
-	if sum := sha256.Sum256(out); !bytes.Equal(sum[:], hash) {
-		return nil, fmt.Errorf("history: archived content %x of item %x does not match its hash", hash, u)
+	if sum := sha256.Sum256(out); sum != e.hash {
+		return nil, fmt.Errorf("history: archived content %x of item %x does not match its hash", e.hash, u)
 	}
 	return out, nil
 }
 
 // untrim rebuilds the content of a blobTrim payload of item u.
 func (t *txn) untrim(u, payload []byte) ([]byte, error) {
-	if len(payload) < 34 {
-		return nil, errors.New("short trim delta")
-	}
-	p, n1 := binary.Uvarint(payload[33:])
+	p, n1 := binary.Uvarint(payload[9:])
 	if n1 <= 0 {
 		return nil, errors.New("malformed trim delta")
 	}
-	q, n2 := binary.Uvarint(payload[33+n1:])
+	q, n2 := binary.Uvarint(payload[9+n1:])
 	if n2 <= 0 {
 		return nil, errors.New("malformed trim delta")
 	}
-	middle := payload[33+n1+n2:]
-	base, err := t.blobContent(u, payload[:32])
+	middle := payload[9+n1+n2:]
+	base, err := t.blobContent(u, int64(binary.BigEndian.Uint64(payload[:8])))
 	if err != nil {
 		return nil, err
 	}

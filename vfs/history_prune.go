@@ -178,19 +178,6 @@ func (t *txn) dropRevision(lk []byte) error {
 			}
 		}
 	}
-	latest, err := t.latestRev(rec.id)
-	if err != nil {
-		return err
-	}
-	held := true // it holds a reference to its archived content, unless it is pending
-	if t.items.Get(rec.id) != nil {
-		if p := t.pending(rec.id); rec.rev > latest.rev-p {
-			held = false
-			if err := t.setPending(rec.id, p-1); err != nil {
-				return err
-			}
-		}
-	}
 	for _, err := range []error{
 		t.revs.Delete(key),
 		t.revLog.Delete(lk),
@@ -200,8 +187,8 @@ func (t *txn) dropRevision(lk []byte) error {
 			return err
 		}
 	}
-	if held {
-		if err := t.addRefs(rec.id, rec.hash[:], -1, 0); err != nil {
+	if rec.entry != 0 { // a pending revision holds no reference
+		if err := t.addRefs(rec.id, rec.entry, -1, 0); err != nil {
 			return err
 		}
 	}

@@ -19,7 +19,7 @@ import (
 
 // revRec is a decoded revision record. Layout: version (1) | flags (1) |
 // time (8) | uvarint size | uvarint lines | hash (32) | meta id (8) |
-// op, actor, drive, path as uvarint length | bytes.
+// op, actor, drive, path as uvarint length | bytes | uvarint entry.
 type revRec struct {
 	deleted     bool
 	time        int64
@@ -28,11 +28,17 @@ type revRec struct {
 	meta        [8]byte // metaID of the metadata snapshot
 	op, actor   string
 	drive, path string
-	id          []byte
-	rev         int64
+	// entry is the revision whose archive entry (entryKey) holds this
+	// revision's content, or 0 while the revision is pending: its content
+	// is its live item's current content.
+	entry int64
+	id    []byte
+	rev   int64
 }
 
-const revRecVersion = 1
+// revRecVersion 2 added the entry; version 1 records (the archive found
+// through a per-item hash index) are converted on open (history_migrate.go).
+const revRecVersion = 2
 
 func (r *revRec) encode() []byte {
 	b := make([]byte, 0, 96+len(r.op)+len(r.actor)+len(r.drive)+len(r.path))
@@ -50,14 +56,18 @@ func (r *revRec) encode() []byte {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	return b
+	return binary.AppendUvarint(b, uint64(r.entry))
 }
 
 var errBadRecord = errors.New("malformed revision record")
 
-func decodeRevRec(k, v []byte) (revRec, error) {
+func decodeRevRec(k, v []byte) (revRec, error) { return decodeRevRecVersion(k, v, revRecVersion) }
+
+// decodeRevRecVersion decodes a record of the given version; version 1
+// has no entry.
+func decodeRevRecVersion(k, v []byte, version byte) (revRec, error) {
 	var r revRec
-	if len(k) != 24 || len(v) < 10 || v[0] != revRecVersion {
+	if len(k) != 24 || len(v) < 10 || v[0] != version {
 		return r, errBadRecord
 	}
 	r.id, r.rev = bytes.Clone(k[:16]), int64(binary.BigEndian.Uint64(k[16:]))
@@ -84,6 +94,14 @@ func decodeRevRec(k, v []byte) (revRec, error) {
 		}
 		*p, v = string(v[n:n+int(x)]), v[n+int(x):]
 	}
+	if version == 1 {
+		return r, nil
+	}
+	x, n := binary.Uvarint(v)
+	if n <= 0 || n != len(v) || x > math.MaxInt64 {
+		return r, errBadRecord
+	}
+	r.entry = int64(x)
 	return r, nil
 }
 
@@ -130,8 +148,6 @@ func (t *txn) histNow() int64 { return t.now.UnixNano() }
 // isRevKey tells revision keys from the other keys under an item's prefix.
 func isRevKey(k []byte) bool { return len(k) == 24 && k[16] < 0x80 }
 
-func pendingKey(id []byte) []byte { return append(append(make([]byte, 0, 18), id...), 0xff, 'p') }
-
 func metaKey(id []byte, m [8]byte) []byte {
 	return append(append(append(make([]byte, 0, 26), id...), 0xff, 'm'), m[:]...)
 }
@@ -172,20 +188,12 @@ func (t *txn) latestRev(id []byte) (revRec, error) {
 	return decodeRevRec(k, v)
 }
 
-// pending returns how many of id's newest revisions have its current
-// content and hold no reference to archived content.
-func (t *txn) pending(id []byte) int64 {
-	if v := t.revs.Get(pendingKey(id)); len(v) == 8 {
-		return int64(binary.BigEndian.Uint64(v))
+// putRevRec stores r again (after its entry changed).
+func (t *txn) putRevRec(r *revRec) error {
+	if err := t.revs.Put(revKey(r.id, r.rev), r.encode()); err != nil {
+		return fmt.Errorf("put revision: %w", err)
 	}
-	return 0
-}
-
-func (t *txn) setPending(id []byte, n int64) error {
-	if n == 0 {
-		return t.revs.Delete(pendingKey(id))
-	}
-	return t.revs.Put(pendingKey(id), binary.BigEndian.AppendUint64(nil, uint64(n)))
+	return nil
 }
 
 // prevItem is what history needs of an item's state before a change.
@@ -196,51 +204,49 @@ type prevItem struct {
 
 // recordPut records the revision of putItem storing it (content nil: kept)
 // for item u; meta is it's metadata snapshot (metaSnapshot). It runs before
-// the item's metadata and content are replaced.
+// the item's metadata and content are replaced. settled reports that no
+// revision needs the metadata of the record being replaced kept, so
+// putItem need not detach it (detachMeta decodes the record).
 //
 // While history is on, an item's latest revision records its current state
-// (Open closes the gaps history off leaves), so the old content hash comes
-// from there rather than from decoding the old metadata.
-func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) error {
+// (Open closes the gaps history off leaves), so the old content hash and
+// metadata snapshot come from there rather than from decoding the record.
+func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) (settled bool, err error) {
 	exists := t.items.Get(u) != nil
-	if t.historyOff {
-		// Pending revisions still need the content this write replaces.
-		if !exists || content == nil || t.pending(u) == 0 {
-			return nil
-		}
+	if t.historyOff && (!exists || content == nil) {
+		return !exists, nil // pending revisions keep the content they read
 	}
 	latest, err := t.latestRev(u)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if exists && !t.historyOff && latest.rev == 0 {
 		prev, err := t.prevState(u)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if latest, err = t.baseline(u, prev); err != nil {
-			return err
+			return false, err
 		}
 	}
-	if exists && latest.rev > 0 && content != nil && hex.EncodeToString(latest.hash[:]) != it.ContentHash {
+	// Pending revisions (the latest is one) need the content this write replaces.
+	if exists && latest.rev > 0 && latest.entry == 0 && content != nil && hex.EncodeToString(latest.hash[:]) != it.ContentHash {
 		if err := t.archive(latest.hash, u, latest.rev, t.content.Get(u)); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if t.historyOff {
-		return nil
+		return false, nil
 	}
-	return t.appendRev(u, latest.rev+1, it, meta, false, t.operation(), t.actor.Name, t.histNow())
+	settled = !exists || t.metaSettled(u, latest.meta, meta)
+	return settled, t.appendRev(u, latest.rev+1, it, meta, false, t.operation(), t.actor.Name, t.histNow())
 }
 
 // recordRemove records the deletion of item u, before it is removed.
 func (t *txn) recordRemove(u []byte) error {
 	if t.historyOff {
-		if t.pending(u) == 0 {
-			return nil
-		}
 		latest, err := t.latestRev(u)
-		if err != nil {
+		if err != nil || latest.rev == 0 || latest.entry != 0 {
 			return err
 		}
 		return t.archive(latest.hash, u, latest.rev, t.content.Get(u))
@@ -309,8 +315,8 @@ func matchesLatest(latest revRec, it *Item) bool {
 
 // appendRev stores revision rev of item u with it's content hash and
 // metadata (meta: it's metadata snapshot, or nil to encode it here), and its
-// log and actor index entries. The revision is pending: its content is (or
-// is about to be) u's current content.
+// log and actor index entries. The revision is pending (no entry): its
+// content is (or is about to be) u's current content.
 func (t *txn) appendRev(u []byte, rev int64, it *Item, meta []byte, deleted bool, op, actor string, tm int64) error {
 	if op == "" {
 		return fmt.Errorf("history: change of %s names no operation", it.Ref())
@@ -342,9 +348,6 @@ func (t *txn) appendRev(u []byte, rev int64, it *Item, meta []byte, deleted bool
 			return fmt.Errorf("put revision metadata: %w", err)
 		}
 	}
-	if err := t.setPending(u, t.pending(u)+1); err != nil {
-		return err
-	}
 	if err := t.revs.Put(revKey(u, rev), r.encode()); err != nil {
 		return fmt.Errorf("put revision: %w", err)
 	}
@@ -365,6 +368,17 @@ func (t *txn) appendRev(u []byte, rev int64, it *Item, meta []byte, deleted bool
 // calls detachMeta first, which stores the snapshot with the number of
 // revisions referencing it. So a snapshot without an entry is always the
 // metadata of the item's record.
+
+// metaSettled reports whether no revision of live item u needs the metadata
+// of its record kept when the record with snapshot next replaces it, given
+// latest, the snapshot of u's latest revision, which history on keeps
+// recording the item as it is. A snapshot without an entry is the
+// record's; so when latest has one, no revision references the record's
+// without one (the record changed since, and whatever changed it detached
+// it), and when it has none, it is the record's.
+func (t *txn) metaSettled(u []byte, latest [8]byte, next []byte) bool {
+	return metaID(next) == latest || t.revs.Get(metaKey(u, latest)) != nil
+}
 
 // detachMeta stores the snapshot of item u's current metadata if revisions
 // reference it without an entry and next (the snapshot of the record
@@ -466,16 +480,18 @@ func metaSnapshot(it *Item) ([]byte, error) {
 // records, so that archiving touches the page the write's new revision
 // record lands on anyway:
 //
-//	id | rev (8) | 1          -> uvarint refs | uvarint uses | kind (1) | payload
-//	id | 0xff 'x' | SHA-256    -> rev (8): the entry holding that content
+//	id | rev (8) | 1  -> uvarint refs | uvarint uses | kind (1) | SHA-256 (32) | payload
 //
 // An entry is keyed by the revision whose content it first archived, so
 // entries are appended in order, right before the next revision record,
-// and a trim delta lands beside its base. refs counts the item's revisions
-// (not pending) with that content plus the item's entries that are deltas
-// against it; uses counts the latter. The index, the one key of a write
-// away from the item's latest pages, keeps the content stored once per item
-// and hash. Content whose compressed form is larger than maxInlineBlob is
-// stored once per SHA-256 in the blobs bucket, shared by every item that
-// had it, and its entries are blobShared; deltas are always an item's own,
-// against an entry of the same item.
+// and a trim delta lands beside its base. Each revision record names its
+// entry (revRec.entry), so a write adds no key away from the item's latest
+// pages. refs counts the item's revisions (not pending) naming the entry
+// plus the item's entries that are deltas against it; uses counts the
+// latter. Content an item had a few revisions before is found among those
+// revisions and shares their entry; content that comes back later is
+// archived again, as a delta like any other. Content whose compressed form
+// is larger than maxInlineBlob is stored once per SHA-256 in the blobs
+// bucket, shared by every item that had it, and its entries are
+// blobShared; deltas are always an item's own, against an entry of the
+// same item.

@@ -89,21 +89,20 @@ func archivedBytes(t testing.TB, s *Store) (n int) {
 	return n
 }
 
-// forEachEntry calls fn with every archive entry (found by its index) and
-// its value.
+// forEachEntry calls fn with every archive entry and its value.
 func forEachEntry(t testing.TB, s *Store, fn func(e entry, v []byte)) {
 	t.Helper()
 	err := s.db.View(ctx, func(tx backend.Tx) error {
 		tn := s.newTxn(tx)
-		return tn.revs.ForEach(func(k, _ []byte) error {
-			if !isIndexKey(k) {
+		return tn.revs.ForEach(func(k, v []byte) error {
+			if !isEntryKey(k) {
 				return nil
 			}
-			e, ok, err := tn.entryOf(k[:16], k[18:])
-			if err != nil || !ok {
-				return fmt.Errorf("index %x: %v", k, err)
+			e, err := decodeEntry(k, v)
+			if err != nil {
+				return err
 			}
-			fn(e, tn.revs.Get(e.key))
+			fn(e, v)
 			return nil
 		})
 	})
@@ -801,9 +800,15 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			k, _ := t.blobs.Cursor().First()
 			return t.blobs.Delete(bytes.Clone(k))
 		},
-		"pending count": func(t *txn) error {
-			k, _ := t.revs.Cursor().First()
-			return t.setPending(bytes.Clone(k[:16]), 2)
+		"pending revision among archived ones": func(t *txn) error {
+			k, _ := lastKey(t.revs, isEntryKey) // a.md's
+			k = revKey(k[:16], 1)
+			r, err := decodeRevRec(k, t.revs.Get(k))
+			if err != nil || r.entry == 0 {
+				return fmt.Errorf("revision 1 of %x: %v, entry %d", k[:16], err, r.entry)
+			}
+			r.entry = 0
+			return t.putRevRec(&r)
 		},
 		"metadata": func(t *txn) error {
 			k, v := lastKey(t.revs, func(k []byte) bool { return len(k) == 26 && k[17] == 'm' })
@@ -839,16 +844,21 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			return t.revs.Put(k, bad)
 		},
 		"archived reference count": func(t *txn) error {
-			k, _ := lastKey(t.revs, isIndexKey)
-			return t.addRefs(k[:16], k[18:], 1, 0)
+			k, _ := lastKey(t.revs, isEntryKey)
+			return t.addRefs(k[:16], int64(binary.BigEndian.Uint64(k[16:24])), 1, 0)
 		},
-		"missing archive index": func(t *txn) error {
-			k, _ := lastKey(t.revs, isIndexKey)
-			return t.revs.Delete(k)
+		"revision names another entry": func(t *txn) error {
+			k, _ := lastKey(t.revs, isEntryKey)
+			r, err := decodeRevRec(revKey(k[:16], 1), t.revs.Get(revKey(k[:16], 1)))
+			if err != nil {
+				return err
+			}
+			r.entry = int64(binary.BigEndian.Uint64(k[16:24]))
+			return t.putRevRec(&r)
 		},
-		"archive index names another revision": func(t *txn) error {
-			k, _ := lastKey(t.revs, isIndexKey)
-			return t.revs.Put(k, binary.BigEndian.AppendUint64(nil, 99))
+		"leftover key": func(t *txn) error {
+			k, _ := lastKey(t.revs, isEntryKey)
+			return t.revs.Put(append(bytes.Clone(k[:16]), 0xff, 'p'), binary.BigEndian.AppendUint64(nil, 1))
 		},
 		"missing archived entry": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey)

@@ -14,27 +14,36 @@ import (
 )
 
 // verifyHistory checks history against the items: every revision has its
-// index entries and metadata, an item's pending revisions have its current
-// content, every other revision's content is an archive entry of its item
-// (found by the item's hash index, which names exactly its entries) holding
-// the bytes of its hash, deltas have bases of the same item, shared blobs
-// hold their hash's bytes, reference and base-use counts match the
-// references, deleted entries name a
-// delete revision of an item that is gone, and (unless history was off)
-// every live item with revisions has a latest revision recording it as it is.
+// index entries and metadata, an item's pending revisions are its newest
+// and have its current content, every other revision names an archive
+// entry of its item holding the bytes of its hash, deltas have bases of the
+// same item, shared blobs hold their hash's bytes, reference and base-use
+// counts match the references, deleted entries name a delete revision of
+// an item that is gone, and (unless history was off) every live item with
+// revisions has a latest revision recording it as it is.
 func (t *txn) verifyHistory(ctx context.Context) error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf("history: "+format, args...)) }
 	blobRefs := map[[32]byte]int64{} // shared blob -> entries naming it
-	entryRefs := map[string]int64{}  // id | hash -> references to the item's entry
-	baseUses := map[string]int64{}   // id | hash -> deltas based on the item's entry
+	entryRefs := map[string]int64{}  // entry key -> references to it
+	baseUses := map[string]int64{}   // entry key -> deltas based on it
 	metaRefs := map[string]int64{}   // meta key -> references
 	latest := map[string]revRec{}
+	named := map[string][32]byte{} // entry key -> the content a revision naming it has
 	var revs []revRec
 	nRevs := 0
+	type entryAt struct{ k, v []byte }
+	var entries []entryAt
 	c := t.revs.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if !isRevKey(k) {
+		switch {
+		case isEntryKey(k):
+			entries = append(entries, entryAt{k, v})
+			continue
+		case len(k) == 26 && k[16] == 0xff && k[17] == 'm':
+			continue // below, once the references are counted
+		case !isRevKey(k):
+			fail("unknown key %x in the revisions", k)
 			continue
 		}
 		if nRevs++; nRevs%4096 == 0 {
@@ -56,7 +65,18 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 		if t.revActor.Get(append(actorPrefix(r.actor), lk...)) == nil {
 			fail("revision %x: not in the actor index", k)
 		}
+		if p, ok := latest[string(r.id)]; ok && p.entry == 0 && r.entry != 0 {
+			fail("item %x: pending revision %d is older than archived revision %d", r.id, p.rev, r.rev)
+		}
 		latest[string(r.id)] = r
+		if r.entry != 0 {
+			ek := string(entryKey(r.id, r.entry))
+			entryRefs[ek]++
+			if h, ok := named[ek]; ok && h != r.hash {
+				fail("item %x: revisions with contents %x and %x name archived content %d", r.id, h, r.hash, r.entry)
+			}
+			named[ek] = r.hash
+		}
 	}
 	for name, b := range map[string]backend.Bucket{"time": t.revLog, "actor": t.revActor} {
 		if n := b.Stats().Keys; n != int64(nRevs) {
@@ -80,42 +100,27 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 		}
 	}
 	for _, r := range revs {
-		id := string(r.id)
-		it := items[id]
-		if it != nil && r.rev > latest[id].rev-t.pending(r.id) {
-			if hex.EncodeToString(r.hash[:]) != it.ContentHash {
-				fail("%s: pending revision %d does not have the item's content", it.Ref(), r.rev)
-			}
+		if r.entry != 0 {
 			continue
 		}
-		entryRefs[id+string(r.hash[:])]++
-	}
-	type entryAt struct{ k, v []byte }
-	var entries []entryAt
-	indexed := map[string][]byte{} // id | hash -> rev of the index
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		switch {
-		case isRevKey(k):
-		case isEntryKey(k):
-			entries = append(entries, entryAt{k, v})
-		case isIndexKey(k):
-			indexed[string(k[:16])+string(k[18:])] = v
-		case len(k) == 18 && k[16] == 0xff && k[17] == 'p':
-			id := string(k[:16])
-			if n := t.pending(k[:16]); n <= 0 || items[id] == nil || n > latest[id].rev {
-				fail("item %x: pending count %d for an item that is gone or has fewer revisions", k[:16], n)
-			}
-		case len(k) == 26 && k[16] == 0xff && k[17] == 'm':
-			var m Item
-			if len(v) < 8 || metaID(v[8:]) != [8]byte(k[18:]) || json.Unmarshal(v[8:], &m) != nil {
-				fail("item %x: metadata %x is corrupt", k[:16], k[18:])
-			} else if n := int64(binary.BigEndian.Uint64(v)); n != metaRefs[string(k)] {
-				fail("item %x: metadata %x has reference count %d, but %d references", k[:16], k[18:], n, metaRefs[string(k)])
-			}
-			delete(metaRefs, string(k))
-		default:
-			fail("unknown key %x in the revisions", k)
+		switch it := items[string(r.id)]; {
+		case it == nil:
+			fail("item %x: revision %d is pending but the item is gone", r.id, r.rev)
+		case hex.EncodeToString(r.hash[:]) != it.ContentHash:
+			fail("%s: pending revision %d does not have the item's content", it.Ref(), r.rev)
 		}
+	}
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) != 26 || k[16] != 0xff || k[17] != 'm' {
+			continue
+		}
+		var m Item
+		if len(v) < 8 || metaID(v[8:]) != [8]byte(k[18:]) || json.Unmarshal(v[8:], &m) != nil {
+			fail("item %x: metadata %x is corrupt", k[:16], k[18:])
+		} else if n := int64(binary.BigEndian.Uint64(v)); n != metaRefs[string(k)] {
+			fail("item %x: metadata %x has reference count %d, but %d references", k[:16], k[18:], n, metaRefs[string(k)])
+		}
+		delete(metaRefs, string(k))
 	}
 	for k := range metaRefs { // not stored: the record's, so the item must live
 		if items[k[:16]] == nil {
@@ -124,28 +129,18 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			fail("%v", err)
 		}
 	}
-	byRev := map[string][]byte{} // id | rev -> hash the index gives it
-	for ih, rev := range indexed {
-		byRev[ih[:16]+string(rev)] = []byte(ih[16:])
-	}
 	var decoded []entry
 	for _, ea := range entries {
-		id := ea.k[:16]
-		hash := byRev[string(ea.k[:24])]
-		if hash == nil {
-			fail("item %x: content archived at %x is not indexed", id, ea.k[16:24])
-			continue
-		}
-		delete(indexed, string(id)+string(hash))
-		e, err := decodeEntry(ea.k, ea.v, hash)
+		e, err := decodeEntry(ea.k, ea.v)
 		if err != nil {
 			fail("%v", err)
 			continue
 		}
 		decoded = append(decoded, e)
-		if base := e.base(); base != nil {
-			entryRefs[string(id)+string(base)]++
-			baseUses[string(id)+string(base)]++
+		if base := e.base(); base != 0 {
+			bk := string(entryKey(e.key[:16], base))
+			entryRefs[bk]++
+			baseUses[bk]++
 		}
 		if e.kind == blobShared {
 			blobRefs[e.hash]++
@@ -157,39 +152,38 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 				return err
 			}
 		}
-		id := e.key[:16]
-		ih := string(id) + string(e.hash[:])
-		if e.refs != entryRefs[ih] {
-			fail("item %x: content %x has reference count %d, but %d references", id, e.hash, e.refs, entryRefs[ih])
+		id, ek := e.key[:16], string(e.key)
+		if e.refs != entryRefs[ek] {
+			fail("item %x: content %x has reference count %d, but %d references", id, e.hash, e.refs, entryRefs[ek])
 		}
-		if e.uses != baseUses[ih] {
-			fail("item %x: content %x is the base of %d deltas by its count, but of %d", id, e.hash, e.uses, baseUses[ih])
+		if e.uses != baseUses[ek] {
+			fail("item %x: content %x is the base of %d deltas by its count, but of %d", id, e.hash, e.uses, baseUses[ek])
 		}
-		delete(entryRefs, ih)
-		delete(baseUses, ih)
-		if base := e.base(); base != nil {
-			b, ok, err := t.entryOf(id, base)
+		if h, ok := named[ek]; ok && h != e.hash {
+			fail("item %x: archived content %d is %x, not the %x its revisions have", id, e.rev(), e.hash, h)
+		}
+		delete(entryRefs, ek)
+		delete(baseUses, ek)
+		if base := e.base(); base != 0 {
+			b, err := t.entryAt(id, base)
 			switch {
-			case err != nil || !ok:
-				fail("item %x: content %x: delta base %x is missing (%v)", id, e.hash, base, err)
+			case err != nil:
+				fail("item %x: content %x: delta base %d is missing (%v)", id, e.hash, base, err)
 			case e.kind == blobDelta && !b.whole():
-				fail("item %x: content %x: delta base %x is not stored whole", id, e.hash, base)
+				fail("item %x: content %x: delta base %d is not stored whole", id, e.hash, base)
 			case e.kind == blobTrim && e.depth() != b.depth()+1:
 				fail("item %x: content %x: depth %d on a base of depth %d", id, e.hash, e.depth(), b.depth())
 			}
 		}
-		if _, err := t.blobContent(id, e.hash[:]); err != nil {
+		if _, err := t.blobContent(id, e.rev()); err != nil {
 			fail("%v", err)
 		}
 	}
-	for ih, v := range indexed {
-		fail("item %x: index of content %x names %x, which holds no entry", ih[:16], ih[16:], v)
+	for ek, n := range entryRefs {
+		fail("item %x: %d references to archived content %d, which is missing", ek[:16], n, int64(binary.BigEndian.Uint64([]byte(ek[16:24]))))
 	}
-	for ih, n := range entryRefs {
-		fail("item %x: %d references to content %x, which is not archived", ih[:16], n, ih[16:])
-	}
-	for ih, n := range baseUses {
-		fail("item %x: %d deltas based on content %x, which is not archived", ih[:16], n, ih[16:])
+	for ek, n := range baseUses {
+		fail("item %x: %d deltas based on archived content %d, which is missing", ek[:16], n, int64(binary.BigEndian.Uint64([]byte(ek[16:24]))))
 	}
 	bc := t.blobs.Cursor()
 	for k, v := bc.First(); k != nil; k, v = bc.Next() {

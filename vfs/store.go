@@ -30,7 +30,9 @@ const (
 	bucketPaths   = "paths" // one nested bucket per drive: encoded path -> pathVal
 	bucketText    = "text"  // id (16 bytes) -> searchable text of a binary item
 	keySchema     = "schema_version"
-	schemaVersion = 1
+	// schemaVersion 2 changed the history's archive (history_migrate.go);
+	// Open converts a version 1 store.
+	schemaVersion = 2
 )
 
 // Options configures Open.
@@ -147,7 +149,8 @@ func New(db backend.DB, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	var gap bool // history was off: record what changed meanwhile
+	var gap bool       // history was off: record what changed meanwhile
+	var migrating bool // the history of an earlier ctxd's store is being converted
 	err = db.Update(context.Background(), func(tx backend.Tx) error {
 		if tx.Bucket([]byte(storecopy.ProgressBucket)) != nil {
 			return errors.New("the store is the destination of an unfinished migration: run the same ctxd migrate again to finish it")
@@ -156,13 +159,19 @@ func New(db backend.DB, opts Options) (*Store, error) {
 		if err != nil {
 			return err
 		}
-		if v := meta.Get([]byte(keySchema)); v == nil {
+		switch v := meta.Get([]byte(keySchema)); {
+		case v == nil:
 			if err := meta.Put([]byte(keySchema), []byte(strconv.Itoa(schemaVersion))); err != nil {
 				return err
 			}
-		} else if string(v) != strconv.Itoa(schemaVersion) {
-			return fmt.Errorf("schema version %q is not supported (this ctxd reads version %d); use a matching ctxd build", v, schemaVersion)
+		case string(v) == "1":
+			if err := startHistoryMigration(meta); err != nil {
+				return err
+			}
+		case string(v) != strconv.Itoa(schemaVersion):
+			return fmt.Errorf("schema version %q is not supported (this ctxd reads versions 1 to %d); use a matching ctxd build", v, schemaVersion)
 		}
+		migrating = meta.Get([]byte(keyHistoryMigrate)) != nil
 		for _, name := range []string{bucketDrives, bucketCounters, bucketReplicas} {
 			if _, err := meta.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
@@ -196,6 +205,11 @@ func New(db backend.DB, opts Options) (*Store, error) {
 		retention: opts.History.withDefaults(), historyOff: opts.HistoryOff, now: time.Now,
 		replicaID: opts.ReplicaID, replicaHost: opts.ReplicaHost, claimLease: opts.ClaimLease, onWrite: opts.OnWrite,
 		stopNotify: make(chan struct{})}
+	if migrating {
+		if err := s.migrateHistory(context.Background()); err != nil {
+			return nil, err
+		}
+	}
 	if gap {
 		if err := s.closeHistoryGap(); err != nil {
 			return nil, fmt.Errorf("record changes made while history was off: %w", err)
@@ -604,10 +618,16 @@ func (t *txn) putItem(it *Item, content, old, chunksFrom []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := t.recordPut(u, it, content, snap); err != nil { // before the old state is replaced
+	settled, err := t.recordPut(u, it, content, snap) // before the old state is replaced
+	if err != nil {
 		return err
 	}
-	if err := t.putMeta(u, it, snap); err != nil {
+	if settled {
+		err = t.putRecord(u, it)
+	} else {
+		err = t.putMeta(u, it, snap)
+	}
+	if err != nil {
 		return err
 	}
 	if content != nil {

@@ -1,0 +1,150 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxd/ctxd/vfs/backend"
+	"github.com/ctxd/ctxd/vfs/boltstore"
+)
+
+// The fixture testdata/history-v1.db is a bbolt store of schema version 1,
+// written by the ctxd before history's revision records named their archive
+// entries: one-line edits (trim deltas), rewrites (whole, some repacked as
+// zstd deltas, some still queued), content that came back (A, B, A), tag
+// changes (stored metadata snapshots), a move (a pending revision), large
+// content shared by a copy, a deleted item, and one deleted and restored,
+// after a PruneHistory with Keep 6. testdata/history-v1.golden is what
+// historyListing printed of it with that ctxd.
+
+// openV1Fixture copies the fixture to a temp dir and returns its path.
+func openV1Fixture(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "history-v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ctxd.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// historyListing prints every revision Log returns, newest first, with the
+// SHA-256 of the content ReadRevision returns for it.
+func historyListing(s *Store) (string, error) {
+	revs, _, err := s.Log(ctx, LogQuery{Limit: MaxHistoryLimit})
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	for _, r := range revs {
+		_, c, err := s.ReadRevision(ctx, Ref{ID: r.ItemID}, r.Rev)
+		if err != nil {
+			return "", fmt.Errorf("read revision %d of %s: %w", r.Rev, r.Ref, err)
+		}
+		fmt.Fprintf(&out, "%s %d %s %s %x %v %s\n", r.Ref, r.Rev, r.Op, r.Hash[:12], sha256.Sum256(c), r.Item.Tags, r.Item.Title)
+	}
+	return out.String(), nil
+}
+
+// checkMigrated opens the store at path, which must convert its history,
+// and checks it verifies, lists what the earlier ctxd listed, and keeps
+// recording and pruning.
+func checkMigrated(t *testing.T, path string) {
+	t.Helper()
+	s, err := Open(path, Options{History: Retention{Keep: 6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Verify(ctx); err != nil {
+		t.Fatalf("Verify after conversion: %v", err)
+	}
+	got, err := historyListing(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "history-v1.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("history after conversion:\n%s\nwant (the earlier ctxd's):\n%s", got, want)
+	}
+	err = s.db.View(ctx, func(tx backend.Tx) error {
+		meta := tx.Bucket([]byte(bucketMeta))
+		if v := meta.Get([]byte(keySchema)); string(v) != "2" || meta.Get([]byte(keyHistoryMigrate)) != nil {
+			return fmt.Errorf("schema %q, migration mark %x after open", v, meta.Get([]byte(keyHistoryMigrate)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	// The converted history takes new revisions, reverts and prunes.
+	for i := range 3 {
+		if _, err := s.Write(ctx, WriteParams{Ref: mustRef(t, "agent:/notes.md"), Content: []byte(fmt.Sprintf("after conversion %d\n", i)), IsText: true, OnConflict: ConflictOverwrite}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Revert(ctx, mustRef(t, "agent:/flip.md"), 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Revert(ctx, mustRef(t, "agent:/gone.md"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PruneHistory(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, c, err := s.ReadRevision(ctx, mustRef(t, "agent:/flip.md"), 1); err != nil || string(c) != "version A\n" {
+		t.Errorf("flip.md revision 1 = %q, %v", c, err)
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Errorf("Verify after writing the converted store: %v", err)
+	}
+}
+
+// TestStore_OpenConvertsHistoryV1: a store an earlier ctxd wrote opens
+// with its history converted and unchanged to its users.
+func TestStore_OpenConvertsHistoryV1(t *testing.T) {
+	checkMigrated(t, openV1Fixture(t))
+}
+
+// TestStore_OpenResumesHistoryConversion: a conversion that stopped after
+// some items (the process died) finishes on the next open.
+func TestStore_OpenResumesHistoryConversion(t *testing.T) {
+	path := openV1Fixture(t)
+	db, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(context.Background(), func(tx backend.Tx) error {
+		meta := tx.Bucket([]byte(bucketMeta))
+		if err := startHistoryMigration(meta); err != nil {
+			return err
+		}
+		tn := (&Store{db: db, now: time.Now}).newTxn(tx)
+		k, _ := tn.revs.Cursor().First()
+		first := bytes.Clone(k[:16])
+		if _, err := tn.migrateItemHistory(first); err != nil {
+			return err
+		}
+		return meta.Put([]byte(keyHistoryMigrate), append(first, 0xff, 0xff))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkMigrated(t, path)
+}
