@@ -4,6 +4,9 @@ import json
 import math
 import random
 import struct
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +60,12 @@ def dataset(tmp_path):
     queries += [random_query() for _ in range(6)]
     write_dataset(tmp_path, chunks, vectors, queries, warmup=2, limit=5, batch=64)
     return tmp_path, chunks[planted_text]["ref"], chunks[planted_vec]["ref"]
+
+
+def run_peer(script, data, db, results=None, serve=False):
+    """Runs a peer script of this directory on data and db, as the Go bench does."""
+    cmd = [sys.executable, str(Path(__file__).with_name(script)), "--data", str(data), "--db", str(db)]
+    cmd += ["--serve"] if serve else []
+    if results:
+        cmd += ["--results", str(results)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)

@@ -15,7 +15,6 @@ the first write until the full-text indexes are built and every row is searchabl
 goes to stderr; the last stdout line is one JSON object with the figures.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -119,13 +118,7 @@ def serve(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", required=True, help="dataset directory written by the Go bench")
-    ap.add_argument("--db", required=True, help="directory of the new LanceDB database")
-    ap.add_argument("--results", help="write each measured query's refs per mode here (JSON lines)")
-    ap.add_argument("--serve", action="store_true",
-                    help="only search the existing --db, in a process of its own (peak RSS while serving)")
-    args = ap.parse_args()
+    args = peerutil.parse_args(__doc__.split("\n")[0], "directory of the new LanceDB database")
     if args.serve:
         serve(args)
         return
@@ -142,18 +135,8 @@ def main():
     disk = disk_bytes(args.db)
     log(f"disk {disk} bytes, {disk / n:.0f} per chunk")
     stats = search(table, queries, meta, args.results)
-    print(json.dumps({
-        "peer": "lancedb",
-        "lancedb_version": lancedb.__version__,
-        "chunks": n,
-        "queries": len(queries) - meta["warmup"],
-        "ingest_s": round(ingest_s, 3),
-        "ingest_chunks_per_s": round(n / ingest_s, 1),
-        "bytes_per_chunk": round(disk / n, 1),
-        **stats,
-        "peak_rss_bytes": peerutil.status_bytes("VmHWM"),
-        "dataset_rss_bytes": dataset_rss,
-    }), flush=True)
+    print(json.dumps(peerutil.ingest_result("lancedb", meta, queries, ingest_s, disk, stats, dataset_rss,
+                                            lancedb_version=lancedb.__version__)), flush=True)
 
 
 if __name__ == "__main__":

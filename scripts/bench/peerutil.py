@@ -1,11 +1,23 @@
 """What the peers of `make bench-ingest-compare` share: the Go bench's dataset, the process's
 memory as /proc reports it, and the latency percentile."""
 
+import argparse
 import json
 import math
 import os
 import sys
 import time
+
+
+def parse_args(description, db_help):
+    """The command line every peer takes."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--data", required=True, help="dataset directory written by the Go bench")
+    ap.add_argument("--db", required=True, help=db_help)
+    ap.add_argument("--results", help="write each measured query's refs per mode here (JSON lines)")
+    ap.add_argument("--serve", action="store_true",
+                    help="only search the existing --db, in a process of its own (peak RSS while serving)")
+    return ap.parse_args()
 
 
 def fail(peer, msg):
@@ -116,3 +128,13 @@ def measure(modes, queries, warmup, results_path, vector_of):
         stats[mode] = {f"p{p}_ms": round(percentile(ms, p), 3) for p in (50, 95, 99)}
         stats[mode]["empty"] = empty[mode]
     return stats
+
+
+def ingest_result(peer, meta, queries, ingest_s, disk, stats, dataset_rss, **extra):
+    """The figures of an ingest run: ingest, disk and search, and peak RSS with the dataset's part
+    (both include the interpreter; the peak also holds the whole dataset in memory)."""
+    n = meta["chunks"]
+    return {"peer": peer, **extra, "chunks": n, "queries": len(queries) - meta["warmup"],
+            "ingest_s": round(ingest_s, 3), "ingest_chunks_per_s": round(n / ingest_s, 1),
+            "bytes_per_chunk": round(disk / n, 1), **stats,
+            "peak_rss_bytes": status_bytes("VmHWM"), "dataset_rss_bytes": dataset_rss}

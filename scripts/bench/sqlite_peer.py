@@ -17,7 +17,6 @@ extension support (pyenv's default, as on this project's machines) cannot load s
 and the wheel also pins one SQLite version (with FTS5) on every machine.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -146,13 +145,7 @@ def serve(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", required=True, help="dataset directory written by the Go bench")
-    ap.add_argument("--db", required=True, help="path of the new SQLite database")
-    ap.add_argument("--results", help="write each measured query's refs per mode here (JSON lines)")
-    ap.add_argument("--serve", action="store_true",
-                    help="only search the existing --db, in a process of its own (peak RSS while serving)")
-    args = ap.parse_args()
+    args = peerutil.parse_args(__doc__.split("\n")[0], "path of the new SQLite database")
     if args.serve:
         serve(args)
         return
@@ -173,21 +166,10 @@ def main():
 
     stats = search(conn, queries, meta, args.results)
     log(f"searched {len(queries) - meta['warmup']} queries")
-    result = {
-        "peer": "sqlite-fts5+sqlite-vec",
-        "sqlite_version": sqlite3.sqlite_version,
-        "sqlite_vec_version": conn.execute("SELECT vec_version()").fetchone()[0],
-        "chunks": n,
-        "queries": len(queries) - meta["warmup"],
-        "ingest_s": round(ingest_s, 3),
-        "ingest_chunks_per_s": round(n / ingest_s, 1),
-        "bytes_per_chunk": round(disk / n, 1),
-        **stats,
-        # Both include the Python interpreter; peak also holds the whole dataset in memory.
-        "peak_rss_bytes": peerutil.status_bytes("VmHWM"),
-        "dataset_rss_bytes": dataset_rss,
-        "synchronous": "FULL",
-    }
+    result = peerutil.ingest_result(
+        "sqlite-fts5+sqlite-vec", meta, queries, ingest_s, disk, stats, dataset_rss,
+        sqlite_version=sqlite3.sqlite_version,
+        sqlite_vec_version=conn.execute("SELECT vec_version()").fetchone()[0], synchronous="FULL")
     conn.close()
     print(json.dumps(result), flush=True)
 

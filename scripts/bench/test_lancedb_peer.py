@@ -1,18 +1,12 @@
 """Runs lancedb_peer.py on the tiny dataset of conftest.py and checks what it reports."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
-SCRIPT = Path(__file__).with_name("lancedb_peer.py")
+import conftest
 
 
 def run_peer(data, db, results=None, serve=False):
-    cmd = [sys.executable, str(SCRIPT), "--data", str(data), "--db", str(db)] + (["--serve"] if serve else [])
-    if results:
-        cmd += ["--results", str(results)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return conftest.run_peer("lancedb_peer.py", data, db, results, serve)
 
 
 def test_lancedb_peer_reports_ranks_and_serves(dataset, tmp_path):

@@ -1,22 +1,15 @@
 """Runs sqlite_peer.py on a tiny dataset in the Go bench's format and checks what it reports."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+import conftest
 from peerutil import percentile
-
-SCRIPT = Path(__file__).with_name("sqlite_peer.py")
 
 
 def run_peer(data, db, results=None, serve=False):
-    cmd = [sys.executable, str(SCRIPT), "--data", str(data), "--db", str(db)] + (["--serve"] if serve else [])
-    if results:
-        cmd += ["--results", str(results)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    return conftest.run_peer("sqlite_peer.py", data, db, results, serve)
 
 
 def test_sqlite_peer_reports_and_ranks(dataset, tmp_path):
