@@ -136,7 +136,7 @@ test-fuzz: ## Short runs of every fuzz target (FUZZTIME=10s)
 	scripts/fuzz.sh $(FUZZTIME) ./index/enrich FuzzParseQuestions
 
 .PHONY: test-python
-test-python: setup build ## Python client integration test against the real daemon, and the SQLite peer of bench-ingest-compare
+test-python: setup build ## Python client integration test against the real daemon, and the SQLite and LanceDB peers of bench-ingest-compare
 	cd clients/python && CTXD_BIN=$(CTXD) $(PY) -m pytest -q
 	$(PY) -m pytest -q scripts/bench
 
@@ -175,7 +175,7 @@ bench-ingest: setup-run ## ctxd add and refresh of the docs corpus as a file tre
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Ingest_DocsCorpus -benchtime=1x -count=1 -timeout=3h ./daemon/ | tee bench-results/ingest.txt
 
-bench-ingest-compare: setup-run $(VENV)/.deps ## Index-only ingest, disk and search of 100k wikipedia chunks: ctxd through its daemon against SQLite FTS5 + sqlite-vec, 3 interleaved rounds; last line `ingest ctxd=… sqlite=… bytes_per_chunk=…`
+bench-ingest-compare: setup-run $(VENV)/.deps ## Index-only ingest, disk, search latency and serving memory of 100k wikipedia chunks: ctxd through its daemon against SQLite FTS5 + sqlite-vec and LanceDB, 3 interleaved rounds; last line `ingest ctxd=… sqlite=… lancedb=… bytes_per_chunk=… serving_peak_mib=…`
 	mkdir -p bench-results
 	CTXD_BENCH_PYTHON=$(PY) go test -run='^$$' -bench=IngestCompare -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/ingest-compare.txt
 	grep '^ingest ctxd=' bench-results/ingest-compare.txt

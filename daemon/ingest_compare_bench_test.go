@@ -26,23 +26,30 @@ const (
 	compareRounds        = 3
 )
 
-// BenchmarkIngestCompare measures ctxd against SQLite FTS5 + sqlite-vec on
-// the same wikipedia chunks, vectors and queries (make
-// bench-ingest-compare; issue 14). ctxd runs as the real daemon process and
-// is written through WriteBatch with the chunk vectors supplied, as in
-// BenchmarkSearchWikipedia; the peer is scripts/bench/sqlite_peer.py run by
-// CTXD_BENCH_PYTHON on a dump of the same data (in .cache/bench). Rounds
-// alternate ctxd and the peer, compareRounds each, and the table gives the
-// median of each figure with its range. CTXD_BENCH_COMPARE_CHUNKS sets the
-// size (default 100000).
+// BenchmarkIngestCompare measures ctxd against SQLite FTS5 + sqlite-vec and
+// LanceDB on the same wikipedia chunks, vectors and queries (make
+// bench-ingest-compare; issues 14 and 31). ctxd runs as the real daemon
+// process and is written through WriteBatch with the chunk vectors
+// supplied, as in BenchmarkSearchWikipedia; the peers are
+// scripts/bench/sqlite_peer.py and lancedb_peer.py run by CTXD_BENCH_PYTHON
+// on a dump of the same data (in .cache/bench). Rounds run ctxd and the
+// peers in turn, compareRounds each, and the table gives the median of each
+// figure with its range. CTXD_BENCH_COMPARE_CHUNKS sets the size (default
+// 100000).
 //
 // Per round and system: index-only ingest from the first write until
 // everything is searchable (ctxd: the indexes applied the outbox; SQLite:
-// the last commit, with synchronous=FULL as ctxd acknowledges durably),
-// disk bytes per chunk after the ingest, search latency p50/p99 of bm25,
-// vector and hybrid with the query vector supplied (500 queries one at a
-// time after 50 warm-up) and peak RSS. The last line of the output is
-// "ingest ctxd=<chunks/s> sqlite=<chunks/s> bytes_per_chunk=<ctxd's>".
+// the last commit, with synchronous=FULL as ctxd acknowledges durably;
+// LanceDB: its full-text indexes built) and disk bytes per chunk after it.
+// Then serving, in a process that did not ingest (ctxd restarted on its
+// data dir until a hybrid search answers; a peer run again with --serve):
+// search latency p50/p99 of bm25, vector and hybrid with the query vector
+// supplied (500 queries one at a time after 50 warm-up), the process's peak
+// RSS (VmHWM, start-up included), and its RSS at the end split into
+// anonymous memory and mapped file pages (reclaimable, like the page cache
+// the peers read through). The last line of the output is "ingest
+// ctxd=<chunks/s> sqlite=<chunks/s> lancedb=<chunks/s>
+// bytes_per_chunk=<ctxd's> serving_peak_mib=<ctxd's>".
 func BenchmarkIngestCompare(b *testing.B) {
 	python := os.Getenv("CTXD_BENCH_PYTHON")
 	if python == "" {
@@ -67,37 +74,48 @@ func BenchmarkIngestCompare(b *testing.B) {
 	dump := filepath.Join(benchCacheDir, fmt.Sprintf("compare-%s-%d", w.spec.ID, chunks))
 	w.dump(b, dump, items, queries)
 
-	var ctxd, peer []compareFigures
+	var ctxd, sqlite, lance []compareFigures
 	for r := range compareRounds {
 		fmt.Fprintf(os.Stderr, "%s round %d/%d: ctxd\n", time.Now().Format("15:04:05"), r+1, compareRounds)
 		ctxd = append(ctxd, w.compareCtxd(b, items, queries))
 		fmt.Fprintf(os.Stderr, "%s round %d/%d: sqlite\n", time.Now().Format("15:04:05"), r+1, compareRounds)
-		peer = append(peer, comparePeer(b, python, dump))
+		sqlite = append(sqlite, comparePeer(b, python, "sqlite_peer.py", dump))
+		fmt.Fprintf(os.Stderr, "%s round %d/%d: lancedb\n", time.Now().Format("15:04:05"), r+1, compareRounds)
+		lance = append(lance, comparePeer(b, python, "lancedb_peer.py", dump))
 	}
 
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "--- ingest compare: %d chunks (%d items) of wikipedia-passages, vectors supplied, %d interleaved rounds; median [min-max]\n", chunks, len(items), compareRounds)
+	fmt.Fprintf(&sb, "--- ingest compare: %d chunks (%d items) of wikipedia-passages, vectors supplied, %d rounds (ctxd, sqlite, lancedb in turn); median [min-max]\n", chunks, len(items), compareRounds)
 	fmt.Fprintf(&sb, "%s\n", fmt.Sprintf(wikiConstruction, wikiSample, wikiSample, wikiNoise))
-	fmt.Fprintf(&sb, "ctxd: the daemon process over its unix socket, WriteBatch of %d items, %d in flight, ingest until the indexes applied everything\n", wikiBatch, wikiWriters)
-	fmt.Fprintf(&sb, "sqlite: %s, one connection, transactions of %d chunks, WAL, synchronous=FULL\n", peer[0].version, wikiBatch)
-	fmt.Fprintf(&sb, "search: %d queries one at a time after %d warm-up, limit %d, query vector supplied; hybrid fuses both legs\n", wikiQueries, wikiWarmup, wikiLimit)
-	fmt.Fprintf(&sb, "  %-22s %-26s %-26s %s\n", "", "ctxd", "sqlite fts5 + sqlite-vec", "ctxd/sqlite")
-	row := func(name string, get func(compareFigures) float64, format string) float64 {
-		c, p := summarize(ctxd, get), summarize(peer, get)
-		fmt.Fprintf(&sb, "  %-22s %-26s %-26s %.2f\n", name, c.format(format), p.format(format), c.median/p.median)
-		return c.median
+	fmt.Fprintf(&sb, "ctxd: the daemon process over its unix socket, WriteBatch of %d items, %d in flight, ingest until the indexes applied everything; served after a restart\n", wikiBatch, wikiWriters)
+	fmt.Fprintf(&sb, "sqlite: %s, one connection, transactions of %d chunks, WAL, synchronous=FULL\n", sqlite[0].version, wikiBatch)
+	fmt.Fprintf(&sb, "lancedb: %s, a commit per %d chunks, then its native full-text indexes (title, text; English stemming and stop words); exact vector search\n", lance[0].version, wikiBatch)
+	fmt.Fprintf(&sb, "search: %d queries one at a time after %d warm-up, limit %d, query vector supplied; hybrid fuses both legs; in a process that only serves\n", wikiQueries, wikiWarmup, wikiLimit)
+	fmt.Fprintf(&sb, "  %-22s %-26s %-26s %-26s %-8s %s\n", "", "ctxd", "sqlite fts5 + sqlite-vec", "lancedb", "/sqlite", "/lancedb")
+	row := func(name string, get func(compareFigures) float64, format string) (c, p, l spread) {
+		c, p, l = summarize(ctxd, get), summarize(sqlite, get), summarize(lance, get)
+		fmt.Fprintf(&sb, "  %-22s %-26s %-26s %-26s %-8.2f %.2f\n", name, c.format(format), p.format(format), l.format(format), c.median/p.median, c.median/l.median)
+		return c, p, l
 	}
-	ingest := row("ingest chunks/s", func(f compareFigures) float64 { return f.ingest }, "%.0f")
-	perChunk := row("disk B/chunk", func(f compareFigures) float64 { return f.bytesPerChunk }, "%.0f")
+	mib := func(get func(compareFigures) float64) func(compareFigures) float64 {
+		return func(f compareFigures) float64 { return get(f) / (1 << 20) }
+	}
+	ingest, sqliteIngest, lanceIngest := row("ingest chunks/s", func(f compareFigures) float64 { return f.ingest }, "%.0f")
+	perChunk, _, _ := row("disk B/chunk", func(f compareFigures) float64 { return f.bytesPerChunk }, "%.0f")
+	var bm25P99, lanceBM25P99 spread
 	for _, m := range []string{"bm25", "vector", "hybrid"} {
 		row(m+" p50 ms", func(f compareFigures) float64 { return f.latency[m][0] }, "%.2f")
-		row(m+" p99 ms", func(f compareFigures) float64 { return f.latency[m][1] }, "%.2f")
+		c, _, l := row(m+" p99 ms", func(f compareFigures) float64 { return f.latency[m][1] }, "%.2f")
+		if m == "bm25" {
+			bm25P99, lanceBM25P99 = c, l
+		}
 	}
-	row("peak RSS MiB", func(f compareFigures) float64 { return f.peakRSS / (1 << 20) }, "%.0f")
-	sqliteIngest := summarize(peer, func(f compareFigures) float64 { return f.ingest }).median
-	fmt.Fprintf(&sb, "goals: ingest >= 5,000 chunks/s: %.0f; >= half of SQLite's %.0f: %v; <= 3 KB/chunk: %.0f B\n",
-		ingest, sqliteIngest, ingest >= sqliteIngest/2, perChunk)
-	fmt.Fprintf(&sb, "ingest ctxd=%.0f sqlite=%.0f bytes_per_chunk=%.0f\n", ingest, sqliteIngest, perChunk)
+	peak, _, _ := row("serving peak RSS MiB", mib(func(f compareFigures) float64 { return f.peakRSS }), "%.0f")
+	row("  anonymous MiB", mib(func(f compareFigures) float64 { return f.rssAnon }), "%.0f")
+	row("  file pages MiB", mib(func(f compareFigures) float64 { return f.rssFile }), "%.0f")
+	fmt.Fprintf(&sb, "goals: ingest >= 0.30 of SQLite's (same run): %.2f; <= 3 KB/chunk: %.0f B; serving peak RSS <= 250 MiB: %.0f; bm25 p99 <= LanceDB's: %.2f against %.2f ms\n",
+		ingest.median/sqliteIngest.median, perChunk.median, peak.median, bm25P99.median, lanceBM25P99.median)
+	fmt.Fprintf(&sb, "ingest ctxd=%.0f sqlite=%.0f lancedb=%.0f bytes_per_chunk=%.0f serving_peak_mib=%.0f\n", ingest.median, sqliteIngest.median, lanceIngest.median, perChunk.median, peak.median)
 	fmt.Print(sb.String())
 }
 
@@ -106,8 +124,10 @@ type compareFigures struct {
 	version       string
 	ingest        float64 // chunks/s
 	bytesPerChunk float64
-	latency       map[string][2]float64 // mode -> p50, p99 ms
-	peakRSS       float64               // bytes
+	latency       map[string][2]float64 // mode -> p50, p99 ms, while serving
+	// Serving memory in bytes: peak RSS, and RSS at the end as anonymous
+	// memory and mapped file pages.
+	peakRSS, rssAnon, rssFile float64
 }
 
 // spread is a figure over the rounds.
@@ -126,12 +146,13 @@ func (s spread) format(f string) string {
 	return fmt.Sprintf(f+" ["+f+"-"+f+"]", s.median, s.lo, s.hi)
 }
 
-// compareCtxd ingests items into a new daemon and measures it.
+// compareCtxd ingests items into a new daemon, restarts it on the same
+// data dir and measures its serving.
 func (w *wikiBench) compareCtxd(b *testing.B, items []wikiItem, queries []wikiQuery) compareFigures {
 	tmp := shortTempDir(b)
 	dataDir, socket := filepath.Join(tmp, "data"), filepath.Join(tmp, "s.sock")
-	p := startProcess(b, dataDir, socket, modelArgs(b, ortLib(b))...)
-	defer p.stop(b)
+	args := modelArgs(b, ortLib(b))
+	p := startProcess(b, dataDir, socket, args...)
 	conn := dial(b, "unix://"+socket)
 	st := waitModel(b, ctxdv1.NewAdminServiceClient(conn), 2*time.Minute)
 	_, ingested, chunks := w.ingest(b, conn, items, st.Embedding.ModelId)
@@ -140,45 +161,79 @@ func (w *wikiBench) compareCtxd(b *testing.B, items []wikiItem, queries []wikiQu
 		bytesPerChunk: float64(dirBytes(b, dataDir)) / float64(chunks),
 		latency:       map[string][2]float64{},
 	}
-	search := ctxdv1.NewSearchServiceClient(conn)
-	for m, mode := range map[string]ctxdv1.SearchMode{"bm25": ctxdv1.SearchMode_SEARCH_MODE_BM25, "vector": ctxdv1.SearchMode_SEARCH_MODE_VECTOR, "hybrid": ctxdv1.SearchMode_SEARCH_MODE_HYBRID} {
-		l := searchLatency(b, search, queries, m, mode, m != "bm25")
-		f.latency[m] = [2]float64{l.p[0], l.p[2]}
+	conn.Close()
+	p.stop(b)
+
+	p = startProcess(b, dataDir, socket, args...)
+	defer p.stop(b)
+	deadline := time.Now().Add(10 * time.Minute)
+	for err := searchServed(socket, queries[0].text); err != nil; err = searchServed(socket, queries[0].text) {
+		if time.Now().After(deadline) {
+			b.Fatalf("no hybrid search served 10 min after the restart: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	f.peakRSS = float64(procStatusBytes(b, p.cmd.Process.Pid, "VmHWM"))
+	conn = dial(b, "unix://"+socket)
+	search := ctxdv1.NewSearchServiceClient(conn)
+	for _, m := range []struct {
+		name string
+		mode ctxdv1.SearchMode
+	}{{"bm25", ctxdv1.SearchMode_SEARCH_MODE_BM25}, {"vector", ctxdv1.SearchMode_SEARCH_MODE_VECTOR}, {"hybrid", ctxdv1.SearchMode_SEARCH_MODE_HYBRID}} {
+		l := searchLatency(b, search, queries, m.name, m.mode, m.name != "bm25")
+		f.latency[m.name] = [2]float64{l.p[0], l.p[2]}
+	}
+	pid := p.cmd.Process.Pid
+	f.peakRSS = float64(procStatusBytes(b, pid, "VmHWM"))
+	f.rssAnon, f.rssFile = float64(procStatusBytes(b, pid, "RssAnon")), float64(procStatusBytes(b, pid, "RssFile"))
 	return f
 }
 
-// comparePeer runs the SQLite peer on the dump and reads its figures.
-func comparePeer(b *testing.B, python, dump string) compareFigures {
+// comparePeer runs a peer script on the dump: once to ingest (its ingest
+// and disk figures), then with --serve on the database it made (latency
+// and memory while serving).
+func comparePeer(b *testing.B, python, script, dump string) compareFigures {
 	db := filepath.Join(b.TempDir(), "peer.db")
-	cmd := exec.Command(python, "../scripts/bench/sqlite_peer.py", "--data", dump, "--db", db)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("sqlite peer: %v", err)
+	run := func(extra ...string) []byte {
+		cmd := exec.Command(python, append([]string{"../scripts/bench/" + script, "--data", dump, "--db", db}, extra...)...)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("%s %v: %v", script, extra, err)
+		}
+		lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+		return lines[len(lines)-1]
 	}
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	var r struct {
+	var in struct {
 		SQLiteVersion    string  `json:"sqlite_version"`
 		SQLiteVecVersion string  `json:"sqlite_vec_version"`
-		Chunks           int     `json:"chunks"`
+		LanceDBVersion   string  `json:"lancedb_version"`
 		IngestChunksPerS float64 `json:"ingest_chunks_per_s"`
 		BytesPerChunk    float64 `json:"bytes_per_chunk"`
-		PeakRSSBytes     float64 `json:"peak_rss_bytes"`
-		BM25             peerLatency
-		Vector           peerLatency
-		Hybrid           peerLatency
 	}
-	if err := json.Unmarshal(lines[len(lines)-1], &r); err != nil {
-		b.Fatalf("sqlite peer's last line %q: %v", lines[len(lines)-1], err)
+	if line := run(); json.Unmarshal(line, &in) != nil {
+		b.Fatalf("%s's last line %q is not its figures", script, line)
+	}
+	var served struct {
+		BM25, Vector, Hybrid peerLatency
+		PeakRSSBytes         float64 `json:"peak_rss_bytes"`
+		RSSAnonBytes         float64 `json:"rss_anon_bytes"`
+		RSSFileBytes         float64 `json:"rss_file_bytes"`
+	}
+	if line := run("--serve"); json.Unmarshal(line, &served) != nil {
+		b.Fatalf("%s --serve's last line %q is not its figures", script, line)
+	}
+	version := "LanceDB " + in.LanceDBVersion
+	if in.SQLiteVersion != "" {
+		version = fmt.Sprintf("SQLite %s, sqlite-vec %s", in.SQLiteVersion, in.SQLiteVecVersion)
 	}
 	return compareFigures{
-		version:       fmt.Sprintf("SQLite %s, sqlite-vec %s", r.SQLiteVersion, r.SQLiteVecVersion),
-		ingest:        r.IngestChunksPerS,
-		bytesPerChunk: r.BytesPerChunk,
-		latency:       map[string][2]float64{"bm25": r.BM25.pair(), "vector": r.Vector.pair(), "hybrid": r.Hybrid.pair()},
-		peakRSS:       r.PeakRSSBytes,
+		version:       version,
+		ingest:        in.IngestChunksPerS,
+		bytesPerChunk: in.BytesPerChunk,
+		latency:       map[string][2]float64{"bm25": served.BM25.pair(), "vector": served.Vector.pair(), "hybrid": served.Hybrid.pair()},
+		peakRSS:       served.PeakRSSBytes,
+		rssAnon:       served.RSSAnonBytes,
+		rssFile:       served.RSSFileBytes,
 	}
 }
 

@@ -5,19 +5,19 @@ way ctxd does (BM25 OR query, vector KNN, hybrid by reciprocal rank fusion), so 
 the same chunks, vectors and queries. Usage:
 
     python sqlite_peer.py --data DIR --db PATH [--results FILE]
+    python sqlite_peer.py --serve --data DIR --db PATH [--results FILE]
 
 DIR holds meta.json, chunks.jsonl, vectors.f32 and queries.jsonl (see the Go bench). PATH must
-not exist. --results writes one JSON line per measured query with each mode's refs in rank
-order. Progress goes to stderr; the last stdout line is one JSON object with the figures.
+not exist, except with --serve, which only searches the database an earlier run made, in a
+process that does nothing else, and reports that process's memory (peak RSS while serving).
+--results writes one JSON line per measured query with each mode's refs in rank order. Progress goes to stderr; the last stdout line is one JSON object with the figures.
 
 SQLite comes from the sqlean.py wheel, not the stdlib: Python builds without loadable
 extension support (pyenv's default, as on this project's machines) cannot load sqlite-vec,
 and the wheel also pins one SQLite version (with FTS5) on every machine.
 """
 
-import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -25,60 +25,25 @@ import time
 import sqlean as sqlite3
 import sqlite_vec
 
-RRF_K = 60  # reciprocal rank fusion constant, as in ctxd's hybrid search
+import peerutil
+
+PEER = "sqlite_peer"
 HYBRID_DEPTH = 4  # each hybrid leg fetches HYBRID_DEPTH * limit candidates
 VEC_MAX_K = 4096  # sqlite-vec's largest k for a KNN query
 
 
 def log(msg):
-    print(f"sqlite_peer: {msg}", file=sys.stderr, flush=True)
+    print(f"{PEER}: {msg}", file=sys.stderr, flush=True)
 
 
 def fail(msg):
-    sys.exit(f"sqlite_peer: {msg}")
+    peerutil.fail(PEER, msg)
 
 
-def rss_bytes():
-    """Peak RSS of this process so far (VmHWM). Not getrusage's ru_maxrss: after fork and exec
-    it reports the parent's peak when that was higher, and the Go bench that runs this holds
-    the whole corpus."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024  # kB
-    fail("no VmHWM in /proc/self/status")
-
-
-def load(data):
-    """Reads the whole dataset into memory and checks it against meta.json."""
-    with open(os.path.join(data, "meta.json")) as f:
-        meta = json.load(f)
-    for key, least in (("dims", 1), ("chunks", 1), ("warmup", 0), ("limit", 1), ("batch", 1)):
-        if not isinstance(meta.get(key), int) or meta[key] < least:
-            fail(f"meta.json: {key} must be an integer >= {least}, got {meta.get(key)!r}")
+def check_limit(meta):
     if HYBRID_DEPTH * meta["limit"] > VEC_MAX_K:
         fail(f"meta.json: limit {meta['limit']} is over {VEC_MAX_K // HYBRID_DEPTH}: hybrid's vector leg"
              f" asks for {HYBRID_DEPTH} * limit and sqlite-vec's k is at most {VEC_MAX_K}")
-    dims, n = meta["dims"], meta["chunks"]
-    with open(os.path.join(data, "chunks.jsonl")) as f:
-        chunks = [json.loads(line) for line in f if line.strip()]
-    if len(chunks) != n:
-        fail(f"chunks.jsonl has {len(chunks)} chunks, meta.json says {n}")
-    with open(os.path.join(data, "vectors.f32"), "rb") as f:
-        blob = f.read()
-    row = dims * 4
-    if len(blob) != n * row:
-        fail(f"vectors.f32 has {len(blob)} bytes, want chunks*dims*4 = {n * row}")
-    whole = memoryview(blob)  # rows are views: no second copy of the vectors
-    vectors = [whole[i * row:(i + 1) * row] for i in range(n)]
-    with open(os.path.join(data, "queries.jsonl")) as f:
-        queries = [json.loads(line) for line in f if line.strip()]
-    for i, q in enumerate(queries):
-        if len(q["vector"]) != dims:
-            fail(f"queries.jsonl line {i + 1}: vector has {len(q['vector'])} floats, want {dims}")
-    if len(queries) <= meta["warmup"]:
-        fail(f"queries.jsonl has {len(queries)} queries, need more than warmup = {meta['warmup']}")
-    return meta, chunks, vectors, queries
 
 
 def create(path, dims):
@@ -139,18 +104,7 @@ def knn(conn, vector, k):
 
 def hybrid(conn, text, vector, limit):
     """Reciprocal rank fusion of both legs over chunk rows; ties keep the BM25 leg's order."""
-    scores, refs = {}, {}
-    for leg in (bm25(conn, text, HYBRID_DEPTH * limit), knn(conn, vector, HYBRID_DEPTH * limit)):
-        for rank, (rowid, ref) in enumerate(leg, 1):
-            scores[rowid] = scores.get(rowid, 0.0) + 1.0 / (RRF_K + rank)
-            refs[rowid] = ref
-    top = sorted(scores, key=scores.get, reverse=True)[:limit]
-    return [(rowid, refs[rowid]) for rowid in top]
-
-
-def percentile(sorted_ms, p):
-    """Nearest-rank percentile: the smallest value with at least p% of the values at or below it."""
-    return sorted_ms[max(1, math.ceil(p / 100 * len(sorted_ms))) - 1]
+    return peerutil.rrf((bm25(conn, text, HYBRID_DEPTH * limit), knn(conn, vector, HYBRID_DEPTH * limit)), limit)
 
 
 def search(conn, queries, meta, results_path):
@@ -160,42 +114,45 @@ def search(conn, queries, meta, results_path):
         "vector": lambda text, vector: knn(conn, vector, limit),
         "hybrid": lambda text, vector: hybrid(conn, text, vector, limit),
     }
-    times = {m: [] for m in modes}
-    empty = {m: 0 for m in modes}
-    out = open(results_path, "w") if results_path else None
-    for i, q in enumerate(queries):
-        vector = sqlite_vec.serialize_float32(q["vector"])  # float32 bytes, as vec0 stores them
-        measured = i >= meta["warmup"]
-        line = {}
-        for mode, run in modes.items():
-            t = time.perf_counter()
-            rows = run(q["text"], vector)
-            ms = (time.perf_counter() - t) * 1000
-            if measured:
-                times[mode].append(ms)
-                empty[mode] += len(rows) == 0
-                line[mode] = [ref for _, ref in rows]
-        if out and measured:
-            out.write(json.dumps(line) + "\n")
-    if out:
-        out.close()
-    stats = {}
-    for mode, ms in times.items():
-        ms.sort()
-        stats[mode] = {f"p{p}_ms": round(percentile(ms, p), 3) for p in (50, 95, 99)}
-        stats[mode]["empty"] = empty[mode]
-    return stats
+    # float32 bytes, as vec0 stores them
+    return peerutil.measure(modes, queries, meta["warmup"], results_path, sqlite_vec.serialize_float32)
+
+
+def open_db(path):
+    """Opens a database this script made, to serve."""
+    if not os.path.exists(path):
+        fail(f"{path} does not exist; --serve opens a database an earlier run made")
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    return conn
+
+
+def serve(args):
+    """Searches an existing database in a process that did nothing else, so that its peak RSS
+    is what serving takes."""
+    meta = peerutil.load_meta(PEER, args.data)
+    check_limit(meta)
+    queries = peerutil.load_queries(PEER, args.data, meta)
+    conn = open_db(args.db)
+    stats = search(conn, queries, meta, args.results)
+    log(f"served {len(queries) - meta['warmup']} queries")
+    result = {"peer": "sqlite-fts5+sqlite-vec", "phase": "serve", "queries": len(queries) - meta["warmup"],
+              **stats, **peerutil.memory()}
+    conn.close()
+    print(json.dumps(result), flush=True)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", required=True, help="dataset directory written by the Go bench")
-    ap.add_argument("--db", required=True, help="path of the new SQLite database")
-    ap.add_argument("--results", help="write each measured query's refs per mode here (JSON lines)")
-    args = ap.parse_args()
+    args = peerutil.parse_args(__doc__.split("\n")[0], "path of the new SQLite database")
+    if args.serve:
+        serve(args)
+        return
 
-    meta, chunks, vectors, queries = load(args.data)
-    dataset_rss = rss_bytes()  # the interpreter plus the dataset, before SQLite does anything
+    meta, chunks, vectors, queries = peerutil.load(PEER, args.data)
+    check_limit(meta)
+    dataset_rss = peerutil.status_bytes("VmHWM")  # the interpreter plus the dataset, before SQLite does anything
     n = meta["chunks"]
     log(f"loaded {n} chunks, {len(queries)} queries ({meta['warmup']} warm-up)")
 
@@ -209,21 +166,10 @@ def main():
 
     stats = search(conn, queries, meta, args.results)
     log(f"searched {len(queries) - meta['warmup']} queries")
-    result = {
-        "peer": "sqlite-fts5+sqlite-vec",
-        "sqlite_version": sqlite3.sqlite_version,
-        "sqlite_vec_version": conn.execute("SELECT vec_version()").fetchone()[0],
-        "chunks": n,
-        "queries": len(queries) - meta["warmup"],
-        "ingest_s": round(ingest_s, 3),
-        "ingest_chunks_per_s": round(n / ingest_s, 1),
-        "bytes_per_chunk": round(disk / n, 1),
-        **stats,
-        # Both include the Python interpreter; peak also holds the whole dataset in memory.
-        "peak_rss_bytes": rss_bytes(),
-        "dataset_rss_bytes": dataset_rss,
-        "synchronous": "FULL",
-    }
+    result = peerutil.ingest_result(
+        "sqlite-fts5+sqlite-vec", meta, queries, ingest_s, disk, stats, dataset_rss,
+        sqlite_version=sqlite3.sqlite_version,
+        sqlite_vec_version=conn.execute("SELECT vec_version()").fetchone()[0], synchronous="FULL")
     conn.close()
     print(json.dumps(result), flush=True)
 
