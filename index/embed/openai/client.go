@@ -82,9 +82,9 @@ type Config struct {
 	// most half of the time left before its context's deadline is used;
 	// 0 means DefaultQueryTimeout.
 	QueryTimeout time.Duration
-	// MaxRetries is how often a request failing with 429, 408, 409, a 5xx,
-	// a timeout or a transport error is retried; 0 means
-	// DefaultMaxRetries, negative none.
+	// MaxRetries is how often a document request (queries are not retried)
+	// failing with 429, 408, 409, a 5xx, a timeout or a transport error is
+	// retried; 0 means DefaultMaxRetries, negative none.
 	MaxRetries int
 	// BreakerFailures is how many failed requests in a row open the circuit
 	// breaker; 0 means DefaultBreakerFailures.
@@ -254,8 +254,8 @@ func (c *Client) Probe(ctx context.Context) error {
 
 // EmbedAt returns one unit vector per text, in order, at priority p (see
 // embed.Embedder). Texts go in requests of at most BatchSize, MaxInFlight
-// at a time; a query's embedding gives up after QueryTimeout, or half the
-// time ctx has left, whichever is shorter. While the breaker is open it
+// at a time; a query's embedding is not retried and gives up after
+// QueryTimeout, or half the time ctx has left, whichever is shorter. While the breaker is open it
 // fails at once with an error wrapping embed.ErrUnavailable.
 func (c *Client) EmbedAt(ctx context.Context, texts []string, p embed.Priority) ([][]float32, error) {
 	if p < embed.Background || p > embed.Query {
@@ -347,6 +347,10 @@ func (c *Client) send(ctx context.Context, texts []string, p embed.Priority, pro
 		}
 		c.br.record(err)
 		wait, retry := openaiapi.RetryWait(err, attempt, baseBackoff, maxBackoff, true)
+		if p == embed.Query {
+			// A BM25 answer now beats a hybrid one after backoffs.
+			return nil, fmt.Errorf("%w: %v", embed.ErrUnavailable, err)
+		}
 		if !retry || attempt >= c.cfg.MaxRetries {
 			return nil, err
 		}

@@ -292,3 +292,17 @@ func TestClient_Remote(t *testing.T) {
 		}
 	}
 }
+
+func TestClient_QueryNotRetried(t *testing.T) {
+	s := startServer(t)
+	c, rec := newClient(t, s, Config{})
+	s.Inject(openaitest.Fault{Status: 503, RetryAfter: "1"})
+	before := len(s.Requests())
+	_, err := c.EmbedAt(context.Background(), []string{"q"}, embed.Query)
+	if !errors.Is(err, embed.ErrUnavailable) || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("EmbedAt = %v, want ErrUnavailable naming the 503", err)
+	}
+	if n := len(s.Requests()) - before; n != 1 || len(rec.all()) != 0 {
+		t.Fatalf("%d requests, waits %v: a query must fall back at once, not retry", n, rec.all())
+	}
+}

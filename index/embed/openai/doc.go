@@ -21,15 +21,16 @@
 // At most Config.MaxInFlight document requests are in flight, and queries
 // may take one more slot, so a query waits behind other queries only,
 // never behind the backlog; waiting requests are served Query, then
-// Prompt, then Background. A query's embedding, retries included, gives
-// up after Config.QueryTimeout or half of the time its caller has left,
+// Prompt, then Background. A query's request is not retried, and gives up
+// after Config.QueryTimeout or half of the time its caller has left,
 // whichever is shorter, with an error wrapping embed.ErrUnavailable: the
-// search then answers in BM25 mode within its deadline instead of waiting.
+// search then answers in BM25 mode at once instead of waiting through
+// backoffs.
 //
 // # Failures
 //
-// A request failing with 429, 408, 409, a 5xx, a timeout or a transport
-// error is retried up to Config.MaxRetries times, after the endpoint's
+// A document request failing with 429, 408, 409, a 5xx, a timeout or a
+// transport error is retried up to Config.MaxRetries times, after the endpoint's
 // Retry-After (seconds or an HTTP date, at most 30 s) or a jittered
 // exponential backoff from 250 ms to 30 s; other 4xx answers and answers
 // of the wrong shape are not retried. Config.BreakerFailures failed
