@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/chunk"
 	"github.com/ctxd/ctxd/index/embed"
@@ -89,12 +91,20 @@ func checkVectorsMatchLocal(t *testing.T, d *testDaemon, w *embed.Worker) int {
 	return len(texts)
 }
 
-func TestDaemon_RemoteEmbedderMatchesLocalModel(t *testing.T) {
+// startRemote starts the helper server and a daemon embedding through
+// it, holding sampleMarkdown.
+func startRemote(t *testing.T) (*openaitest.Server, *embed.Worker, *testDaemon, *grpc.ClientConn, ctxdv1.VfsServiceClient) {
+	t.Helper()
 	s, w := startEmbedServer(t)
 	d := mustStart(t, withRemote(t, testConfig(t), s))
 	conn := dial(t, "unix://"+d.cfg.Socket)
 	c := ctxdv1.NewVfsServiceClient(conn)
 	writeText(t, c, "/docs/install.md", sampleMarkdown)
+	return s, w, d, conn, c
+}
+
+func TestDaemon_RemoteEmbedderMatchesLocalModel(t *testing.T) {
+	s, w, d, conn, c := startRemote(t)
 	writeText(t, c, "/docs/notes.txt", "first paragraph about ovens\n\nsecond paragraph about bread\n")
 	st := waitEmbedded(t, conn, time.Minute)
 	e := st.Embedding
@@ -111,11 +121,7 @@ func TestDaemon_RemoteEmbedderMatchesLocalModel(t *testing.T) {
 }
 
 func TestDaemon_RemoteEmbedderDownFallsBackToBM25(t *testing.T) {
-	s, _ := startEmbedServer(t)
-	d := mustStart(t, withRemote(t, testConfig(t), s))
-	conn := dial(t, "unix://"+d.cfg.Socket)
-	c := ctxdv1.NewVfsServiceClient(conn)
-	writeText(t, c, "/docs/install.md", sampleMarkdown)
+	s, _, _, conn, c := startRemote(t)
 	waitEmbedded(t, conn, time.Minute)
 
 	s.Stop()

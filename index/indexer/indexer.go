@@ -243,16 +243,8 @@ func (ix *Indexer) loadChunker(ctx context.Context) bool {
 			return false
 		}
 		chunker := &modelChunker{id: id, tok: tok, maxTokens: spec.MaxTokens}
-		change, err := ix.store.SetIndexing(ctx, chunker, spec.ID)
-		if err != nil {
-			ix.setReason(fmt.Sprintf("install chunker: %v", err))
+		if !ix.installIndexing(ctx, chunker, spec.ID) {
 			return false
-		}
-		if change.PrevModel != "" && change.PrevModel != spec.ID {
-			ix.log.Warn("embedding model changed; re-embedding with the new one", "from", change.PrevModel, "to", spec.ID, "chunks", change.Reembed)
-		}
-		if change.PrevChunker != "" && change.Rechunk > 0 {
-			ix.log.Info("chunking changed; chunking items again", "items", change.Rechunk)
 		}
 		ix.mu.Lock()
 		ix.spec, ix.tok, ix.chunker = spec, tok, chunker
@@ -642,11 +634,10 @@ func (ix *Indexer) loadRemoteChunker(ctx context.Context) bool {
 	if ix.remote.Spec().ID == "" {
 		// No model id yet: the store queues no chunk until the probe
 		// names one, and then queues every chunk without its vector.
-		if _, err := ix.store.SetIndexing(ctx, c, ""); err != nil {
+		if !ix.installIndexing(ctx, c, "") {
 			ix.mu.Lock()
 			ix.chunker = nil
 			ix.mu.Unlock()
-			ix.setReason(fmt.Sprintf("install chunker: %v", err))
 			return false
 		}
 		return true
@@ -667,21 +658,30 @@ func (ix *Indexer) setModel(ctx context.Context) bool {
 	ix.mu.Lock()
 	c := ix.chunker
 	ix.mu.Unlock()
-	change, err := ix.store.SetIndexing(ctx, c, spec.ID)
-	if err != nil {
-		ix.setReason(fmt.Sprintf("install chunker: %v", err))
+	if !ix.installIndexing(ctx, c, spec.ID) {
 		return false
-	}
-	if change.PrevModel != "" && change.PrevModel != spec.ID {
-		ix.log.Warn("embedding model changed; re-embedding with the new one", "from", change.PrevModel, "to", spec.ID, "chunks", change.Reembed)
-	}
-	if change.PrevChunker != "" && change.Rechunk > 0 {
-		ix.log.Info("chunking changed; chunking items again", "items", change.Rechunk)
 	}
 	ix.mu.Lock()
 	ix.spec = spec
 	ix.mu.Unlock()
 	ix.engine.SetModel(spec.ID, spec.Dimensions)
+	return true
+}
+
+// installIndexing records chunker c and model id in the store, which
+// queues what they change to be chunked or embedded again, and says so.
+func (ix *Indexer) installIndexing(ctx context.Context, c *modelChunker, model string) bool {
+	change, err := ix.store.SetIndexing(ctx, c, model)
+	if err != nil {
+		ix.setReason(fmt.Sprintf("install chunker: %v", err))
+		return false
+	}
+	if change.PrevModel != "" && model != "" && change.PrevModel != model {
+		ix.log.Warn("embedding model changed; re-embedding with the new one", "from", change.PrevModel, "to", model, "chunks", change.Reembed)
+	}
+	if change.PrevChunker != "" && change.Rechunk > 0 {
+		ix.log.Info("chunking changed; chunking items again", "items", change.Rechunk)
+	}
 	return true
 }
 

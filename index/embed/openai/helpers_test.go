@@ -86,21 +86,3 @@ func newClient(t testing.TB, s *openaitest.Server, cfg Config) (*Client, *sleeps
 	}
 	return c, rec
 }
-
-// fakeClock is a breaker clock the test moves.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeClock) Add(d time.Duration) {
-	f.mu.Lock()
-	f.now = f.now.Add(d)
-	f.mu.Unlock()
-}
