@@ -172,7 +172,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{
 		cfg:      cfg,
 		url:      strings.TrimSuffix(cfg.URL, "/") + "/embeddings",
-		endpoint: Redact(cfg.URL),
+		endpoint: redact(cfg.URL),
 		slots:    newSlots(cfg.MaxInFlight),
 		br:       newBreaker(cfg.BreakerFailures, cfg.BreakerCooldown),
 		sleep:    sleepCtx,
@@ -206,14 +206,14 @@ func (c *Client) Endpoint() string { return c.endpoint }
 // text is then sent to it), else "".
 func (c *Client) Remote() string {
 	u, err := url.Parse(c.cfg.URL)
-	if err != nil || IsLoopbackHost(u.Hostname()) {
+	if err != nil || isLoopbackHost(u.Hostname()) {
 		return ""
 	}
 	return u.Host
 }
 
-// IsLoopbackHost reports whether host (no port) is localhost or a loopback IP.
-func IsLoopbackHost(host string) bool {
+// isLoopbackHost reports whether host (no port) is localhost or a loopback IP.
+func isLoopbackHost(host string) bool {
 	if host == "localhost" {
 		return true
 	}
@@ -221,8 +221,8 @@ func IsLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Redact returns raw without the password or user of its userinfo.
-func Redact(raw string) string {
+// redact returns raw without the password or user of its userinfo.
+func redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return raw
@@ -230,9 +230,6 @@ func Redact(raw string) string {
 	u.User = nil
 	return u.String()
 }
-
-// Requests returns how many requests the client sent, retries included.
-func (c *Client) Requests() int64 { return c.requests.Load() }
 
 // Probe embeds one text to learn the model's dimensions, or to check the
 // configured ones: a mismatch is an error wrapping ErrDimensions that says

@@ -182,12 +182,12 @@ func TestClient_BreakerOpensOnDeadEndpointAndCloses(t *testing.T) {
 	var ahead atomic.Int64 // how far the breaker's clock is moved
 	c.br.now = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
 	s.Stop()
-	sent := c.Requests()
+	sent := c.requests.Load()
 	_, err := c.EmbedAt(context.Background(), []string{"x"}, embed.Background)
 	if !errors.Is(err, embed.ErrUnavailable) {
 		t.Fatalf("EmbedAt on a dead endpoint = %v, want ErrUnavailable once the breaker opened", err)
 	}
-	if n := c.Requests() - sent; n != 3 || len(rec.all()) != 3 {
+	if n := c.requests.Load() - sent; n != 3 || len(rec.all()) != 3 {
 		t.Fatalf("%d requests, waits %v: want 3 failures, then the open breaker stops the retries", n, rec.all())
 	}
 	h := c.Health()
@@ -195,9 +195,9 @@ func TestClient_BreakerOpensOnDeadEndpointAndCloses(t *testing.T) {
 		t.Fatalf("Health = %q, want the endpoint and what failed", h)
 	}
 	// Open: a query fails at once, without a request.
-	sent = c.Requests()
-	if _, err := c.EmbedAt(context.Background(), []string{"q"}, embed.Query); !errors.Is(err, embed.ErrUnavailable) || c.Requests() != sent {
-		t.Fatalf("query while open = %v after %d requests", err, c.Requests()-sent)
+	sent = c.requests.Load()
+	if _, err := c.EmbedAt(context.Background(), []string{"q"}, embed.Query); !errors.Is(err, embed.ErrUnavailable) || c.requests.Load() != sent {
+		t.Fatalf("query while open = %v after %d requests", err, c.requests.Load()-sent)
 	}
 	// After the cooldown one probe goes; the endpoint is back, so it closes.
 	if err := s.Start(); err != nil {
