@@ -70,28 +70,3 @@ func TestServe_EdgeFlags(t *testing.T) {
 		t.Errorf("flags not applied: socket_auth %v, allowed_hosts %v, allowed_origins %v", cfg.SocketAuth, cfg.AllowedHosts, cfg.AllowedOrigins)
 	}
 }
-
-// TestServe_EmbedderFlags: --embedder, --embedder-url and --embedder-model
-// reach the [embedder] table, over what the file and env set; no flag
-// carries the API key.
-func TestServe_EmbedderFlags(t *testing.T) {
-	cmd := (&cli{}).serveCommand()
-	if err := cmd.ParseFlags([]string{"--embedder", "openai", "--embedder-url", "http://127.0.0.1:8080/v1", "--embedder-model", "bge-small"}); err != nil {
-		t.Fatal(err)
-	}
-	var flags daemon.Config
-	flags.Embedder.Kind, _ = cmd.Flags().GetString("embedder")
-	flags.Embedder.URL, _ = cmd.Flags().GetString("embedder-url")
-	flags.Embedder.Model, _ = cmd.Flags().GetString("embedder-model")
-	cfg := daemon.DefaultConfig()
-	cfg.Embedder.Model = "from-the-file"
-	overlayFlags(cmd, &cfg, &flags)
-	if e := cfg.Embedder; e.Kind != "openai" || e.URL != "http://127.0.0.1:8080/v1" || e.Model != "bge-small" {
-		t.Errorf("flags not applied: %+v", e)
-	}
-	for _, name := range []string{"embedder-api-key", "api-key"} {
-		if cmd.Flags().Lookup(name) != nil {
-			t.Errorf("--%s exists: the key must not be on the command line", name)
-		}
-	}
-}
