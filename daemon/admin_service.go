@@ -47,6 +47,10 @@ func (s *adminService) Status(ctx context.Context, req *ctxdv1.StatusRequest) (*
 			ChunksPerSecond:   emb.Rate,
 			EmbeddedHere:      emb.Embedded,
 			Enricher:          enricherStatus(s.b.enricher),
+			Provider:          s.b.embedder.kind,
+			Endpoint:          s.b.embedder.endpoint,
+			TextSentTo:        s.b.embedder.remote,
+			ProviderError:     emb.Health,
 		},
 		Index: &ctxdv1.IndexStatus{Available: true, AppliedSequence: is.AppliedSeq},
 		Store: &ctxdv1.StoreStatus{

@@ -105,6 +105,9 @@ type Config struct {
 	SubscriptionRetain int64 `toml:"subscription_retain"`
 	// Limits bound every dimension of a request (the [limits] table).
 	Limits Limits `toml:"limits"`
+	// Embedder is the [embedder] table: the local model (the default) or
+	// an OpenAI-compatible endpoint.
+	Embedder EmbedderConfig `toml:"embedder"`
 	// Enricher is the optional question enricher (the [enricher] table),
 	// off unless enricher.endpoint is set. Session digests and compactions
 	// use its endpoint too.
@@ -185,6 +188,7 @@ func DefaultConfig() Config {
 		URLTTL:          Duration{ingest.DefaultTTL},
 		IndexWait:       Duration{search.DefaultWriteWait},
 		Limits:          DefaultLimits(),
+		Embedder:        DefaultEmbedderConfig(),
 		Enricher:        DefaultEnricherConfig(),
 		Sessions:        DefaultSessionsConfig(),
 		Watch:           DefaultWatchConfig(),
@@ -322,6 +326,9 @@ func (c *Config) ApplyEnv(lookupEnv func(string) (string, bool)) error {
 			*p = strings.FieldsFunc(v, func(r rune) bool { return r == ',' })
 		}
 	}
+	if err := c.Embedder.applyEnv(lookupEnv); err != nil {
+		return err
+	}
 	if err := c.Enricher.applyEnv(lookupEnv); err != nil {
 		return err
 	}
@@ -367,6 +374,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: max_content_bytes must be positive, got %d", c.MaxContentBytes)
 	}
 	if err := c.Limits.validate(); err != nil {
+		return err
+	}
+	if err := c.Embedder.validate(); err != nil {
 		return err
 	}
 	if err := c.Enricher.validate(); err != nil {

@@ -50,6 +50,8 @@ type backend struct {
 	dataDir   string
 	started   time.Time
 	limits    Limits
+	// embedder says what computes the vectors, for Status.
+	embedder embedderInfo
 	// contextRoots are the config's context_roots; Init uses the first
 	// when a request names no root.
 	contextRoots []string
@@ -223,7 +225,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Daemon, err er
 		DefaultTTL: cfg.URLTTL.Duration,
 	})
 	d.b.fresh = ingest.NewRevalidator(d.b.ingest, log)
-	d.b.ix = indexer.New(d.b.store, d.b.engine, log, cfg.ModelDir, cfg.OnnxRuntimeLib)
+	if d.b.ix, err = d.newIndexer(ctx); err != nil {
+		return nil, err
+	}
 	ixCtx, stopIx := context.WithCancel(context.Background())
 	d.stopIx = stopIx
 	// Before serving: a write is then chunked, and searchable, at once,

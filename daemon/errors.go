@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -103,6 +104,11 @@ func toStatus(log *slog.Logger, store *storeInfo, method string, err error) erro
 		}
 	}
 	switch {
+	case errors.Is(err, embed.ErrUnavailable):
+		// A remote embedding endpoint failing: its message names it and
+		// what failed, and holds no key.
+		return apiError(ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE, err.Error(),
+			"The embedding endpoint is failing; `ctxd status` shows it and when it is tried again. Retry once it answers.")
 	case errors.Is(err, context.Canceled):
 		return apiError(ctxdv1.ErrorType_ERROR_TYPE_CANCELLED, "request cancelled",
 			"The call was cancelled before it finished and the daemon stopped working on it; a write it had not acknowledged did not happen. Retry if that was not intended.")

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/embed"
 )
 
 func TestToStatus_ContextErrorsCarryDetail(t *testing.T) {
@@ -22,6 +23,7 @@ func TestToStatus_ContextErrorsCarryDetail(t *testing.T) {
 	}{
 		{fmt.Errorf("search: %w", context.Canceled), codes.Canceled, ctxdv1.ErrorType_ERROR_TYPE_CANCELLED},
 		{fmt.Errorf("list: %w", context.DeadlineExceeded), codes.DeadlineExceeded, ctxdv1.ErrorType_ERROR_TYPE_DEADLINE_EXCEEDED},
+		{fmt.Errorf("embed: %w: embedding endpoint http://127.0.0.1:1/v1 is failing", embed.ErrUnavailable), codes.Unavailable, ctxdv1.ErrorType_ERROR_TYPE_UNAVAILABLE},
 	}
 	for _, tt := range tests {
 		t.Run(tt.wantType.String(), func(t *testing.T) {

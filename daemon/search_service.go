@@ -8,6 +8,7 @@ import (
 	"time"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/search"
@@ -238,7 +239,7 @@ func (b *backend) searchRequest(ctx context.Context, req *ctxdv1.SearchRequest) 
 		// tokenising it costs no more than the window does.
 		window := w.Spec().MaxTokens * windowBytesPerToken
 		r.EmbedQuery = func(ctx context.Context, text string) ([]float32, error) {
-			v, err := w.Embed(ctx, []string{runes.Cut(text, window)}, true)
+			v, err := w.EmbedAt(ctx, []string{runes.Cut(text, window)}, embed.Query)
 			if err != nil {
 				return nil, err
 			}

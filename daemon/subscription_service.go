@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/standing"
 	"github.com/ctxd/ctxd/internal/runes"
@@ -246,7 +247,7 @@ func (b *backend) embedQuery(ctx context.Context, text string) ([]float32, error
 	if w == nil {
 		return nil, errors.New("the embedding model is not available")
 	}
-	v, err := w.Embed(ctx, []string{runes.Cut(text, w.Spec().MaxTokens*windowBytesPerToken)}, true)
+	v, err := w.EmbedAt(ctx, []string{runes.Cut(text, w.Spec().MaxTokens*windowBytesPerToken)}, embed.Query)
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,15 @@ func (c *cli) statusCommand() *cobra.Command {
 			if e.GetModelId() != "" {
 				row("model", fmt.Sprintf("%s (%d dimensions)", e.GetModelId(), e.GetDimensions()))
 			}
+			if e.GetEndpoint() != "" {
+				row("embedding endpoint", e.GetEndpoint())
+			}
+			if h := e.GetTextSentTo(); h != "" {
+				row("privacy", "item text is sent to "+h+" to be embedded")
+			}
+			if pe := e.GetProviderError(); pe != "" {
+				row("embedding degraded", pe+" (searches run in BM25 mode; the backlog waits)")
+			}
 			if known {
 				row("chunks", r.GetIndex().GetChunkCount())
 				row("embedded chunks", e.GetEmbeddedChunks())

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/index/indexer"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/internal/testmodel"
@@ -123,7 +124,7 @@ func (e *env) build(req Request) Result {
 	e.t.Helper()
 	if w := e.ix.Available(); w != nil && req.Search.EmbedQuery == nil {
 		req.Search.EmbedQuery = func(ctx context.Context, text string) ([]float32, error) {
-			v, err := w.Embed(ctx, []string{text}, true)
+			v, err := w.EmbedAt(ctx, []string{text}, embed.Query)
 			if err != nil {
 				return nil, err
 			}

@@ -52,6 +52,11 @@
 // of the backlog, to run in small batches. A request whose caller has gone
 // (its context ended) is dropped before it runs.
 //
+// Embedder is what the indexer and the daemon hold: the Worker, or a
+// remote provider (index/embed/openai) that satisfies the same interface;
+// ErrUnavailable marks the errors of one that cannot embed for now, so
+// that searches fall back to BM25 and the backlog waits.
+//
 // # Threads and memory
 //
 // The ONNX Runtime environment is process-wide: the first Open loads the

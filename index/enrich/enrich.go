@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/ctxd/ctxd/internal/openaiapi"
 	"github.com/ctxd/ctxd/internal/runes"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -167,11 +167,7 @@ func New(store Store, cfg Config, log *slog.Logger) (*Enricher, error) {
 // CheckEndpoint reports whether endpoint is an absolute http or https URL
 // without a query, as a base URL must be.
 func CheckEndpoint(endpoint string) error {
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("enricher endpoint %q is not a base URL such as http://127.0.0.1:11434/v1", endpoint)
-	}
-	return nil
+	return openaiapi.CheckBaseURL("enricher endpoint", endpoint)
 }
 
 // Status returns the enricher's counts and last failure.
@@ -341,20 +337,7 @@ func (e *Enricher) complete(ctx context.Context, messages []chatMessage) (string
 // after how long: the endpoint's Retry-After, else a backoff doubling per
 // attempt, both at most maxBackoff.
 func retryWait(err error, attempt int) (time.Duration, bool) {
-	var pe *protocolError
-	if errors.As(err, &pe) {
-		return 0, false
-	}
-	var se *statusError
-	if errors.As(err, &se) {
-		if !se.retryable() {
-			return 0, false
-		}
-		if se.retryAfter > 0 {
-			return min(se.retryAfter, maxBackoff), true
-		}
-	}
-	return min(baseBackoff<<min(attempt, 16), maxBackoff), true
+	return openaiapi.RetryWait(err, attempt, baseBackoff, maxBackoff, false)
 }
 
 func (e *Enricher) fail(err error) {
@@ -385,14 +368,14 @@ func (e *Enricher) call(ctx context.Context, body []byte) (string, error) {
 		return "", fmt.Errorf("read the answer: %w", err)
 	}
 	if res.StatusCode != http.StatusOK {
-		return "", &statusError{code: res.StatusCode, msg: errorMessage(raw), retryAfter: retryAfter(res.Header)}
+		return "", openaiapi.NewStatusError("chat endpoint", res, raw)
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil {
-		return "", &protocolError{fmt.Sprintf("the answer is not a chat completion (%v); check the endpoint (it must end before /chat/completions)", err)}
+		return "", &openaiapi.ProtocolError{Msg: fmt.Sprintf("the answer is not a chat completion (%v); check the endpoint (it must end before /chat/completions)", err)}
 	}
 	if len(cr.Choices) == 0 {
-		return "", &protocolError{"the answer has no choices"}
+		return "", &openaiapi.ProtocolError{Msg: "the answer has no choices"}
 	}
 	return cr.Choices[0].Message.Content, nil
 }
@@ -418,81 +401,19 @@ type chatResponse struct {
 	} `json:"choices"`
 }
 
-// statusError is an answer with a status other than 200.
-type statusError struct {
-	code       int
-	msg        string
-	retryAfter time.Duration
-}
-
-func (e *statusError) Error() string {
-	if e.msg == "" {
-		return fmt.Sprintf("chat endpoint answered %d %s", e.code, http.StatusText(e.code))
-	}
-	return fmt.Sprintf("chat endpoint answered %d %s: %s", e.code, http.StatusText(e.code), e.msg)
-}
-
-// retryable is true for statuses that a later call may not get: rate
-// limits, timeouts and server errors.
-func (e *statusError) retryable() bool {
-	return e.code == http.StatusTooManyRequests || e.code == http.StatusRequestTimeout || e.code == http.StatusConflict || e.code >= 500
-}
-
-// protocolError is a 200 answer that is not a chat completion.
-type protocolError struct{ msg string }
-
-func (e *protocolError) Error() string { return e.msg }
-
 // chunkFault reports whether err concerns the chunk asked about (its
 // prompt was refused as too large or malformed) rather than the endpoint,
 // its key or its model, so the pass may go on with the next chunk.
 func chunkFault(err error) bool {
-	var se *statusError
+	var se *openaiapi.StatusError
 	if !errors.As(err, &se) {
 		return false
 	}
-	switch se.code {
+	switch se.Code {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
 		return true
 	}
 	return false
-}
-
-// errorMessage is the message of an OpenAI-style error body
-// ({"error": {"message": ...}} or {"error": "..."}), else its start.
-func errorMessage(raw []byte) string {
-	var body struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(raw, &body) == nil && len(body.Error) > 0 {
-		var obj struct {
-			Message string `json:"message"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(body.Error, &obj) == nil && obj.Message != "":
-			return runes.Cut(obj.Message, 200)
-		case json.Unmarshal(body.Error, &s) == nil:
-			return runes.Cut(s, 200)
-		}
-	}
-	return runes.Cut(strings.TrimSpace(string(raw)), 200)
-}
-
-// retryAfter reads Retry-After (seconds or an HTTP date), or the
-// retry-after-ms header OpenAI also sends; 0 when absent.
-func retryAfter(h http.Header) time.Duration {
-	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := h.Get("Retry-After")
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
 }
 
 // prompt asks for n questions about t's text.

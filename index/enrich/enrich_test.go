@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxd/ctxd/internal/openaiapi"
 	"github.com/ctxd/ctxd/internal/testchunk"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -458,40 +459,19 @@ func TestRetryWait(t *testing.T) {
 		want  time.Duration
 		retry bool
 	}{
-		{"429 with Retry-After", &statusError{code: 429, retryAfter: 7 * time.Second}, 0, 7 * time.Second, true},
-		{"Retry-After capped", &statusError{code: 429, retryAfter: time.Hour}, 0, maxBackoff, true},
-		{"503 backs off", &statusError{code: 503}, 2, 4 * baseBackoff, true},
+		{"429 with Retry-After", &openaiapi.StatusError{Code: 429, RetryAfter: 7 * time.Second}, 0, 7 * time.Second, true},
+		{"Retry-After capped", &openaiapi.StatusError{Code: 429, RetryAfter: time.Hour}, 0, maxBackoff, true},
+		{"503 backs off", &openaiapi.StatusError{Code: 503}, 2, 4 * baseBackoff, true},
 		{"transport error backs off", io.ErrUnexpectedEOF, 0, baseBackoff, true},
 		{"backoff capped", io.ErrUnexpectedEOF, 40, maxBackoff, true},
-		{"401 not retried", &statusError{code: 401}, 0, 0, false},
-		{"400 not retried", &statusError{code: 400}, 0, 0, false},
-		{"not a chat completion", &protocolError{"x"}, 0, 0, false},
+		{"401 not retried", &openaiapi.StatusError{Code: 401}, 0, 0, false},
+		{"400 not retried", &openaiapi.StatusError{Code: 400}, 0, 0, false},
+		{"not a chat completion", &openaiapi.ProtocolError{Msg: "x"}, 0, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, retry := retryWait(tc.err, tc.try)
 			if got != tc.want || retry != tc.retry {
 				t.Errorf("retryWait = %v, %v; want %v, %v", got, retry, tc.want, tc.retry)
-			}
-		})
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	at := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
-	for _, tc := range []struct {
-		name     string
-		h        http.Header
-		min, max time.Duration
-	}{
-		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second, 3 * time.Second},
-		{"milliseconds first", http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"3"}}, 250 * time.Millisecond, 250 * time.Millisecond},
-		{"http date", http.Header{"Retry-After": {at}}, 59 * time.Minute, time.Hour},
-		{"absent", http.Header{}, 0, 0},
-		{"garbage", http.Header{"Retry-After": {"soon"}}, 0, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := retryAfter(tc.h); got < tc.min || got > tc.max {
-				t.Errorf("retryAfter = %v, want within [%v, %v]", got, tc.min, tc.max)
 			}
 		})
 	}

@@ -42,9 +42,24 @@ const (
 	// backlogPoll is how often a waiting embedder looks at the backlog again.
 	backlogPoll = 50 * time.Millisecond
 	// unreachableRetry is how soon a pass runs again after the store did
-	// not answer: no change notice says when it is back.
+	// not answer, or while the embedder is unhealthy (a remote endpoint
+	// failing): no change notice says when either is back.
 	unreachableRetry = time.Second
+	// probeTimeout bounds a remote provider's dimension probe, retries
+	// included; a probe that fails is tried again every retryModelEvery.
+	probeTimeout = 30 * time.Second
 )
+
+// Remote is an embedding provider outside the process
+// (index/embed/openai.Client), used instead of the local model.
+type Remote interface {
+	embed.Embedder
+	// Probe asks the endpoint once to learn (or check) its dimensions;
+	// Spec has an ID once they are known.
+	Probe(ctx context.Context) error
+	// Endpoint names the endpoint in messages, without credentials.
+	Endpoint() string
+}
 
 // Indexer keeps derived state current in the background: it chunks items
 // that were stored without a chunker and embeds queued chunks with the one
@@ -60,11 +75,14 @@ type Indexer struct {
 	mu      sync.Mutex
 	spec    embed.Spec
 	tok     *tokenize.Tokenizer
-	chunker *modelChunker // the model's chunker, set with tok; it builds the embedded text
-	worker  *embed.Worker // nil while embedding is unavailable
-	reason  string        // why embedding is unavailable, or what is loading
-	loading bool          // load is opening the model; reason says what
-	rate    float64       // chunks/s, smoothed
+	chunker *modelChunker  // the model's chunker, set with tok; it builds the embedded text
+	worker  embed.Embedder // nil while embedding is unavailable
+	// remote, when set, embeds instead of a model in modelDir, whose
+	// tokenizer (when there is one) only bounds the chunks.
+	remote  Remote
+	reason  string  // why embedding is unavailable, or what is loading
+	loading bool    // load is opening the model; reason says what
+	rate    float64 // chunks/s, smoothed
 	// embedded counts the chunk texts the model embedded since New.
 	embedded int64
 	stopped  chan struct{}
@@ -84,6 +102,22 @@ func New(store *vfs.Store, engine *search.Engine, log *slog.Logger, modelDir, li
 		ix.reason, ix.loading = loadingReason(modelDir, ""), true
 	}
 	return ix
+}
+
+// NewRemote returns an Indexer that embeds with r instead of a local
+// model. Chunks are bounded by r's Spec().MaxTokens, counted with the
+// tokenizer in modelDir when it holds one (the remote model's own, or a
+// close relative), else estimated from bytes.
+func NewRemote(store *vfs.Store, engine *search.Engine, log *slog.Logger, modelDir string, r Remote) *Indexer {
+	ix := New(store, engine, log, modelDir, "")
+	ix.remote = r
+	ix.reason, ix.loading = remoteReason(r, "asking for its dimensions"), true
+	return ix
+}
+
+// remoteReason says what the indexer is doing with r's endpoint.
+func remoteReason(r Remote, doing string) string {
+	return fmt.Sprintf("embedding endpoint %s: %s", r.Endpoint(), doing)
 }
 
 // noModelReason is why embedding is unavailable without a model_dir.
@@ -123,6 +157,9 @@ func (ix *Indexer) Run(ctx context.Context) {
 		case err == nil && unreachable:
 			unreachable = false
 			ix.log.Info("store reachable again; chunking and embedding resume")
+		case err != nil && errors.Is(err, embed.ErrUnavailable):
+			// The embedder said so in its Health, which Status reports;
+			// the pass looks again once it is healthy.
 		case err != nil && ctx.Err() == nil && backend.IsUnavailable(err):
 			if !unreachable { // said once, not at every retry
 				ix.log.Warn("store unreachable; chunking and embedding resume once it answers", "err", err)
@@ -137,8 +174,8 @@ func (ix *Indexer) Run(ctx context.Context) {
 		if busy {
 			continue
 		}
-		var again <-chan time.Time // while the store is out of reach: look again soon
-		if unreachable {
+		var again <-chan time.Time // while the store or the embedder is out of reach: look again soon
+		if w := ix.Available(); unreachable || w != nil && w.Health() != "" {
 			again = time.After(unreachableRetry)
 		}
 		select {
@@ -158,6 +195,10 @@ func (ix *Indexer) Run(ctx context.Context) {
 // embedding model (needs ONNX Runtime as well). Each missing piece is
 // recorded as the reason embeddings are unavailable.
 func (ix *Indexer) load(ctx context.Context) {
+	if ix.remote != nil {
+		ix.loadRemote(ctx)
+		return
+	}
 	if !ix.loadChunker(ctx) {
 		return
 	}
@@ -175,6 +216,9 @@ func (ix *Indexer) load(ctx context.Context) {
 // loadChunker installs the model's chunker, once, or the model-less one
 // when there is no model, and reports whether the model can be opened next.
 func (ix *Indexer) loadChunker(ctx context.Context) bool {
+	if ix.remote != nil {
+		return ix.loadRemoteChunker(ctx)
+	}
 	if ix.modelDir == "" {
 		ix.setReason(noModelReason)
 		ix.useFallbackChunker(ctx)
@@ -199,16 +243,8 @@ func (ix *Indexer) loadChunker(ctx context.Context) bool {
 			return false
 		}
 		chunker := &modelChunker{id: id, tok: tok, maxTokens: spec.MaxTokens}
-		change, err := ix.store.SetIndexing(ctx, chunker, spec.ID)
-		if err != nil {
-			ix.setReason(fmt.Sprintf("install chunker: %v", err))
+		if !ix.installIndexing(ctx, chunker, spec.ID) {
 			return false
-		}
-		if change.PrevModel != "" && change.PrevModel != spec.ID {
-			ix.log.Warn("embedding model changed; re-embedding with the new one", "from", change.PrevModel, "to", spec.ID, "chunks", change.Reembed)
-		}
-		if change.PrevChunker != "" && change.Rechunk > 0 {
-			ix.log.Info("chunking changed; chunking items again", "items", change.Rechunk)
 		}
 		ix.mu.Lock()
 		ix.spec, ix.tok, ix.chunker = spec, tok, chunker
@@ -221,8 +257,8 @@ func (ix *Indexer) loadChunker(ctx context.Context) bool {
 	return true
 }
 
-// fallbackChunkerID names chunking without a model tokenizer.
-const fallbackChunkerID = "chunk/v2/bytes/256"
+// fallbackMaxTokens is the window of chunking without a model.
+const fallbackMaxTokens = 256
 
 // useFallbackChunker chunks by an estimated token count while no model is
 // installed, so that BM25 search works without one. Installing a model later
@@ -231,7 +267,7 @@ func (ix *Indexer) useFallbackChunker(ctx context.Context) {
 	if ix.fallback {
 		return
 	}
-	c := &modelChunker{id: fallbackChunkerID, tok: chunk.ByteCounter{}, maxTokens: 256}
+	c := &modelChunker{id: bytesChunkerID(fallbackMaxTokens), tok: chunk.ByteCounter{}, maxTokens: fallbackMaxTokens}
 	if _, err := ix.store.SetIndexing(ctx, c, ""); err != nil {
 		ix.log.Error("install fallback chunker", "err", err)
 		return
@@ -264,8 +300,8 @@ func (ix *Indexer) Tokenizer() *tokenize.Tokenizer {
 	return ix.tok
 }
 
-// Available returns the worker, or nil while embedding is unavailable.
-func (ix *Indexer) Available() *embed.Worker {
+// Available returns the embedder, or nil while embedding is unavailable.
+func (ix *Indexer) Available() embed.Embedder {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.worker
@@ -278,7 +314,8 @@ func (ix *Indexer) pass(ctx context.Context) (bool, error) {
 		return n > 0, err
 	}
 	w := ix.Available()
-	if w == nil {
+	if w == nil || w.Health() != "" {
+		// An unhealthy embedder's backlog stays queued in the store.
 		return false, nil
 	}
 	if err := ix.waitForIndex(ctx); err != nil {
@@ -304,7 +341,7 @@ func (ix *Indexer) pass(ctx context.Context) (bool, error) {
 // Questions are embedded as queries are (the model's query prefix), so
 // they share the queries' priority; embedPassQuestions keeps each pass
 // short enough that a search waits for at most one small batch.
-func (ix *Indexer) embedQuestions(ctx context.Context, w *embed.Worker, pending []vfs.PendingQuestion) error {
+func (ix *Indexer) embedQuestions(ctx context.Context, w embed.Embedder, pending []vfs.PendingQuestion) error {
 	var texts []string
 	var at []int
 	for i, p := range pending {
@@ -335,7 +372,7 @@ const promptChunks = 32
 // are still queued before each step and returns once none is. A chunk the
 // background pass has already taken may be embedded twice; the second save
 // changes nothing.
-func (ix *Indexer) EmbedNow(ctx context.Context, w *embed.Worker, items []string, progress func(queued int64) error) error {
+func (ix *Indexer) EmbedNow(ctx context.Context, w embed.Embedder, items []string, progress func(queued int64) error) error {
 	for {
 		pending, queued, err := ix.store.PendingEmbeddingsOf(ctx, items, promptChunks)
 		if err != nil {
@@ -351,7 +388,7 @@ func (ix *Indexer) EmbedNow(ctx context.Context, w *embed.Worker, items []string
 }
 
 // embed computes the vectors pending needs at priority prio and saves them.
-func (ix *Indexer) embed(ctx context.Context, w *embed.Worker, pending []vfs.PendingChunk, prio embed.Priority) error {
+func (ix *Indexer) embed(ctx context.Context, w embed.Embedder, pending []vfs.PendingChunk, prio embed.Priority) error {
 	start := time.Now()
 	ix.mu.Lock()
 	c := ix.chunker
@@ -459,6 +496,10 @@ type Status struct {
 	// Indexer was made (a chunk whose vector the store already had is not
 	// embedded). On a store shared by replicas each counts its own.
 	Embedded int64
+	// Health, while Available, says why the embedder takes no work now
+	// (a remote endpoint failing: searches run in BM25 mode and the
+	// backlog waits in the store); "" while it does.
+	Health string
 }
 
 // Status reports the embedding side.
@@ -468,6 +509,8 @@ func (ix *Indexer) Status() Status {
 	st := Status{Spec: ix.spec, Available: ix.worker != nil, Rate: ix.rate, Embedded: ix.embedded}
 	if !st.Available {
 		st.Loading, st.Reason = ix.loading, ix.reason
+	} else {
+		st.Health = ix.worker.Health()
 	}
 	return st
 }
@@ -535,3 +578,113 @@ func (c *modelChunker) Chunk(content []byte, doc vfs.ChunkDoc) []vfs.ChunkSpan {
 func (c *modelChunker) embedText(dst []byte, title, description, heading string, text []byte) []byte {
 	return chunk.AppendEmbedText(dst, chunk.Prefix(title, description, c.tok, c.maxTokens), heading, text)
 }
+
+// loadRemote installs the chunker and, once the remote endpoint's
+// dimensions are known (configured, or learned by a probe), the remote
+// embedder. A probe that fails is the reason embedding is unavailable;
+// Run probes again every retryModelEvery.
+func (ix *Indexer) loadRemote(ctx context.Context) {
+	if !ix.loadRemoteChunker(ctx) {
+		return
+	}
+	if ix.remote.Spec().ID == "" {
+		ix.setLoading(remoteReason(ix.remote, "asking for its dimensions"))
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		err := ix.remote.Probe(pctx)
+		cancel()
+		if err != nil {
+			ix.setReason(remoteReason(ix.remote, fmt.Sprintf("%v; asking again every %s", err, retryModelEvery)))
+			return
+		}
+		if !ix.setModel(ctx) {
+			return
+		}
+	}
+	spec := ix.remote.Spec()
+	ix.mu.Lock()
+	ix.worker, ix.reason, ix.loading = ix.remote, "", false
+	ix.mu.Unlock()
+	ix.log.Info("embedding provider ready", "endpoint", ix.remote.Endpoint(), "model", spec.ID, "dimensions", spec.Dimensions, "max_tokens", spec.MaxTokens)
+}
+
+// loadRemoteChunker installs, once, the chunker a remote model's chunks
+// are bounded by, and the model id once it is known; it reports whether
+// the embedder can be installed next.
+func (ix *Indexer) loadRemoteChunker(ctx context.Context) bool {
+	if ix.chunker != nil {
+		return true
+	}
+	maxTokens := ix.remote.Spec().MaxTokens
+	c := &modelChunker{id: bytesChunkerID(maxTokens), tok: chunk.ByteCounter{}, maxTokens: maxTokens}
+	var tok *tokenize.Tokenizer
+	if ix.modelDir != "" {
+		// The local model's tokenizer counts tokens closer to the remote
+		// model's than bytes do; without one, bytes it is.
+		if _, err := embed.LoadSpec(ix.modelDir); err == nil {
+			if t, err := tokenize.Load(ix.modelDir); err == nil {
+				if id, err := chunkerID(ix.modelDir, embed.Spec{MaxTokens: maxTokens}); err == nil {
+					tok, c = t, &modelChunker{id: id, tok: t, maxTokens: maxTokens}
+				}
+			}
+		}
+	}
+	ix.mu.Lock()
+	ix.tok, ix.chunker = tok, c
+	ix.mu.Unlock()
+	if ix.remote.Spec().ID == "" {
+		// No model id yet: the store queues no chunk until the probe
+		// names one, and then queues every chunk without its vector.
+		if !ix.installIndexing(ctx, c, "") {
+			ix.mu.Lock()
+			ix.chunker = nil
+			ix.mu.Unlock()
+			return false
+		}
+		return true
+	}
+	if !ix.setModel(ctx) {
+		ix.mu.Lock()
+		ix.chunker = nil
+		ix.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// setModel records the remote embedder's model id with the chunker in the
+// store (re-embedding when it changed) and in the search engine.
+func (ix *Indexer) setModel(ctx context.Context) bool {
+	spec := ix.remote.Spec()
+	ix.mu.Lock()
+	c := ix.chunker
+	ix.mu.Unlock()
+	if !ix.installIndexing(ctx, c, spec.ID) {
+		return false
+	}
+	ix.mu.Lock()
+	ix.spec = spec
+	ix.mu.Unlock()
+	ix.engine.SetModel(spec.ID, spec.Dimensions)
+	return true
+}
+
+// installIndexing records chunker c and model id in the store, which
+// queues what they change to be chunked or embedded again, and says so.
+func (ix *Indexer) installIndexing(ctx context.Context, c *modelChunker, model string) bool {
+	change, err := ix.store.SetIndexing(ctx, c, model)
+	if err != nil {
+		ix.setReason(fmt.Sprintf("install chunker: %v", err))
+		return false
+	}
+	if change.PrevModel != "" && model != "" && change.PrevModel != model {
+		ix.log.Warn("embedding model changed; re-embedding with the new one", "from", change.PrevModel, "to", model, "chunks", change.Reembed)
+	}
+	if change.PrevChunker != "" && change.Rechunk > 0 {
+		ix.log.Info("chunking changed; chunking items again", "items", change.Rechunk)
+	}
+	return true
+}
+
+// bytesChunkerID names chunking by estimated tokens, without a tokenizer,
+// for a window of maxTokens.
+func bytesChunkerID(maxTokens int) string { return fmt.Sprintf("chunk/v2/bytes/%d", maxTokens) }

@@ -48,6 +48,11 @@
 // it. Scores and the key terms of a long query still come from whole-index
 // statistics.
 //
+// A query whose text cannot be embedded (Request.EmbedQuery fails while
+// the request's context is live: a remote embedding endpoint down or too
+// slow) runs again in BM25 mode, and so do the request's later queries,
+// with the failure in Response.ModeReason: the words still answer it.
+//
 // FindSimilar compares a target's chunk vectors (a stored item's, or a
 // text's the caller embedded) with every other item's text vectors, one
 // vector scan per target chunk, and reports per item the best pair and the

@@ -285,6 +285,30 @@ func TestEngine_NoModelFallsBackToBM25(t *testing.T) {
 	}
 }
 
+func TestEngine_EmbedFailureFallsBackToBM25(t *testing.T) {
+	e := newEnv(t)
+	e.write("notes:/a.md", "plain words here", unit(0, 0))
+	e.write("notes:/b.md", "other text", unit(1, 0))
+	e.sync()
+	down := errors.New("embedding endpoint http://127.0.0.1:1/v1 is failing")
+	failing := func(context.Context, string) ([]float32, error) { return nil, down }
+	for _, mode := range []Mode{Hybrid, Vector} {
+		r := e.search(Request{Mode: mode, Queries: []Query{{Text: "words"}, {Text: "other"}}, EmbedQuery: failing})
+		if r.Mode != BM25 || !strings.Contains(r.ModeReason, down.Error()) {
+			t.Fatalf("%v: mode %v reason %q, want BM25 naming the failure", mode, r.Mode, r.ModeReason)
+		}
+		if got := refs(r); !slices.Equal(got, []string{"notes:/a.md", "notes:/b.md"}) && !slices.Equal(got, []string{"notes:/b.md", "notes:/a.md"}) {
+			t.Fatalf("%v: results %v, want both items by their words", mode, got)
+		}
+	}
+	// The caller's own end is not a fallback: the search fails.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.eng.Search(ctx, Request{Queries: []Query{{Text: "words"}}, EmbedQuery: failing}); err == nil {
+		t.Fatal("a cancelled search succeeded")
+	}
+}
+
 func TestEngine_FusionScoresAndRanks(t *testing.T) {
 	e := newEnv(t)
 	e.write("notes:/best.md", "zeppelin airship", unit(0, 0))

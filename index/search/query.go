@@ -121,7 +121,9 @@ type Request struct {
 	Recency Recency
 	// EmbedQuery embeds query text with the store's model (which reads only
 	// what fits its window); nil when no model can run, which makes
-	// text-only queries fall back to BM25.
+	// text-only queries fall back to BM25. When it fails (while the
+	// request's context is live) the query runs in BM25 mode too, with the
+	// failure in ModeReason.
 	EmbedQuery func(ctx context.Context, text string) ([]float32, error)
 	// CountTokens counts model tokens of a snippet; nil estimates 4 bytes a token.
 	CountTokens func(string) int
@@ -302,6 +304,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (out Response, err err
 			continue
 		}
 		cands, items, rep, err := e.runQuery(ctx, req, q, resp.Mode, weights, k, depth)
+		var qe *embedQueryError
+		if errors.As(err, &qe) && ctx.Err() == nil {
+			// An embedder that fails (a remote endpoint down) must not fail
+			// the search: its words still answer it, as without a model.
+			resp.Mode, resp.ModeReason = BM25, fmt.Sprintf("the query could not be embedded (%v), so the search ran in BM25 mode", qe.err)
+			cands, items, rep, err = e.runQuery(ctx, req, q, resp.Mode, weights, k, depth)
+		}
 		if err != nil {
 			return Response{}, err
 		}
@@ -508,6 +517,13 @@ func (e *Engine) runQuery(ctx context.Context, req Request, q Query, mode Mode, 
 	return out, items, rep, nil
 }
 
+// embedQueryError is the vector leg's failure to embed its query: the
+// search falls back to BM25 for it.
+type embedQueryError struct{ err error }
+
+func (e *embedQueryError) Error() string { return "embed query: " + e.err.Error() }
+func (e *embedQueryError) Unwrap() error { return e.err }
+
 // legHit is one hit of one leg.
 type legHit struct {
 	id    string
@@ -562,7 +578,7 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 	if qv == nil {
 		var err error
 		if qv, err = req.EmbedQuery(ctx, q.Text); err != nil {
-			return nil, fmt.Errorf("embed query: %w", err)
+			return nil, &embedQueryError{err}
 		}
 	}
 	e.mu.RLock()

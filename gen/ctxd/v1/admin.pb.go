@@ -1082,7 +1082,19 @@ type EmbeddingStatus struct {
 	// Chunk texts this daemon's model embedded since it started. On a store
 	// that replicas share each chunk is embedded by one of them, so the sum
 	// over the replicas is what the team's model computed.
-	EmbeddedHere  int64 `protobuf:"varint,14,opt,name=embedded_here,json=embeddedHere" json:"embedded_here,omitempty"`
+	EmbeddedHere int64 `protobuf:"varint,14,opt,name=embedded_here,json=embeddedHere" json:"embedded_here,omitempty"`
+	// What computes the vectors: "onnx" (the local model) or "openai" (an
+	// OpenAI-compatible endpoint, [embedder] kind).
+	Provider string `protobuf:"bytes,15,opt,name=provider" json:"provider,omitempty"`
+	// The endpoint's base URL, without credentials; empty for onnx.
+	Endpoint string `protobuf:"bytes,16,opt,name=endpoint" json:"endpoint,omitempty"`
+	// Set when the endpoint is not on this machine: item text (chunks and
+	// queries) is sent to this host.
+	TextSentTo string `protobuf:"bytes,17,opt,name=text_sent_to,json=textSentTo" json:"text_sent_to,omitempty"`
+	// While available, why the embedder takes no work now (the endpoint is
+	// failing: what failed and when it is tried again); searches then run in
+	// BM25 mode and the backlog waits in the store. Empty while it works.
+	ProviderError string `protobuf:"bytes,18,opt,name=provider_error,json=providerError" json:"provider_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1213,6 +1225,34 @@ func (x *EmbeddingStatus) GetEmbeddedHere() int64 {
 		return x.EmbeddedHere
 	}
 	return 0
+}
+
+func (x *EmbeddingStatus) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *EmbeddingStatus) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *EmbeddingStatus) GetTextSentTo() string {
+	if x != nil {
+		return x.TextSentTo
+	}
+	return ""
+}
+
+func (x *EmbeddingStatus) GetProviderError() string {
+	if x != nil {
+		return x.ProviderError
+	}
+	return ""
 }
 
 // EnricherStatus describes the background question enricher, which asks an
@@ -2015,7 +2055,7 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x1d\n" +
 	"\n" +
 	"used_bytes\x18\x03 \x01(\x03R\tusedBytes\x12\x12\n" +
-	"\x04keys\x18\x04 \x01(\x03R\x04keys\"\xc9\x04\n" +
+	"\x04keys\x18\x04 \x01(\x03R\x04keys\"\xca\x05\n" +
 	"\x0fEmbeddingStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12\x19\n" +
@@ -2033,7 +2073,12 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\x11pending_questions\x18\v \x01(\x03R\x10pendingQuestions\x123\n" +
 	"\benricher\x18\f \x01(\v2\x17.ctxd.v1.EnricherStatusR\benricher\x12\x18\n" +
 	"\aloading\x18\r \x01(\bR\aloading\x12#\n" +
-	"\rembedded_here\x18\x0e \x01(\x03R\fembeddedHere\"\x94\x02\n" +
+	"\rembedded_here\x18\x0e \x01(\x03R\fembeddedHere\x12\x1a\n" +
+	"\bprovider\x18\x0f \x01(\tR\bprovider\x12\x1a\n" +
+	"\bendpoint\x18\x10 \x01(\tR\bendpoint\x12 \n" +
+	"\ftext_sent_to\x18\x11 \x01(\tR\n" +
+	"textSentTo\x12%\n" +
+	"\x0eprovider_error\x18\x12 \x01(\tR\rproviderError\"\x94\x02\n" +
 	"\x0eEnricherStatus\x12\x1a\n" +
 	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12%\n" +

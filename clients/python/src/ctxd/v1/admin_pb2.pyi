@@ -168,7 +168,7 @@ class DiskComponent(_message.Message):
     def __init__(self, name: _Optional[str] = ..., bytes: _Optional[int] = ..., used_bytes: _Optional[int] = ..., keys: _Optional[int] = ...) -> None: ...
 
 class EmbeddingStatus(_message.Message):
-    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items", "chunks_with_questions", "chunks_without_questions", "pending_questions", "enricher", "loading", "embedded_here")
+    __slots__ = ("available", "unavailable_reason", "model_id", "dimensions", "embedded_chunks", "pending_chunks", "chunks_per_second", "pending_items", "chunks_with_questions", "chunks_without_questions", "pending_questions", "enricher", "loading", "embedded_here", "provider", "endpoint", "text_sent_to", "provider_error")
     AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -183,6 +183,10 @@ class EmbeddingStatus(_message.Message):
     ENRICHER_FIELD_NUMBER: _ClassVar[int]
     LOADING_FIELD_NUMBER: _ClassVar[int]
     EMBEDDED_HERE_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    TEXT_SENT_TO_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_ERROR_FIELD_NUMBER: _ClassVar[int]
     available: bool
     unavailable_reason: str
     model_id: str
@@ -197,7 +201,11 @@ class EmbeddingStatus(_message.Message):
     enricher: EnricherStatus
     loading: bool
     embedded_here: int
-    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ..., pending_items: _Optional[int] = ..., chunks_with_questions: _Optional[int] = ..., chunks_without_questions: _Optional[int] = ..., pending_questions: _Optional[int] = ..., enricher: _Optional[_Union[EnricherStatus, _Mapping]] = ..., loading: _Optional[bool] = ..., embedded_here: _Optional[int] = ...) -> None: ...
+    provider: str
+    endpoint: str
+    text_sent_to: str
+    provider_error: str
+    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., model_id: _Optional[str] = ..., dimensions: _Optional[int] = ..., embedded_chunks: _Optional[int] = ..., pending_chunks: _Optional[int] = ..., chunks_per_second: _Optional[float] = ..., pending_items: _Optional[int] = ..., chunks_with_questions: _Optional[int] = ..., chunks_without_questions: _Optional[int] = ..., pending_questions: _Optional[int] = ..., enricher: _Optional[_Union[EnricherStatus, _Mapping]] = ..., loading: _Optional[bool] = ..., embedded_here: _Optional[int] = ..., provider: _Optional[str] = ..., endpoint: _Optional[str] = ..., text_sent_to: _Optional[str] = ..., provider_error: _Optional[str] = ...) -> None: ...
 
 class EnricherStatus(_message.Message):
     __slots__ = ("endpoint", "model", "pending_chunks", "enriched_chunks", "failed_calls", "last_error", "last_error_at")
