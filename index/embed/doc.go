@@ -39,10 +39,22 @@
 // runs. It keeps one queue per Priority and, at every batch boundary, runs
 // the highest one with texts waiting: Query (search queries, batched
 // together), then Prompt (documents a caller waits for, such as an explicit
-// re-embed), then Background (the ingest backlog). So a query waits for at
-// most the one run in flight, which MaxBatchTokens bounds: Spec.MaxTokens
-// padded tokens by default, one 256-token chunk of MiniLM, about 40 ms on two
-// busy cores. Such small runs embed about 7% fewer texts a second than runs
+// re-embed), then Background (the ingest backlog).
+//
+// Queries go first, but not always: a daemon searched without pause would
+// otherwise never finish embedding. The worker measures how long each run
+// takes; while documents wait, a query run earns them 30% / 70% of its
+// time as credit, and at a boundary where queries and documents both wait
+// and the documents have credit, one document run (Prompt first) goes
+// before the next query batch and its time is paid from the credit. Under a
+// continuous stream of queries documents thus get 30% of the worker's time
+// (documentShare), never two runs in a row; with no query waiting they run
+// as before. The credit resets whenever no document waits.
+//
+// So a query waits for at most the run in flight, then one document run,
+// then the query batches queued before it. MaxBatchTokens bounds each of
+// these runs: Spec.MaxTokens padded tokens by default, one 256-token chunk
+// of MiniLM, about 40 ms on two busy cores. Such small runs embed about 7% fewer texts a second than runs
 // of 1024 tokens (two AMD EPYC cores, 128-token texts), so while no query has
 // come for 5 seconds the Background backlog runs in batches of up to
 // Options.BulkBatchTokens (4 windows by default). A query arriving during
@@ -77,8 +89,9 @@
 //     chunker's job (tokenize.Count).
 //   - Cancelling a Worker.Embed context skips its texts not yet run; a graph
 //     run in progress is not interrupted, and Close waits for it.
-//   - Priorities are strict: while queries keep arriving back to back,
-//     documents wait.
+//   - Under continuous queries documents get 30% of the worker's time, not
+//     30% of their quiet rate: their runs are small, and the searches
+//     themselves take CPU from the session.
 //   - Padding changes a vector by float rounding only (cosine > 0.9999 with
 //     the same text run alone), so vectors are not bit-reproducible across
 //     batch compositions.

@@ -141,11 +141,14 @@ func mustEmbedVia(t *testing.T, w *Worker, text string) []float32 {
 }
 
 // runLog records the shape of every run through Model.beforeRun and can
-// hold the worker inside one run (the batch in flight) until released.
+// hold the worker inside one run (the batch in flight) until released. Its
+// clock, given to a Worker, advances only inside runs, by a microsecond per
+// padded token: the worker's time shares become exact.
 type runLog struct {
 	mu      sync.Mutex
-	shapes  [][2]int // [batch, seqLen] per run, in run order
-	holdAt  int      // 1-based run to hold the worker in; 0: none
+	shapes  [][2]int  // [batch, seqLen] per run, in run order
+	now     time.Time // the clock given to a Worker: padded tokens run, in µs
+	holdAt  int       // 1-based run to hold the worker in; 0: none
 	held    chan struct{}
 	release func() // lets the held run go on; idempotent
 }
@@ -157,6 +160,7 @@ func newRunLog(t *testing.T, m *Model, holdAt int) *runLog {
 	m.beforeRun = func(batch, seqLen int) {
 		l.mu.Lock()
 		l.shapes = append(l.shapes, [2]int{batch, seqLen})
+		l.now = l.now.Add(time.Duration(batch*seqLen) * time.Microsecond)
 		n := len(l.shapes)
 		l.mu.Unlock()
 		if n == l.holdAt {
@@ -165,6 +169,12 @@ func newRunLog(t *testing.T, m *Model, holdAt int) *runLog {
 		}
 	}
 	return l
+}
+
+func (l *runLog) clock() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.now
 }
 
 func (l *runLog) runs() [][2]int {
@@ -309,6 +319,61 @@ func TestWorker_PromptAheadOfBackground(t *testing.T) {
 	want := [][2]int{{4, 64}, {4, 64}, {1, 8}, {6, 32}, {4, 64}}
 	if !slices.Equal(runs[:len(want)], want) {
 		t.Errorf("runs %v, want them to start %v", runs, want)
+	}
+}
+
+func TestWorker_DocumentsShareUnderQueries(t *testing.T) {
+	w, m := mustNewWorker(t, noBulk)
+	l := newRunLog(t, m, 1)
+	w.now = l.clock // before any submission: the worker reads it after
+	// 30 runs of 4 documents × 64 tokens; 60 queries of 200 tokens, one a
+	// run: while they last, queries arrive back to back.
+	docs := make([]string, 120)
+	for i := range docs {
+		docs[i] = textOfTokens(t, m, 64, i)
+	}
+	docsDone := embedAsync(context.Background(), w, docs, Background)
+	<-l.held
+	queued := w.Pending()
+	var queries []<-chan error
+	for i := range 60 {
+		queries = append(queries, embedAsync(context.Background(), w, []string{textOfTokens(t, m, 200, i)}, Query))
+	}
+	waitPending(t, w, queued+60)
+	l.release()
+	for _, c := range append(queries, docsDone) {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := l.runs()
+	last := 0
+	for i, r := range runs {
+		if r == [2]int{1, 200} {
+			last = i
+		}
+	}
+	// From the run after the held one to the last query, queries always
+	// waited: documents get documentShare of the time, one run at a time.
+	var docTime, all int
+	for i := 1; i <= last; i++ {
+		cost := runs[i][0] * runs[i][1]
+		all += cost
+		if runs[i] == [2]int{1, 200} {
+			continue
+		}
+		docTime += cost
+		if runs[i] != [2]int{4, 64} {
+			t.Errorf("run %d = %v, want [4 64]: a small document run", i, runs[i])
+		}
+		if runs[i-1] != [2]int{1, 200} && i > 1 {
+			t.Errorf("runs %d and %d are both documents while queries waited", i-1, i)
+		}
+	}
+	share := float64(docTime) / float64(all)
+	t.Logf("documents' share while queries waited: %.3f over %d runs", share, last)
+	if share < documentShare-0.05 || share > documentShare+0.05 {
+		t.Errorf("documents had %.3f of the worker's time while queries waited, want %.2f ± 0.05; runs %v", share, documentShare, runs)
 	}
 }
 
