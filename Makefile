@@ -168,7 +168,7 @@ bench-embed-compare: setup-run ## Embedding chunks/s of 128-token texts: ctxd fp
 	CTXD_BENCH_ORT_PYTHON=$(TMP)/models-venv/bin/python go test -run='^$$' -bench=EmbedCompare -benchtime=1x -count=1 -timeout=1h ./index/embed/ | tee bench-results/embed-compare.txt
 	grep '^embed ctxd=' bench-results/embed-compare.txt
 
-bench-load: setup-run ## Search and query-embedding latency with 64 clients during an ingest (CTXD_BENCH_BASE_DOCS, CTXD_BENCH_INGEST_DOCS, CTXD_BENCH_CLIENTS, CTXD_BENCH_SEARCHES)
+bench-load: setup-run ## Search and query-embedding latency with 64 clients during an ingest; background embedding rate under continuous search against quiet (CTXD_BENCH_BASE_DOCS, CTXD_BENCH_INGEST_DOCS, CTXD_BENCH_CLIENTS, CTXD_BENCH_SEARCHES, CTXD_BENCH_RATE_SECONDS)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=SearchDuringIngest -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/load.txt
 

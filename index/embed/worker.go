@@ -81,6 +81,7 @@ type Worker struct {
 	fair    bool             // the run in flight (or the last one) is a fair run
 	accrues bool             // the run in flight is a query run with documents waiting
 	now     func() time.Time // times runs and queries (tests replace it)
+	stats   WorkerStats
 
 	wake   chan struct{} // a request was queued; capacity 1
 	quit   chan struct{}
@@ -99,11 +100,12 @@ type request struct {
 	items []item      // tokenized texts, shortest first
 	out   [][]float32 // the window's vectors, indexed by item.i
 
-	next     int  // first item not yet taken into a batch
-	left     int  // items not yet embedded
-	finished bool // done closed
-	err      error
-	done     chan struct{}
+	submitted time.Time // when it was queued
+	next      int       // first item not yet taken into a batch
+	left      int       // items not yet embedded
+	finished  bool      // done closed
+	err       error
+	done      chan struct{}
 }
 
 // item is one tokenized text of a request.
@@ -127,6 +129,7 @@ func NewWorker(m *Model) *Worker {
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
 		now:    time.Now,
+		stats:  WorkerStats{QueryWaitBuckets: make([]int64, len(queryWaitBounds))},
 	}
 	go w.loop()
 	return w
@@ -206,10 +209,11 @@ func (w *Worker) submit(r *request) error {
 		w.mu.Unlock()
 		return ErrClosed
 	}
+	r.submitted = w.now()
 	w.queues[r.prio] = append(w.queues[r.prio], r)
 	w.pending.Add(int64(len(r.items)))
 	if r.prio == Query {
-		w.lastQuery = w.now()
+		w.lastQuery = r.submitted
 		if w.bulkRun && !w.stopping {
 			// ORT checks the flag between kernels: the run ends within
 			// about a millisecond.
@@ -396,7 +400,10 @@ func (w *Worker) run(batch []slot) {
 		w.mu.Unlock()
 		return
 	}
-	w.mu.Unlock()
+	if err == nil {
+		w.stats.Texts[batch[0].r.prio] += int64(len(batch))
+	}
+	defer w.mu.Unlock()
 	for _, s := range batch {
 		s.r.items[s.k].ids = nil // run: the window's memory shrinks as it goes
 		switch {
@@ -407,6 +414,9 @@ func (w *Worker) run(batch []slot) {
 			s.r.left--
 			w.pending.Add(-1)
 			if s.r.left == 0 {
+				if s.r.prio == Query {
+					w.countQuery(s.r)
+				}
 				w.finish(s.r, nil)
 			}
 		}

@@ -370,6 +370,18 @@ func TestWorker_DocumentsShareUnderQueries(t *testing.T) {
 			t.Errorf("runs %d and %d are both documents while queries waited", i-1, i)
 		}
 	}
+	st := w.Stats()
+	if st.Texts != [numPriorities]int64{Background: 120, Query: 60} || st.QueryWaits != 60 {
+		t.Errorf("Stats: texts %v, %d query waits; want [120 0 60] and 60", st.Texts, st.QueryWaits)
+	}
+	// Clock time is padded tokens in µs: every query waited at most the
+	// runs while queries waited (all µs), the first one 200 µs.
+	for i, b := range QueryWaitBounds() {
+		n := st.QueryWaitBuckets[i]
+		if i > 0 && n < st.QueryWaitBuckets[i-1] || b >= time.Duration(all)*time.Microsecond && n != 60 || i == 0 && (n == 0 || n == 60) {
+			t.Errorf("%d query waits within %v; buckets %v for %v, runs took %d µs", n, b, st.QueryWaitBuckets, QueryWaitBounds(), all)
+		}
+	}
 	share := float64(docTime) / float64(all)
 	t.Logf("documents' share while queries waited: %.3f over %d runs", share, last)
 	if share < documentShare-0.05 || share > documentShare+0.05 {
