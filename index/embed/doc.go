@@ -54,14 +54,23 @@
 // So a query waits for at most the run in flight, then one document run,
 // then the query batches queued before it. MaxBatchTokens bounds each of
 // these runs: Spec.MaxTokens padded tokens by default, one 256-token chunk
-// of MiniLM, about 40 ms on two busy cores. Such small runs embed about 7% fewer texts a second than runs
-// of 1024 tokens (two AMD EPYC cores, 128-token texts), so while no query has
-// come for 5 seconds the Background backlog runs in batches of up to
+// of MiniLM, about 40 ms on two busy cores. When queries come faster than
+// the worker embeds them (many clients searching back to back on two
+// cores), they wait mostly for each other, and the documents' share makes
+// the query runs' share 70%.
+//
+// Small runs embed about 7% fewer texts a second than runs of 1024 tokens
+// (two AMD EPYC cores, 128-token texts), so while no query has come for 5
+// seconds the Background backlog runs in batches of up to
 // Options.BulkBatchTokens (4 windows by default). A query arriving during
 // such a bulk run stops it through ORT's terminate flag (checked between
 // kernels); the query runs next, and the stopped run's texts go back ahead
 // of the backlog, to run in small batches. A request whose caller has gone
 // (its context ended) is dropped before it runs.
+//
+// Worker.Stats counts the texts run at each priority and how long each
+// query request took from submission to its vectors (the daemon's
+// ctxd_embedding_texts_total and ctxd_query_embedding_seconds).
 //
 // # Threads and memory
 //
