@@ -389,6 +389,42 @@ func TestWorker_DocumentsShareUnderQueries(t *testing.T) {
 	}
 }
 
+func TestWorker_FairRunsTakePromptFirst(t *testing.T) {
+	w, m := mustNewWorker(t, noBulk)
+	l := newRunLog(t, m, 1)
+	w.now = l.clock
+	docs := make([]string, 40)
+	for i := range docs {
+		docs[i] = textOfTokens(t, m, 64, i)
+	}
+	backlogDone := embedAsync(context.Background(), w, docs, Background)
+	<-l.held
+	queued := w.Pending()
+	prompt := make([]string, 8)
+	for i := range prompt {
+		prompt[i] = textOfTokens(t, m, 32, i)
+	}
+	waiting := []<-chan error{embedAsync(context.Background(), w, prompt, Prompt)}
+	for i := range 10 {
+		waiting = append(waiting, embedAsync(context.Background(), w, []string{textOfTokens(t, m, 200, i)}, Query))
+	}
+	waitPending(t, w, queued+18)
+	l.release()
+	for _, c := range append(waiting, backlogDone) {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// After the held run: the first query, then the documents' fair run,
+	// which takes the Prompt documents (one run of 8 × 32 tokens) ahead of
+	// the backlog, while queries still wait.
+	runs := l.runs()
+	want := [][2]int{{4, 64}, {1, 200}, {8, 32}, {1, 200}}
+	if !slices.Equal(runs[:len(want)], want) {
+		t.Errorf("runs %v, want them to start %v", runs, want)
+	}
+}
+
 func TestWorker_BulkRunsUntilAQuery(t *testing.T) {
 	w, m := mustNewWorker(t, Options{})
 	l := newRunLog(t, m, 0)
