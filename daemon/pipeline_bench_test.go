@@ -41,7 +41,10 @@ import (
 //
 // ctxd/worker is the pipeline's own cost (writes, chunking, queues, store
 // writes, index application, gaps between passes), worker/onnxruntime the
-// embedder's. It prints the medians and, last, the line
+// embedder's. Each is also given per CPU second of its process (every
+// thread), which a shared machine disturbs less than wall time (plain
+// onnxruntime's threads spin by default, so its CPU seconds include their
+// spinning). It prints the medians and, last, the line
 // "pipeline ctxd=<chunks/s> worker=<chunks/s> onnxruntime=<chunks/s> pipeline=<ctxd/onnxruntime>".
 func BenchmarkEmbedPipeline(b *testing.B) {
 	python := os.Getenv("CTXD_BENCH_ORT_PYTHON")
