@@ -46,10 +46,11 @@
 // takes; while documents wait, a query run earns them 30% / 70% of its
 // time as credit, and at a boundary where queries and documents both wait
 // and the documents have credit, one document run (Prompt first) goes
-// before the next query batch and its time is paid from the credit. Under a
-// continuous stream of queries documents thus get 30% of the worker's time
-// (documentShare), never two runs in a row; with no query waiting they run
-// as before. The credit resets whenever no document waits.
+// before the next query batch and its time is paid from the credit. While
+// queries wait at every boundary, documents thus get 30% of the worker's
+// time (documentShare), never two runs in a row; at a boundary where no
+// query waits they run as before, uncharged, so between bursts of queries
+// they get more. The credit resets whenever no document waits.
 //
 // So a query waits for at most the run in flight, then one document run,
 // then the query batches queued before it. MaxBatchTokens bounds each of
