@@ -169,7 +169,7 @@ bench-embed-compare: setup-run ## Embedding chunks/s of 128-token texts: ctxd fp
 	CTXD_BENCH_ORT_PYTHON=$(TMP)/models-venv/bin/python go test -run='^$$' -bench=EmbedPipeline -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee -a bench-results/embed-compare.txt
 	echo "$$(grep '^embed ctxd=' bench-results/embed-compare.txt | tail -1) $$(grep -o 'pipeline=[0-9.]*$$' bench-results/embed-compare.txt | tail -1)" | tee -a bench-results/embed-compare.txt
 
-bench-load: setup-run ## Search and query-embedding latency with 64 clients during an ingest; background embedding rate under continuous search against quiet (CTXD_BENCH_BASE_DOCS, CTXD_BENCH_INGEST_DOCS, CTXD_BENCH_CLIENTS, CTXD_BENCH_SEARCHES, CTXD_BENCH_RATE_SECONDS)
+bench-load: setup-run ## Search and query-embedding latency with 64 clients during an ingest; background embedding rate under continuous search against quiet (CTXD_BENCH_BASE_DOCS, CTXD_BENCH_INGEST_DOCS, CTXD_BENCH_CLIENTS, CTXD_BENCH_SEARCHES, CTXD_BENCH_RATE_SECONDS, CTXD_BENCH_LOAD_RATE)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=SearchDuringIngest -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/load.txt
 

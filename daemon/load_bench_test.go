@@ -38,9 +38,12 @@ import (
 //  4. fair share (issue 31, point 4): counts the texts the embedding worker
 //     runs at background priority in CTXD_BENCH_RATE_SECONDS (default 15)
 //     with no search ("quiet"), then in as many seconds of continuous
-//     search load: CTXD_BENCH_CLIENTS hybrid clients searching back to
-//     back ("load"), and the time the load's query embeddings took in the
-//     worker (qembed-load), from the daemon's metrics;
+//     search load ("load"): CTXD_BENCH_CLIENTS hybrid clients searching
+//     back to back, or with CTXD_BENCH_LOAD_RATE=N hybrid searches started
+//     N times a second whether or not the last returned (at most
+//     CTXD_BENCH_CLIENTS in flight), and the time the load's query
+//     embeddings took in the worker (qembed-load), from the daemon's
+//     metrics;
 //  5. measures the same two as in 2 again while the embedding runs.
 //
 // Queries are 3–8 consecutive words of random base documents (fixed seed).
@@ -97,7 +100,11 @@ func BenchmarkSearchDuringIngest(b *testing.B) {
 	before := waitStatus(b, admin, time.Hour, "the lexical index to apply the ingest", func(st *ctxdv1.StatusResponse) bool {
 		return st.Index.AppliedSequence >= written || st.Embedding.PendingChunks == 0
 	})
-	fairShare(b, metricsURL, search, clients, queries, time.Duration(benchEnv(b, "CTXD_BENCH_RATE_SECONDS", 15))*time.Second)
+	rate := 0 // closed loop
+	if os.Getenv("CTXD_BENCH_LOAD_RATE") != "" {
+		rate = benchEnv(b, "CTXD_BENCH_LOAD_RATE", 0)
+	}
+	fairShare(b, metricsURL, search, clients, rate, queries, time.Duration(benchEnv(b, "CTXD_BENCH_RATE_SECONDS", 15))*time.Second)
 	measure("ingest")
 	after := mustStatus(b, admin)
 	b.ReportMetric(float64(before.Embedding.PendingChunks), "pending-start")
@@ -182,7 +189,7 @@ func benchQueries(docs []beir.Doc, n int) []string {
 // run at background priority, and each query's time from submission to its
 // vector. (Search latency under 64 clients on two cores is mostly waiting
 // for the CPU, so the searches' own latency would not show the worker's.)
-func fairShare(b *testing.B, metricsURL string, search ctxdv1.SearchServiceClient, clients int, queries []string, window time.Duration) {
+func fairShare(b *testing.B, metricsURL string, search ctxdv1.SearchServiceClient, clients, rate int, queries []string, window time.Duration) {
 	b.Helper()
 	// during runs load for window and returns the background texts/s and
 	// the scrapes before and after.
@@ -204,7 +211,11 @@ func fairShare(b *testing.B, metricsURL string, search ctxdv1.SearchServiceClien
 	var hybrid *latencies
 	var err error
 	loaded, f0, f1 := during("load", func(stop <-chan struct{}) {
-		hybrid, err = searchLoad(search, ctxdv1.SearchMode_SEARCH_MODE_HYBRID, clients, queries, stop)
+		if rate > 0 {
+			hybrid, err = pacedLoad(search, ctxdv1.SearchMode_SEARCH_MODE_HYBRID, rate, clients, queries, stop)
+		} else {
+			hybrid, err = searchLoad(search, ctxdv1.SearchMode_SEARCH_MODE_HYBRID, clients, queries, stop)
+		}
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -315,17 +326,10 @@ func searchLoad(search ctxdv1.SearchServiceClient, mode ctxdv1.SearchMode, clien
 	for range clients {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; more(i); i = int(next.Add(1)) - 1 {
-				q := queries[i%len(queries)]
-				t0 := time.Now()
-				resp, err := search.Search(context.Background(), &ctxdv1.SearchRequest{Queries: []*ctxdv1.SearchQuery{{Text: q}}, Mode: mode})
-				if err == nil && resp.ModeUsed != mode {
-					err = fmt.Errorf("served in %v: %s", resp.ModeUsed, resp.ModeReason)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("%v search %q: %w", mode, q, err)
+				if err := searchOnce(search, mode, queries[i%len(queries)], &lat); err != nil {
+					errs <- err
 					return
 				}
-				lat.add(time.Since(t0))
 			}
 		})
 	}
@@ -336,6 +340,58 @@ func searchLoad(search ctxdv1.SearchServiceClient, mode ctxdv1.SearchMode, clien
 	}
 	slices.Sort(lat.d)
 	return &lat, nil
+}
+
+// pacedLoad starts searches in mode at rate a second, going round the
+// queries, until stop closes, and returns their latencies: an open-loop
+// load, whose searches do not wait for each other to be sent. A search
+// due while clients are in flight waits for one to return.
+func pacedLoad(search ctxdv1.SearchServiceClient, mode ctxdv1.SearchMode, rate, clients int, queries []string, stop <-chan struct{}) (*latencies, error) {
+	var lat latencies
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, clients)
+	errs := make(chan error, 1)
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			wg.Wait()
+			select {
+			case err := <-errs:
+				return nil, err
+			default:
+			}
+			slices.Sort(lat.d)
+			return &lat, nil
+		case <-tick.C:
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := searchOnce(search, mode, queries[i%len(queries)], &lat); err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		})
+	}
+}
+
+// searchOnce runs one search for q in mode, which must serve it, and adds
+// its latency to lat.
+func searchOnce(search ctxdv1.SearchServiceClient, mode ctxdv1.SearchMode, q string, lat *latencies) error {
+	t0 := time.Now()
+	resp, err := search.Search(context.Background(), &ctxdv1.SearchRequest{Queries: []*ctxdv1.SearchQuery{{Text: q}}, Mode: mode})
+	if err == nil && resp.ModeUsed != mode {
+		err = fmt.Errorf("served in %v: %s", resp.ModeUsed, resp.ModeReason)
+	}
+	if err != nil {
+		return fmt.Errorf("%v search %q: %w", mode, q, err)
+	}
+	lat.add(time.Since(t0))
+	return nil
 }
 
 // ms returns the p-quantile (0..1) of sorted latencies in milliseconds.

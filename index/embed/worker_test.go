@@ -205,9 +205,11 @@ func embedAsync(ctx context.Context, w *Worker, texts []string, p Priority) <-ch
 
 // backlog starts a Background request of n 64-token documents and returns
 // once the worker is held inside run holdAt, with the texts still queued.
+// The worker's clock is then the log's.
 func backlog(t *testing.T, w *Worker, m *Model, n, holdAt int) (*runLog, <-chan error, int) {
 	t.Helper()
 	l := newRunLog(t, m, holdAt)
+	w.now = l.clock // before any submission: the worker reads it after
 	docs := make([]string, n)
 	for i := range docs {
 		docs[i] = textOfTokens(t, m, 64, i)
@@ -322,30 +324,36 @@ func TestWorker_PromptAheadOfBackground(t *testing.T) {
 	}
 }
 
-func TestWorker_DocumentsShareUnderQueries(t *testing.T) {
-	w, m := mustNewWorker(t, noBulk)
-	l := newRunLog(t, m, 1)
-	w.now = l.clock // before any submission: the worker reads it after
-	// 30 runs of 4 documents × 64 tokens; 60 queries of 200 tokens, one a
-	// run: while they last, queries arrive back to back.
-	docs := make([]string, 120)
-	for i := range docs {
-		docs[i] = textOfTokens(t, m, 64, i)
+// longQueries submits n queries of 200 tokens, each alone in its request
+// and, under the default budget, in its run; it returns their outcomes.
+func longQueries(t *testing.T, w *Worker, m *Model, n int) []<-chan error {
+	t.Helper()
+	out := make([]<-chan error, n)
+	for i := range out {
+		out[i] = embedAsync(context.Background(), w, []string{textOfTokens(t, m, 200, i)}, Query)
 	}
-	docsDone := embedAsync(context.Background(), w, docs, Background)
-	<-l.held
-	queued := w.Pending()
-	var queries []<-chan error
-	for i := range 60 {
-		queries = append(queries, embedAsync(context.Background(), w, []string{textOfTokens(t, m, 200, i)}, Query))
-	}
-	waitPending(t, w, queued+60)
-	l.release()
-	for _, c := range append(queries, docsDone) {
+	return out
+}
+
+// mustSucceed waits for every outcome and fails at the first error.
+func mustSucceed(t *testing.T, outcomes ...<-chan error) {
+	t.Helper()
+	for _, c := range outcomes {
 		if err := <-c; err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestWorker_DocumentsShareUnderQueries(t *testing.T) {
+	w, m := mustNewWorker(t, noBulk)
+	// 30 runs of 4 documents × 64 tokens; 60 queries of 200 tokens, one a
+	// run: while they last, queries arrive back to back.
+	l, docsDone, queued := backlog(t, w, m, 120, 1)
+	queries := longQueries(t, w, m, 60)
+	waitPending(t, w, queued+60)
+	l.release()
+	mustSucceed(t, append(queries, docsDone)...)
 	runs := l.runs()
 	last := 0
 	for i, r := range runs {
@@ -391,30 +399,17 @@ func TestWorker_DocumentsShareUnderQueries(t *testing.T) {
 
 func TestWorker_FairRunsTakePromptFirst(t *testing.T) {
 	w, m := mustNewWorker(t, noBulk)
-	l := newRunLog(t, m, 1)
-	w.now = l.clock
-	docs := make([]string, 40)
-	for i := range docs {
-		docs[i] = textOfTokens(t, m, 64, i)
-	}
-	backlogDone := embedAsync(context.Background(), w, docs, Background)
-	<-l.held
-	queued := w.Pending()
+	l, backlogDone, queued := backlog(t, w, m, 40, 1)
 	prompt := make([]string, 8)
 	for i := range prompt {
 		prompt[i] = textOfTokens(t, m, 32, i)
 	}
-	waiting := []<-chan error{embedAsync(context.Background(), w, prompt, Prompt)}
-	for i := range 10 {
-		waiting = append(waiting, embedAsync(context.Background(), w, []string{textOfTokens(t, m, 200, i)}, Query))
-	}
+	reembed := embedAsync(context.Background(), w, prompt, Prompt)
+	waitPending(t, w, queued+8)
+	queries := longQueries(t, w, m, 10)
 	waitPending(t, w, queued+18)
 	l.release()
-	for _, c := range append(waiting, backlogDone) {
-		if err := <-c; err != nil {
-			t.Fatal(err)
-		}
-	}
+	mustSucceed(t, append(queries, reembed, backlogDone)...)
 	// After the held run: the first query, then the documents' fair run,
 	// which takes the Prompt documents (one run of 8 × 32 tokens) ahead of
 	// the backlog, while queries still wait.
