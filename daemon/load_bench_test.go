@@ -230,8 +230,12 @@ func fairShare(b *testing.B, metricsURL string, search ctxdv1.SearchServiceClien
 	b.ReportMetric(hybrid.ms(0.50), "hybrid-load-p50-ms")
 	b.ReportMetric(hybrid.ms(0.99), "hybrid-load-p99-ms")
 	b.ReportMetric(float64(len(hybrid.d))/window.Seconds(), "hybrid-load-searches/s")
-	fmt.Printf("load   background embedding %.1f chunks/s quiet, %.1f under %d searching clients: %.2f of quiet (goal >= 0.25)\n",
-		quiet, loaded, clients, loaded/quiet)
+	load := fmt.Sprintf("%d clients searching back to back", clients)
+	if rate > 0 {
+		load = fmt.Sprintf("%d searches started a second", rate)
+	}
+	fmt.Printf("load   background embedding %.1f chunks/s quiet, %.1f under %s: %.2f of quiet (goal >= 0.25)\n",
+		quiet, loaded, load, loaded/quiet)
 	fmt.Printf("load   query embedding (in the worker, %d queries) p50 %5.1f ms  p99 %5.1f ms, %.1f%% within 50 ms (goal p99 <= 50) | hybrid p50 %7.1f ms  p99 %7.1f ms  %.0f searches/s\n",
 		int(qembed.count), p50, p99, 100*qembed.within(0.050), hybrid.ms(0.50), hybrid.ms(0.99), float64(len(hybrid.d))/window.Seconds())
 }
