@@ -43,11 +43,11 @@
 //
 // Queries go first, but not always: a daemon searched without pause would
 // otherwise never finish embedding. The worker measures how long each run
-// takes; while documents wait, a query run earns them 30% / 70% of its
+// takes; while documents wait, a query run earns them 45% / 55% of its
 // time as credit, and at a boundary where queries and documents both wait
 // and the documents have credit, one document run (Prompt first) goes
 // before the next query batch and its time is paid from the credit. While
-// queries wait at every boundary, documents thus get 30% of the worker's
+// queries wait at every boundary, documents thus get 45% of the worker's
 // time (documentShare), never two runs in a row; at a boundary where no
 // query waits they run as before, uncharged, so between bursts of queries
 // they get more. The credit resets whenever no document waits.
@@ -58,7 +58,7 @@
 // of MiniLM, about 40 ms on two busy cores. When queries come faster than
 // the worker embeds them (many clients searching back to back on two
 // cores), they wait mostly for each other, and the documents' share makes
-// the query runs' share 70%.
+// the query runs' share 55%.
 //
 // Small runs embed about 7% fewer texts a second than runs of 1024 tokens
 // (two AMD EPYC cores, 128-token texts), so while no query has come for 5
@@ -99,8 +99,8 @@
 //     chunker's job (tokenize.Count).
 //   - Cancelling a Worker.Embed context skips its texts not yet run; a graph
 //     run in progress is not interrupted, and Close waits for it.
-//   - Under continuous queries documents get 30% of the worker's time, not
-//     30% of their quiet rate: their runs are small, and the searches
+//   - Under continuous queries documents get 45% of the worker's time, not
+//     45% of their quiet rate: their runs are small, and the searches
 //     themselves take CPU from the session.
 //   - Padding changes a vector by float rounding only (cosine > 0.9999 with
 //     the same text run alone), so vectors are not bit-reproducible across

@@ -347,9 +347,9 @@ func mustSucceed(t *testing.T, outcomes ...<-chan error) {
 
 func TestWorker_DocumentsShareUnderQueries(t *testing.T) {
 	w, m := mustNewWorker(t, noBulk)
-	// 30 runs of 4 documents × 64 tokens; 60 queries of 200 tokens, one a
+	// 60 runs of 4 documents × 64 tokens; 60 queries of 200 tokens, one a
 	// run: while they last, queries arrive back to back.
-	l, docsDone, queued := backlog(t, w, m, 120, 1)
+	l, docsDone, queued := backlog(t, w, m, 240, 1)
 	queries := longQueries(t, w, m, 60)
 	waitPending(t, w, queued+60)
 	l.release()
@@ -379,8 +379,8 @@ func TestWorker_DocumentsShareUnderQueries(t *testing.T) {
 		}
 	}
 	st := w.Stats()
-	if st.Texts != [numPriorities]int64{Background: 120, Query: 60} || st.QueryWaits != 60 {
-		t.Errorf("Stats: texts %v, %d query waits; want [120 0 60] and 60", st.Texts, st.QueryWaits)
+	if st.Texts != [numPriorities]int64{Background: 240, Query: 60} || st.QueryWaits != 60 {
+		t.Errorf("Stats: texts %v, %d query waits; want [240 0 60] and 60", st.Texts, st.QueryWaits)
 	}
 	// Clock time is padded tokens in µs: every query waited at most the
 	// runs while queries waited (all µs), the first one 200 µs.
