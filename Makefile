@@ -180,15 +180,16 @@ bench-ingest-compare: setup-run $(VENV)/.deps ## Index-only ingest, disk, search
 	CTXD_BENCH_PYTHON=$(PY) go test -run='^$$' -bench=IngestCompare -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/ingest-compare.txt
 	grep '^ingest ctxd=' bench-results/ingest-compare.txt
 
-bench-embed-compare: setup-run ## Embedding chunks/s: the docs corpus's chunks through the OpenAI-compatible provider at 1, 4 and 16 requests in flight against the local model (CTXD_BENCH_DOCS=N, default 2000); 128-token texts: ctxd fp32 against plain onnxruntime on the same file, int8, and fp32 beside a CPU hog per core; last line `embed ctxd=… onnxruntime=… int8=… contended=…`
+bench-embed-compare: setup-run ## Embedding chunks/s: the docs corpus's chunks through the OpenAI-compatible provider at 1, 4 and 16 requests in flight against the local model (CTXD_BENCH_DOCS=N, default 2000); 128-token texts: ctxd fp32 against plain onnxruntime on the same file, int8, and fp32 beside a CPU hog per core; then the docs corpus's first 1,000 documents from the first write until embedded against plain onnxruntime on the same chunk texts (CTXD_BENCH_PIPELINE_DOCS, CTXD_BENCH_PIPELINE_ROUNDS); last line `embed ctxd=… onnxruntime=… int8=… contended=… pipeline=…`
 	mkdir -p bench-results
 	scripts/setup-models.sh venv
 	CTXD_BENCH_DOCS=$${CTXD_BENCH_DOCS:-2000} go test -run='^$$' -bench=EmbedProvider -benchtime=1x -count=1 -timeout=2h ./index/embed/openai/ | tee bench-results/embed-compare.txt
 	CTXD_BENCH_ORT_PYTHON=$(TMP)/models-venv/bin/python go test -run='^$$' -bench=EmbedCompare -benchtime=1x -count=1 -timeout=1h ./index/embed/ | tee -a bench-results/embed-compare.txt
+	CTXD_BENCH_ORT_PYTHON=$(TMP)/models-venv/bin/python go test -run='^$$' -bench=EmbedPipeline -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee -a bench-results/embed-compare.txt
 	grep '^provider ' bench-results/embed-compare.txt
-	grep '^embed ctxd=' bench-results/embed-compare.txt
+	echo "$$(grep '^embed ctxd=' bench-results/embed-compare.txt | tail -1) $$(grep -o 'pipeline=[0-9.]*$$' bench-results/embed-compare.txt | tail -1)" | tee -a bench-results/embed-compare.txt
 
-bench-load: setup-run ## Search and query-embedding latency with 64 clients during an ingest (CTXD_BENCH_BASE_DOCS, CTXD_BENCH_INGEST_DOCS, CTXD_BENCH_CLIENTS, CTXD_BENCH_SEARCHES)
+bench-load: setup-run ## Search and query-embedding latency with 64 clients during an ingest; background embedding rate under continuous search against quiet (CTXD_BENCH_BASE_DOCS, CTXD_BENCH_INGEST_DOCS, CTXD_BENCH_CLIENTS, CTXD_BENCH_SEARCHES, CTXD_BENCH_RATE_SECONDS, CTXD_BENCH_LOAD_RATE)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=SearchDuringIngest -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/load.txt
 

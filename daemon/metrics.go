@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxd/ctxd/daemon/metrics"
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/ingest/watcher"
 )
@@ -133,6 +134,13 @@ func (d *Daemon) metricsState(ctx context.Context) metrics.State {
 		return st
 	}
 	st.EmbeddedChunks = b.ix.Status().Embedded
+	// Only the local model's Worker counts its runs; a remote provider's
+	// requests show in its status, not in these families.
+	var ws embed.WorkerStats
+	if w, ok := b.ix.Available().(*embed.Worker); ok {
+		ws = w.Stats()
+	}
+	st.EmbeddedTexts, st.QueryEmbedding = workerMetrics(ws)
 	durable, streams, cut := b.subs.Counts()
 	st.SubscriptionsDurable, st.SubscriptionStreams, st.SubscriptionCutOffs = durable, streams, cut
 	st.StoreBytes, st.StoreMeasured = d.sizes.get()
@@ -179,6 +187,19 @@ func (d *Daemon) metricsState(ctx context.Context) metrics.State {
 		d.log.Warn("metrics: reading the daemon's state failed", "err", b.storeInfo.scrub(err.Error()))
 	}
 	return st
+}
+
+// workerMetrics converts the embedding worker's counts to the metrics'.
+func workerMetrics(s embed.WorkerStats) (map[string]int64, *metrics.Histogram) {
+	texts := map[string]int64{"query": s.Texts[embed.Query], "prompt": s.Texts[embed.Prompt], "background": s.Texts[embed.Background]}
+	h := &metrics.Histogram{Count: uint64(s.QueryWaits), Sum: s.QueryWaitSum.Seconds(), Buckets: map[float64]uint64{}}
+	for i, b := range embed.QueryWaitBounds() {
+		h.Buckets[b.Seconds()] = 0
+		if i < len(s.QueryWaitBuckets) { // nil before a model runs
+			h.Buckets[b.Seconds()] = uint64(s.QueryWaitBuckets[i])
+		}
+	}
+	return texts, h
 }
 
 // requireMetricsScope lets through requests whose bearer token holds the

@@ -181,6 +181,9 @@ func TestMetrics_ScrapeMovesWithWork(t *testing.T) {
 	moved("searches", 3, "ctxd_grpc_requests_total", "method", ctxdv1.SearchService_Search_FullMethodName, "code", "OK")
 	moved("doctor", 1, "ctxd_doctor_runs_total", "result", "ok")
 	moved("embedding", 3, "ctxd_embedded_chunks_total")
+	moved("embedding", 3, "ctxd_embedding_texts_total", "priority", "background")
+	moved("searches", 2, "ctxd_embedding_texts_total", "priority", "query") // vector and hybrid
+	moved("searches", 2, "ctxd_query_embedding_seconds")
 	moved("watch", 1, "ctxd_watches", "state", "events")
 	moved("subscription", 1, "ctxd_subscriptions_durable")
 	moved("writes", 3, "ctxd_outbox_sequence")

@@ -20,6 +20,12 @@ type State struct {
 	// EmbeddedChunks counts the chunk texts this daemon's model embedded
 	// since it started.
 	EmbeddedChunks int64
+	// EmbeddedTexts counts the texts the embedding worker ran since it
+	// started, by priority (query, prompt, background).
+	EmbeddedTexts map[string]int64
+	// QueryEmbedding is the time query embeddings took from submission to
+	// the worker until their vector; nil leaves the family out.
+	QueryEmbedding *Histogram
 	// OutboxSeq is the store's outbox sequence: every change to what an
 	// item contributes to the indexes takes the next number.
 	OutboxSeq uint64
@@ -42,6 +48,13 @@ type State struct {
 	SubscriptionCutOffs                       int64
 }
 
+// Histogram is a cumulative histogram in seconds, as Prometheus takes it.
+type Histogram struct {
+	Count   uint64
+	Sum     float64
+	Buckets map[float64]uint64 // upper bound -> observations at or below it
+}
+
 // Source reads the daemon's State; it must return by ctx's deadline with
 // what it could read.
 type Source func(ctx context.Context) State
@@ -51,6 +64,7 @@ type stateCollector struct {
 	src Source
 
 	up, items, chunks, pendingEmbed, pendingChunking, embedded *prometheus.Desc
+	embeddedTexts, queryEmbedding                              *prometheus.Desc
 	outboxSeq, outboxLag, fileBytes, storeBytes, measured      *prometheus.Desc
 	watches, durable, streams, cutOffs                         *prometheus.Desc
 }
@@ -67,6 +81,8 @@ func newStateCollector(src Source) *stateCollector {
 		pendingEmbed:    d("ctxd_embedding_queue_chunks", "Chunks waiting for their embedding."),
 		pendingChunking: d("ctxd_chunking_queue_items", "Items waiting to be chunked."),
 		embedded:        d("ctxd_embedded_chunks_total", "Chunk texts this daemon's embedding model embedded."),
+		embeddedTexts:   d("ctxd_embedding_texts_total", "Texts the embedding worker ran, by priority: query, prompt (documents a caller waits for), background.", "priority"),
+		queryEmbedding:  d("ctxd_query_embedding_seconds", "Query embeddings from submission to the embedding worker until their vector, the wait behind other runs included."),
 		outboxSeq:       d("ctxd_outbox_sequence", "The store's outbox sequence: each change to what an item gives the indexes takes the next number."),
 		outboxLag:       d("ctxd_outbox_lag_entries", "Outbox entries a consumer has not applied yet: lexical (BM25 and substring), vector, standing (standing queries).", "index"),
 		fileBytes:       d("ctxd_store_file_bytes", "The store file's used size (0 for a PostgreSQL store)."),
@@ -80,7 +96,7 @@ func newStateCollector(src Source) *stateCollector {
 }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.up, c.items, c.chunks, c.pendingEmbed, c.pendingChunking, c.embedded, c.outboxSeq,
+	for _, d := range []*prometheus.Desc{c.up, c.items, c.chunks, c.pendingEmbed, c.pendingChunking, c.embedded, c.embeddedTexts, c.queryEmbedding, c.outboxSeq,
 		c.outboxLag, c.fileBytes, c.storeBytes, c.measured, c.watches, c.durable, c.streams, c.cutOffs} {
 		ch <- d
 	}
@@ -97,6 +113,12 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
 	}
 	counter(c.embedded, float64(st.EmbeddedChunks))
+	for prio, n := range st.EmbeddedTexts {
+		ch <- prometheus.MustNewConstMetric(c.embeddedTexts, prometheus.CounterValue, float64(n), prio)
+	}
+	if h := st.QueryEmbedding; h != nil {
+		ch <- prometheus.MustNewConstHistogram(c.queryEmbedding, h.Count, h.Sum, h.Buckets)
+	}
 	gauge(c.durable, float64(st.SubscriptionsDurable))
 	gauge(c.streams, float64(st.SubscriptionStreams))
 	counter(c.cutOffs, float64(st.SubscriptionCutOffs))

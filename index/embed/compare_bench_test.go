@@ -2,7 +2,6 @@ package embed
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ctxd/ctxd/internal/testmodel"
 )
 
 // Parameters of BenchmarkEmbedCompare: the issue's 128-token texts, in
@@ -71,26 +72,9 @@ func BenchmarkEmbedCompare(b *testing.B) {
 		return float64(len(texts)) / time.Since(start).Seconds()
 	}
 	plain := func() (float64, string) {
-		script, err := filepath.Abs("../../scripts/bench/ort_embed.py")
-		if err != nil {
-			b.Fatal(err)
-		}
-		cmd := exec.Command(python, script, "--model", filepath.Join(dirs["fp32"], ModelFile),
+		r := testmodel.RunORTEmbed(b, python, "--model", filepath.Join(dirs["fp32"], ModelFile),
 			"--threads", fmt.Sprint(compareThreads), "--batch", fmt.Sprint(compareBatch),
 			"--tokens", fmt.Sprint(compareTokens), "--texts", fmt.Sprint(compareTexts))
-		cmd.Stderr = os.Stderr
-		out, err := cmd.Output()
-		if err != nil {
-			b.Fatalf("ort_embed.py: %v", err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		var r struct {
-			Version    string  `json:"onnxruntime"`
-			ChunksPerS float64 `json:"chunks_per_s"`
-		}
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
-			b.Fatalf("ort_embed.py's last line %q: %v", lines[len(lines)-1], err)
-		}
 		return r.ChunksPerS, r.Version
 	}
 	contended := func() float64 {

@@ -40,12 +40,30 @@
 // runs. It keeps one queue per Priority and, at every batch boundary, runs
 // the highest one with texts waiting: Query (search queries, batched
 // together), then Prompt (documents a caller waits for, such as an explicit
-// re-embed), then Background (the ingest backlog). So a query waits for at
-// most the one run in flight, which MaxBatchTokens bounds: Spec.MaxTokens
-// padded tokens by default, one 256-token chunk of MiniLM, about 40 ms on two
-// busy cores. Such small runs embed about 7% fewer texts a second than runs
-// of 1024 tokens (two AMD EPYC cores, 128-token texts), so while no query has
-// come for 5 seconds the Background backlog runs in batches of up to
+// re-embed), then Background (the ingest backlog).
+//
+// Queries go first, but not always: a daemon searched without pause would
+// otherwise never finish embedding. The worker measures how long each run
+// takes; while documents wait, a query run earns them 45% / 55% of its
+// time as credit, and at a boundary where queries and documents both wait
+// and the documents have credit, one document run (Prompt first) goes
+// before the next query batch and its time is paid from the credit. While
+// queries wait at every boundary, documents thus get 45% of the worker's
+// time (documentShare), never two runs in a row; at a boundary where no
+// query waits they run as before, uncharged, so between bursts of queries
+// they get more. The credit resets whenever no document waits.
+//
+// So a query waits for at most the run in flight, then one document run,
+// then the query batches queued before it. MaxBatchTokens bounds each of
+// these runs: Spec.MaxTokens padded tokens by default, one 256-token chunk
+// of MiniLM, about 40 ms on two busy cores. When queries come faster than
+// the worker embeds them (many clients searching back to back on two
+// cores), they wait mostly for each other, and the documents' share makes
+// the query runs' share 55%.
+//
+// Small runs embed about 7% fewer texts a second than runs of 1024 tokens
+// (two AMD EPYC cores, 128-token texts), so while no query has come for 5
+// seconds the Background backlog runs in batches of up to
 // Options.BulkBatchTokens (4 windows by default). A query arriving during
 // such a bulk run stops it through ORT's terminate flag (checked between
 // kernels); the query runs next, and the stopped run's texts go back ahead
@@ -56,6 +74,10 @@
 // remote provider (index/embed/openai) that satisfies the same interface;
 // ErrUnavailable marks the errors of one that cannot embed for now, so
 // that searches fall back to BM25 and the backlog waits.
+//
+// Worker.Stats counts the texts run at each priority and how long each
+// query request took from submission to its vectors (the daemon's
+// ctxd_embedding_texts_total and ctxd_query_embedding_seconds).
 //
 // # Threads and memory
 //
@@ -83,8 +105,9 @@
 //     chunker's job (tokenize.Count).
 //   - Cancelling a Worker.Embed context skips its texts not yet run; a graph
 //     run in progress is not interrupted, and Close waits for it.
-//   - Priorities are strict: while queries keep arriving back to back,
-//     documents wait.
+//   - Under continuous queries documents get 45% of the worker's time, not
+//     45% of their quiet rate: their runs are small, and the searches
+//     themselves take CPU from the session.
 //   - Padding changes a vector by float rounding only (cosine > 0.9999 with
 //     the same text run alone), so vectors are not bit-reproducible across
 //     batch compositions.

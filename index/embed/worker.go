@@ -16,15 +16,25 @@ import (
 // next, tokenized while the worker runs the first).
 const windowBatches = 8
 
+// documentShare is the part of the worker's time documents get while
+// queries keep arriving: with queries and documents both waiting, and
+// documents owed time, the worker runs one small document batch before the
+// next query batch. It must stay below 0.5: a query never waits behind two
+// document runs. 45%, not less: under 64 clients searching back to back on
+// two cores the searches' own CPU slows every run, and 30% of the worker's
+// time gave the backlog only 15% of its quiet rate (make bench-load).
+const documentShare = 0.45
+
 // bulkQuiet is how long after the last query the Background backlog runs in
 // bulk batches (Options.BulkBatchTokens): a search session keeps the worker
 // on the small runs a query waits behind.
 const bulkQuiet = 5 * time.Second
 
 // Priority orders the worker's queues. At every batch boundary the worker
-// runs the highest priority that has texts waiting, so a text waits for at
-// most the one batch in flight plus the texts of its own or a higher
-// priority queued before it.
+// runs the highest priority that has texts waiting, except that documents
+// (Prompt, then Background) get documentShare of the worker's time while
+// queries keep arriving: a query waits for at most the one batch in flight,
+// one small document batch, and the queries queued before it.
 type Priority int
 
 // Priorities, lowest first.
@@ -46,9 +56,11 @@ const (
 // and Options.MaxBatchTokens, so a run's memory and duration are bounded
 // whatever the callers submit. Query texts go ahead of waiting documents,
 // and Prompt documents ahead of the Background backlog, at batch
-// boundaries. While no query has come for bulkQuiet, Background runs take
-// up to Options.BulkBatchTokens; a query arriving during such a run stops it
-// (its texts run again later), so it never waits behind one.
+// boundaries; while queries keep arriving, documents still get
+// documentShare of the worker's time in small runs. While no query has come
+// for bulkQuiet, Background runs take up to Options.BulkBatchTokens; a query
+// arriving during such a run stops it (its texts run again later), so it
+// never waits behind one.
 type Worker struct {
 	m    *Model
 	spec Spec
@@ -63,6 +75,15 @@ type Worker struct {
 	stopping  bool      // the bulk run in flight was told to stop
 	preempted int       // bulk runs stopped for a query
 	closed    bool
+	// credit is the worker time documents are owed: query runs add
+	// documentShare/(1-documentShare) of their duration while documents
+	// wait; document runs taken ahead of a waiting query (fair runs)
+	// subtract theirs. It is reset when no document waits.
+	credit  time.Duration
+	fair    bool             // the run in flight (or the last one) is a fair run
+	accrues bool             // the run in flight is a query run with documents waiting
+	now     func() time.Time // times runs and queries (tests replace it)
+	stats   WorkerStats
 
 	wake   chan struct{} // a request was queued; capacity 1
 	quit   chan struct{}
@@ -81,11 +102,12 @@ type request struct {
 	items []item      // tokenized texts, shortest first
 	out   [][]float32 // the window's vectors, indexed by item.i
 
-	next     int  // first item not yet taken into a batch
-	left     int  // items not yet embedded
-	finished bool // done closed
-	err      error
-	done     chan struct{}
+	submitted time.Time // when it was queued
+	next      int       // first item not yet taken into a batch
+	left      int       // items not yet embedded
+	finished  bool      // done closed
+	err       error
+	done      chan struct{}
 }
 
 // item is one tokenized text of a request.
@@ -108,6 +130,8 @@ func NewWorker(m *Model) *Worker {
 		wake:   make(chan struct{}, 1),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
+		now:    time.Now,
+		stats:  WorkerStats{QueryWaitBuckets: make([]int64, len(queryWaitBounds))},
 	}
 	go w.loop()
 	return w
@@ -187,10 +211,11 @@ func (w *Worker) submit(r *request) error {
 		w.mu.Unlock()
 		return ErrClosed
 	}
+	r.submitted = w.now()
 	w.queues[r.prio] = append(w.queues[r.prio], r)
 	w.pending.Add(int64(len(r.items)))
 	if r.prio == Query {
-		w.lastQuery = time.Now()
+		w.lastQuery = r.submitted
 		if w.bulkRun && !w.stopping {
 			// ORT checks the flag between kernels: the run ends within
 			// about a millisecond.
@@ -270,9 +295,10 @@ func (w *Worker) stop() {
 }
 
 // next drops the requests whose callers have gone, then takes the next
-// batch from the highest priority with texts waiting: consecutive texts of
-// its queue (for Background, a stopped bulk run's first), bounded by
-// MaxBatch and the token budget.
+// batch from the highest priority with texts waiting (below Query when
+// documents are owed a fair run): consecutive texts of its queue (for
+// Background, a stopped bulk run's first), bounded by MaxBatch and the
+// token budget.
 func (w *Worker) next() []slot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -286,7 +312,20 @@ func (w *Worker) next() []slot {
 		w.queues[p] = slices.DeleteFunc(w.queues[p], gone)
 	}
 	w.retry = slices.DeleteFunc(w.retry, func(s slot) bool { return gone(s.r) })
-	for p := numPriorities - 1; p >= 0; p-- {
+	queries := len(w.queues[Query]) > 0
+	docs := len(w.queues[Prompt]) > 0 || len(w.queues[Background]) > 0 || len(w.retry) > 0
+	if !docs {
+		w.credit = 0
+	}
+	// One document run at most between query runs, so a query waits
+	// behind at most one.
+	fair := queries && docs && w.credit > 0 && !w.fair
+	w.fair = fair
+	top := numPriorities - 1
+	if fair {
+		top = Prompt
+	}
+	for p := top; p >= 0; p-- {
 		q := w.queues[p]
 		var retry []slot
 		if p == Background {
@@ -307,7 +346,7 @@ func (w *Worker) next() []slot {
 			lens[j] = len(s.r.items[s.k].ids)
 		}
 		budget := w.m.opts.MaxBatchTokens
-		bulk := p == Background && time.Since(w.lastQuery) >= bulkQuiet && w.m.opts.BulkBatchTokens > budget
+		bulk := p == Background && !fair && w.now().Sub(w.lastQuery) >= bulkQuiet && w.m.opts.BulkBatchTokens > budget
 		if bulk {
 			budget = w.m.opts.BulkBatchTokens
 		}
@@ -324,13 +363,15 @@ func (w *Worker) next() []slot {
 			taken++
 		}
 		w.queues[p] = slices.Delete(q, 0, taken)
+		w.accrues = p == Query && docs
 		return batch
 	}
 	return nil
 }
 
-// run embeds one batch and completes the requests it finishes. A bulk run
-// stopped for a query puts its texts back, to run again.
+// run embeds one batch, completes the requests it finishes and charges its
+// time to the documents' credit. A bulk run stopped for a query puts its
+// texts back, to run again.
 func (w *Worker) run(batch []slot) {
 	seqs := make([][]int64, len(batch))
 	outs := make([][]float32, len(batch))
@@ -338,8 +379,16 @@ func (w *Worker) run(batch []slot) {
 		it := &s.r.items[s.k]
 		seqs[j], outs[j] = it.ids, s.r.out[it.i]
 	}
+	start := w.now()
 	err := w.m.run(seqs, outs)
+	took := w.now().Sub(start)
 	w.mu.Lock()
+	switch {
+	case w.fair:
+		w.credit -= took
+	case w.accrues:
+		w.credit += time.Duration(float64(took) * documentShare / (1 - documentShare))
+	}
 	stopped := w.stopping
 	if stopped {
 		if rerr := w.m.resume(); rerr != nil {
@@ -353,7 +402,10 @@ func (w *Worker) run(batch []slot) {
 		w.mu.Unlock()
 		return
 	}
-	w.mu.Unlock()
+	if err == nil {
+		w.stats.Texts[batch[0].r.prio] += int64(len(batch))
+	}
+	defer w.mu.Unlock()
 	for _, s := range batch {
 		s.r.items[s.k].ids = nil // run: the window's memory shrinks as it goes
 		switch {
@@ -364,6 +416,9 @@ func (w *Worker) run(batch []slot) {
 			s.r.left--
 			w.pending.Add(-1)
 			if s.r.left == 0 {
+				if s.r.prio == Query {
+					w.countQuery(s.r)
+				}
 				w.finish(s.r, nil)
 			}
 		}

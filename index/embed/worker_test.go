@@ -141,11 +141,14 @@ func mustEmbedVia(t *testing.T, w *Worker, text string) []float32 {
 }
 
 // runLog records the shape of every run through Model.beforeRun and can
-// hold the worker inside one run (the batch in flight) until released.
+// hold the worker inside one run (the batch in flight) until released. Its
+// clock, given to a Worker, advances only inside runs, by a microsecond per
+// padded token: the worker's time shares become exact.
 type runLog struct {
 	mu      sync.Mutex
-	shapes  [][2]int // [batch, seqLen] per run, in run order
-	holdAt  int      // 1-based run to hold the worker in; 0: none
+	shapes  [][2]int  // [batch, seqLen] per run, in run order
+	now     time.Time // the clock given to a Worker: padded tokens run, in µs
+	holdAt  int       // 1-based run to hold the worker in; 0: none
 	held    chan struct{}
 	release func() // lets the held run go on; idempotent
 }
@@ -157,6 +160,7 @@ func newRunLog(t *testing.T, m *Model, holdAt int) *runLog {
 	m.beforeRun = func(batch, seqLen int) {
 		l.mu.Lock()
 		l.shapes = append(l.shapes, [2]int{batch, seqLen})
+		l.now = l.now.Add(time.Duration(batch*seqLen) * time.Microsecond)
 		n := len(l.shapes)
 		l.mu.Unlock()
 		if n == l.holdAt {
@@ -165,6 +169,12 @@ func newRunLog(t *testing.T, m *Model, holdAt int) *runLog {
 		}
 	}
 	return l
+}
+
+func (l *runLog) clock() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.now
 }
 
 func (l *runLog) runs() [][2]int {
@@ -195,9 +205,11 @@ func embedAsync(ctx context.Context, w *Worker, texts []string, p Priority) <-ch
 
 // backlog starts a Background request of n 64-token documents and returns
 // once the worker is held inside run holdAt, with the texts still queued.
+// The worker's clock is then the log's.
 func backlog(t *testing.T, w *Worker, m *Model, n, holdAt int) (*runLog, <-chan error, int) {
 	t.Helper()
 	l := newRunLog(t, m, holdAt)
+	w.now = l.clock // before any submission: the worker reads it after
 	docs := make([]string, n)
 	for i := range docs {
 		docs[i] = textOfTokens(t, m, 64, i)
@@ -307,6 +319,102 @@ func TestWorker_PromptAheadOfBackground(t *testing.T) {
 	// documents in one run, then the backlog.
 	runs := l.runs()
 	want := [][2]int{{4, 64}, {4, 64}, {1, 8}, {6, 32}, {4, 64}}
+	if !slices.Equal(runs[:len(want)], want) {
+		t.Errorf("runs %v, want them to start %v", runs, want)
+	}
+}
+
+// longQueries submits n queries of 200 tokens, each alone in its request
+// and, under the default budget, in its run; it returns their outcomes.
+func longQueries(t *testing.T, w *Worker, m *Model, n int) []<-chan error {
+	t.Helper()
+	out := make([]<-chan error, n)
+	for i := range out {
+		out[i] = embedAsync(context.Background(), w, []string{textOfTokens(t, m, 200, i)}, Query)
+	}
+	return out
+}
+
+// mustSucceed waits for every outcome and fails at the first error.
+func mustSucceed(t *testing.T, outcomes ...<-chan error) {
+	t.Helper()
+	for _, c := range outcomes {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestWorker_DocumentsShareUnderQueries(t *testing.T) {
+	w, m := mustNewWorker(t, noBulk)
+	// 60 runs of 4 documents × 64 tokens; 60 queries of 200 tokens, one a
+	// run: while they last, queries arrive back to back.
+	l, docsDone, queued := backlog(t, w, m, 240, 1)
+	queries := longQueries(t, w, m, 60)
+	waitPending(t, w, queued+60)
+	l.release()
+	mustSucceed(t, append(queries, docsDone)...)
+	runs := l.runs()
+	last := 0
+	for i, r := range runs {
+		if r == [2]int{1, 200} {
+			last = i
+		}
+	}
+	// From the run after the held one to the last query, queries always
+	// waited: documents get documentShare of the time, one run at a time.
+	var docTime, all int
+	for i := 1; i <= last; i++ {
+		cost := runs[i][0] * runs[i][1]
+		all += cost
+		if runs[i] == [2]int{1, 200} {
+			continue
+		}
+		docTime += cost
+		if runs[i] != [2]int{4, 64} {
+			t.Errorf("run %d = %v, want [4 64]: a small document run", i, runs[i])
+		}
+		if runs[i-1] != [2]int{1, 200} && i > 1 {
+			t.Errorf("runs %d and %d are both documents while queries waited", i-1, i)
+		}
+	}
+	st := w.Stats()
+	if st.Texts != [numPriorities]int64{Background: 240, Query: 60} || st.QueryWaits != 60 {
+		t.Errorf("Stats: texts %v, %d query waits; want [240 0 60] and 60", st.Texts, st.QueryWaits)
+	}
+	// Clock time is padded tokens in µs: every query waited at most the
+	// runs while queries waited (all µs), the first one 200 µs.
+	for i, b := range QueryWaitBounds() {
+		n := st.QueryWaitBuckets[i]
+		if i > 0 && n < st.QueryWaitBuckets[i-1] || b >= time.Duration(all)*time.Microsecond && n != 60 || i == 0 && (n == 0 || n == 60) {
+			t.Errorf("%d query waits within %v; buckets %v for %v, runs took %d µs", n, b, st.QueryWaitBuckets, QueryWaitBounds(), all)
+		}
+	}
+	share := float64(docTime) / float64(all)
+	t.Logf("documents' share while queries waited: %.3f over %d runs", share, last)
+	if share < documentShare-0.05 || share > documentShare+0.05 {
+		t.Errorf("documents had %.3f of the worker's time while queries waited, want %.2f ± 0.05; runs %v", share, documentShare, runs)
+	}
+}
+
+func TestWorker_FairRunsTakePromptFirst(t *testing.T) {
+	w, m := mustNewWorker(t, noBulk)
+	l, backlogDone, queued := backlog(t, w, m, 40, 1)
+	prompt := make([]string, 8)
+	for i := range prompt {
+		prompt[i] = textOfTokens(t, m, 32, i)
+	}
+	reembed := embedAsync(context.Background(), w, prompt, Prompt)
+	waitPending(t, w, queued+8)
+	queries := longQueries(t, w, m, 10)
+	waitPending(t, w, queued+18)
+	l.release()
+	mustSucceed(t, append(queries, reembed, backlogDone)...)
+	// After the held run: the first query, then the documents' fair run,
+	// which takes the Prompt documents (one run of 8 × 32 tokens) ahead of
+	// the backlog, while queries still wait.
+	runs := l.runs()
+	want := [][2]int{{4, 64}, {1, 200}, {8, 32}, {1, 200}}
 	if !slices.Equal(runs[:len(want)], want) {
 		t.Errorf("runs %v, want them to start %v", runs, want)
 	}

@@ -4,9 +4,12 @@
 package testmodel
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -42,4 +45,30 @@ func require(t testing.TB, env, def string) string {
 		t.Fatalf("%s is missing (%v): run `make setup`, or set %s", abs, err, env)
 	}
 	return abs
+}
+
+// ORTEmbed is what scripts/bench/ort_embed.py reports on its last line.
+type ORTEmbed struct {
+	Version    string  `json:"onnxruntime"`
+	ChunksPerS float64 `json:"chunks_per_s"`
+	CPUSeconds float64 `json:"cpu_s"` // every thread's, over the timed batches
+}
+
+// RunORTEmbed runs scripts/bench/ort_embed.py, plain onnxruntime (the
+// embedding benchmarks' baseline), with python and args, its stderr going
+// to the test's, and returns its report.
+func RunORTEmbed(t testing.TB, python string, args ...string) ORTEmbed {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{filepath.Join(root, "scripts", "bench", "ort_embed.py")}, args...)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ort_embed.py: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var r ORTEmbed
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil {
+		t.Fatalf("ort_embed.py's last line %q: %v", lines[len(lines)-1], err)
+	}
+	return r
 }
