@@ -16,6 +16,7 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/internal/beir"
+	"github.com/ctxd/ctxd/internal/benchenv"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -36,8 +37,8 @@ import (
 // 10,000 docs-corpus documents (searchable text) and 1 MiB binary items
 // (incompressible, as scans and archives are) up to the size.
 func BenchmarkBackup_UnderLoad(b *testing.B) {
-	gb := benchEnv(b, "CTXD_BENCH_BACKUP_GB", 2)
-	window := time.Duration(benchEnv(b, "CTXD_BENCH_BACKUP_WINDOW", 20)) * time.Second
+	gb := benchenv.Int(b, "CTXD_BENCH_BACKUP_GB", 2)
+	window := time.Duration(benchenv.Int(b, "CTXD_BENCH_BACKUP_WINDOW", 20)) * time.Second
 	dir := os.Getenv("CTXD_BENCH_BACKUP_DIR")
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "ctxd-bench-backup")

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/internal/beir"
+	"github.com/ctxd/ctxd/internal/benchenv"
 )
 
 // BenchmarkSearchDuringIngest measures search while the daemon embeds an
@@ -56,11 +56,11 @@ import (
 // on an idle two-core machine: qembed-ingest-p99 and qembed-load-p99 <= 50
 // ms, embed-load/quiet >= 0.25.
 func BenchmarkSearchDuringIngest(b *testing.B) {
-	base := benchEnv(b, "CTXD_BENCH_BASE_DOCS", 1000)
-	more := benchEnv(b, "CTXD_BENCH_INGEST_DOCS", 4000)
-	clients := benchEnv(b, "CTXD_BENCH_CLIENTS", 64)
-	searches := benchEnv(b, "CTXD_BENCH_SEARCHES", 1280)
-	embedQueries := benchEnv(b, "CTXD_BENCH_EMBED_QUERIES", 200)
+	base := benchenv.Int(b, "CTXD_BENCH_BASE_DOCS", 1000)
+	more := benchenv.Int(b, "CTXD_BENCH_INGEST_DOCS", 4000)
+	clients := benchenv.Int(b, "CTXD_BENCH_CLIENTS", 64)
+	searches := benchenv.Int(b, "CTXD_BENCH_SEARCHES", 1280)
+	embedQueries := benchenv.Int(b, "CTXD_BENCH_EMBED_QUERIES", 200)
 	docs, err := beir.LoadCorpus(docsCorpus, base+more)
 	if err != nil {
 		b.Fatalf("%v (the shared data sits beside the repo)", err)
@@ -103,9 +103,9 @@ func BenchmarkSearchDuringIngest(b *testing.B) {
 	})
 	rate := 0 // closed loop
 	if os.Getenv("CTXD_BENCH_LOAD_RATE") != "" {
-		rate = benchEnv(b, "CTXD_BENCH_LOAD_RATE", 0)
+		rate = benchenv.Int(b, "CTXD_BENCH_LOAD_RATE", 0)
 	}
-	fairShare(b, metricsURL, search, clients, rate, queries, time.Duration(benchEnv(b, "CTXD_BENCH_RATE_SECONDS", 15))*time.Second)
+	fairShare(b, metricsURL, search, clients, rate, queries, time.Duration(benchenv.Int(b, "CTXD_BENCH_RATE_SECONDS", 15))*time.Second)
 	measure("ingest")
 	after := mustStatus(b, admin)
 	b.ReportMetric(float64(before.Embedding.PendingChunks), "pending-start")
@@ -127,19 +127,6 @@ func freeLoopbackAddr(b *testing.B) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// benchEnv reads a positive integer parameter from the environment.
-func benchEnv(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
 }
 
 // writeDocs writes docs with 16 concurrent clients.

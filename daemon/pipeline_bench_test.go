@@ -19,6 +19,7 @@ import (
 	"github.com/ctxd/ctxd/index/embed"
 	"github.com/ctxd/ctxd/index/tokenize"
 	"github.com/ctxd/ctxd/internal/beir"
+	"github.com/ctxd/ctxd/internal/benchenv"
 	"github.com/ctxd/ctxd/internal/testmodel"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -51,8 +52,8 @@ func BenchmarkEmbedPipeline(b *testing.B) {
 	if python == "" {
 		b.Fatal("CTXD_BENCH_ORT_PYTHON names a python with onnxruntime (make bench-embed-compare sets it)")
 	}
-	n := benchEnv(b, "CTXD_BENCH_PIPELINE_DOCS", 1000)
-	rounds := benchEnv(b, "CTXD_BENCH_PIPELINE_ROUNDS", 3)
+	n := benchenv.Int(b, "CTXD_BENCH_PIPELINE_DOCS", 1000)
+	rounds := benchenv.Int(b, "CTXD_BENCH_PIPELINE_ROUNDS", 3)
 	docs, err := beir.LoadCorpus(docsCorpus, n)
 	if err != nil {
 		b.Fatalf("%v (the shared data sits beside the repo)", err)

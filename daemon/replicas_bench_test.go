@@ -11,6 +11,7 @@ import (
 	"time"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/internal/benchenv"
 )
 
 // BenchmarkReplicas_Lag measures replication lag as a team meets it: two
@@ -26,8 +27,8 @@ import (
 // misses, and the writes/s A acknowledged meanwhile. The goal is lag p99 <=
 // 1 s with no miss.
 func BenchmarkReplicas_Lag(b *testing.B) {
-	writers := benchEnv(b, "CTXD_BENCH_WRITERS", 16)
-	writes := benchEnv(b, "CTXD_BENCH_WRITES", 2000)
+	writers := benchenv.Int(b, "CTXD_BENCH_WRITERS", 16)
+	writes := benchenv.Int(b, "CTXD_BENCH_WRITES", 2000)
 	_, url := pgStore(b)
 	conns := make([]ctxdv1.VfsServiceClient, 2)
 	var search ctxdv1.SearchServiceClient
