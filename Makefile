@@ -175,9 +175,9 @@ bench-ingest: setup-run ## ctxd add and refresh of the docs corpus as a file tre
 	mkdir -p bench-results
 	go test -run='^$$' -bench=Ingest_DocsCorpus -benchtime=1x -count=1 -timeout=3h ./daemon/ | tee bench-results/ingest.txt
 
-bench-ingest-compare: setup-run $(VENV)/.deps ## Index-only ingest, disk, search latency and serving memory of 100k wikipedia chunks: ctxd through its daemon against SQLite FTS5 + sqlite-vec and LanceDB, 3 interleaved rounds; last line `ingest ctxd=… sqlite=… lancedb=… bytes_per_chunk=… serving_peak_mib=…`
+bench-ingest-compare: setup-run $(VENV)/.deps ## Index-only ingest, disk, search latency and serving memory of 100k wikipedia chunks: ctxd through its daemon with the default model (MODEL) against SQLite FTS5 + sqlite-vec and LanceDB, 3 interleaved rounds; last line `ingest ctxd=… sqlite=… lancedb=… bytes_per_chunk=… serving_peak_mib=…`
 	mkdir -p bench-results
-	CTXD_BENCH_PYTHON=$(PY) go test -run='^$$' -bench=IngestCompare -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/ingest-compare.txt
+	CTXD_MODEL_DIR=$(MODEL_DIR) CTXD_BENCH_PYTHON=$(PY) go test -run='^$$' -bench=IngestCompare -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/ingest-compare.txt
 	grep '^ingest ctxd=' bench-results/ingest-compare.txt
 
 bench-embed-compare: setup-run ## Embedding chunks/s: the docs corpus's chunks through the OpenAI-compatible provider at 1, 4 and 16 requests in flight against the local model (CTXD_BENCH_DOCS=N, default 2000); 128-token texts: ctxd fp32 against plain onnxruntime on the same file, int8, and fp32 beside a CPU hog per core; then the docs corpus's first 1,000 documents from the first write until embedded against plain onnxruntime on the same chunk texts (CTXD_BENCH_PIPELINE_DOCS, CTXD_BENCH_PIPELINE_ROUNDS); last line `embed ctxd=… onnxruntime=… int8=… contended=… pipeline=…`
