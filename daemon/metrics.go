@@ -134,11 +134,9 @@ func (d *Daemon) metricsState(ctx context.Context) metrics.State {
 		return st
 	}
 	st.EmbeddedChunks = b.ix.Status().Embedded
-	// Only the local model's Worker counts its runs; a remote provider's
-	// requests show in its status, not in these families.
-	var ws embed.WorkerStats
-	if w, ok := b.ix.Available().(*embed.Worker); ok {
-		ws = w.Stats()
+	var ws embed.Stats // zeros while no embedder runs
+	if e := b.ix.Available(); e != nil {
+		ws = e.Stats()
 	}
 	st.EmbeddedTexts, st.QueryEmbedding = workerMetrics(ws)
 	durable, streams, cut := b.subs.Counts()
@@ -189,8 +187,8 @@ func (d *Daemon) metricsState(ctx context.Context) metrics.State {
 	return st
 }
 
-// workerMetrics converts the embedding worker's counts to the metrics'.
-func workerMetrics(s embed.WorkerStats) (map[string]int64, *metrics.Histogram) {
+// workerMetrics converts the embedder's counts to the metrics'.
+func workerMetrics(s embed.Stats) (map[string]int64, *metrics.Histogram) {
 	texts := map[string]int64{"query": s.Texts[embed.Query], "prompt": s.Texts[embed.Prompt], "background": s.Texts[embed.Background]}
 	h := &metrics.Histogram{Count: uint64(s.QueryWaits), Sum: s.QueryWaitSum.Seconds(), Buckets: map[float64]uint64{}}
 	for i, b := range embed.QueryWaitBounds() {

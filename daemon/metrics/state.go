@@ -81,7 +81,7 @@ func newStateCollector(src Source) *stateCollector {
 		pendingEmbed:    d("ctxd_embedding_queue_chunks", "Chunks waiting for their embedding."),
 		pendingChunking: d("ctxd_chunking_queue_items", "Items waiting to be chunked."),
 		embedded:        d("ctxd_embedded_chunks_total", "Chunk texts this daemon's embedding model embedded."),
-		embeddedTexts:   d("ctxd_embedding_texts_total", "Texts the embedding worker ran, by priority: query, prompt (documents a caller waits for), background.", "priority"),
+		embeddedTexts:   d("ctxd_embedding_texts_total", "Texts embedded (by the local model or the endpoint), by priority: query, prompt (documents a caller waits for), background.", "priority"),
 		queryEmbedding:  d("ctxd_query_embedding_seconds", "Query embeddings from submission to the embedding worker until their vector, the wait behind other runs included."),
 		outboxSeq:       d("ctxd_outbox_sequence", "The store's outbox sequence: each change to what an item gives the indexes takes the next number."),
 		outboxLag:       d("ctxd_outbox_lag_entries", "Outbox entries a consumer has not applied yet: lexical (BM25 and substring), vector, standing (standing queries).", "index"),

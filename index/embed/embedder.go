@@ -27,6 +27,9 @@ type Embedder interface {
 	// (a remote endpoint failing, with what failed); its EmbedAt calls
 	// then fail fast with ErrUnavailable.
 	Health() string
+	// Stats counts the texts embedded at each priority and how long query
+	// embeddings took (the daemon's metrics).
+	Stats() Stats
 	// Close stops the embedder; calls made after it fail with ErrClosed.
 	Close() error
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// queryWaitBounds are the upper bounds of WorkerStats.QueryWaitBuckets,
+// queryWaitBounds are the upper bounds of Stats.QueryWaitBuckets,
 // around the 50 ms a query embedding should take at most.
 var queryWaitBounds = []time.Duration{
 	5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond,
@@ -13,9 +13,9 @@ var queryWaitBounds = []time.Duration{
 	250 * time.Millisecond, 500 * time.Millisecond, time.Second, 5 * time.Second,
 }
 
-// WorkerStats counts what a Worker did since it started.
-type WorkerStats struct {
-	// Texts counts the texts the model ran, indexed by Priority.
+// Stats counts what an Embedder did since it started.
+type Stats struct {
+	// Texts counts the texts embedded, indexed by Priority.
 	Texts [numPriorities]int64
 	// QueryWaits counts the query requests that got their vectors (one per
 	// search query, or per window of a larger Query call), QueryWaitSum
@@ -28,11 +28,11 @@ type WorkerStats struct {
 	QueryWaitBuckets []int64
 }
 
-// QueryWaitBounds returns the upper bounds of WorkerStats.QueryWaitBuckets.
+// QueryWaitBounds returns the upper bounds of Stats.QueryWaitBuckets.
 func QueryWaitBounds() []time.Duration { return slices.Clone(queryWaitBounds) }
 
 // Stats returns what the worker did since it started.
-func (w *Worker) Stats() WorkerStats {
+func (w *Worker) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.stats
@@ -42,8 +42,15 @@ func (w *Worker) Stats() WorkerStats {
 
 // countQuery records a query request that got its vectors; w.mu is held.
 func (w *Worker) countQuery(r *request) {
-	took := w.now().Sub(r.submitted)
-	s := &w.stats
+	w.stats.CountQuery(w.now().Sub(r.submitted))
+}
+
+// CountQuery records a query embedding that took took from its submission
+// to its vectors.
+func (s *Stats) CountQuery(took time.Duration) {
+	if s.QueryWaitBuckets == nil {
+		s.QueryWaitBuckets = make([]int64, len(queryWaitBounds))
+	}
 	s.QueryWaits++
 	s.QueryWaitSum += took
 	for i, b := range queryWaitBounds {

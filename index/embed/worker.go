@@ -83,7 +83,7 @@ type Worker struct {
 	fair    bool             // the run in flight (or the last one) is a fair run
 	accrues bool             // the run in flight is a query run with documents waiting
 	now     func() time.Time // times runs and queries (tests replace it)
-	stats   WorkerStats
+	stats   Stats
 
 	wake   chan struct{} // a request was queued; capacity 1
 	quit   chan struct{}
@@ -131,7 +131,7 @@ func NewWorker(m *Model) *Worker {
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
 		now:    time.Now,
-		stats:  WorkerStats{QueryWaitBuckets: make([]int64, len(queryWaitBounds))},
+		stats:  Stats{QueryWaitBuckets: make([]int64, len(queryWaitBounds))},
 	}
 	go w.loop()
 	return w

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,6 +162,7 @@ type Client struct {
 	mu     sync.Mutex
 	closed bool
 	calls  sync.WaitGroup
+	stats  embed.Stats // under mu
 }
 
 // New returns a client for cfg; it makes no request (see Probe).
@@ -261,7 +263,28 @@ func (c *Client) EmbedAt(ctx context.Context, texts []string, p embed.Priority) 
 	if c.dims.Load() == 0 {
 		return nil, fmt.Errorf("%w: the dimensions of %s are not known yet (its probe has not answered)", embed.ErrUnavailable, c.endpoint)
 	}
-	return c.embed(ctx, texts, p, false)
+	start := time.Now()
+	out, err := c.embed(ctx, texts, p, false)
+	if err == nil {
+		c.mu.Lock()
+		c.stats.Texts[p] += int64(len(texts))
+		if p == embed.Query {
+			c.stats.CountQuery(time.Since(start))
+		}
+		c.mu.Unlock()
+	}
+	return out, err
+}
+
+// Stats counts the texts embedded at each priority and how long query
+// embeddings took, from the call to the vectors, the wait for a request
+// slot included.
+func (c *Client) Stats() embed.Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.QueryWaitBuckets = slices.Clone(s.QueryWaitBuckets)
+	return s
 }
 
 func (c *Client) embed(ctx context.Context, texts []string, p embed.Priority, probe bool) ([][]float32, error) {

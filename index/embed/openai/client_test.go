@@ -58,6 +58,14 @@ func TestClient_MatchesLocalModel(t *testing.T) {
 	if n := len(s.Requests()); n != 1+2*10 {
 		t.Errorf("%d requests, want 21", n)
 	}
+	// The probe is not counted; one query call is one query embedding.
+	st := c.Stats()
+	if st.Texts[embed.Background] != 28 || st.Texts[embed.Query] != 28 || st.Texts[embed.Prompt] != 0 || st.QueryWaits != 1 || st.QueryWaitSum <= 0 {
+		t.Errorf("Stats = %+v, want 28 background and 28 query texts in one query embedding", st)
+	}
+	if last := st.QueryWaitBuckets[len(st.QueryWaitBuckets)-1]; last > 1 {
+		t.Errorf("QueryWaitBuckets = %v: more query embeddings than were made", st.QueryWaitBuckets)
+	}
 }
 
 func TestClient_HonoursRetryAfter(t *testing.T) {
@@ -133,6 +141,9 @@ func TestClient_BadAnswers(t *testing.T) {
 			}
 			if n := len(s.Requests()) - before; n != 1 || len(rec.all()) != 0 {
 				t.Errorf("%d requests and waits %v: an answer that a retry cannot cure was retried", n, rec.all())
+			}
+			if st := c.Stats(); st.Texts != [len(st.Texts)]int64{} {
+				t.Errorf("Stats.Texts = %v after a failed call, want none counted", st.Texts)
 			}
 		})
 	}
