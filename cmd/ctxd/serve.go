@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -114,19 +113,7 @@ func overlayFlags(cmd *cobra.Command, cfg, flags *daemon.Config) {
 	}
 }
 
-// serveGCPercent is the daemon's GOGC unless the environment sets one. The
-// heap the daemon keeps (the int8 vectors, the search catalog, the
-// vocabulary) is long-lived, and Go's default of 100 lets garbage grow to
-// as much again before a collection: serving 100k chunks, 50 took the peak
-// RSS from about 660 to 610 MiB and ingest's from about 700 to 640 MiB,
-// with ingest time within the noise of two interleaved rounds on a shared
-// 2-core machine (issue 31; docs/configuration.md).
-const serveGCPercent = 50
-
 func serve(ctx context.Context, cfg daemon.Config, c *cli) error {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(serveGCPercent)
-	}
 	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[cfg.LogLevel]
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler = slog.NewTextHandler(c.stderr, opts)
