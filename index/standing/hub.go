@@ -207,11 +207,16 @@ func (h *Hub) Close() {
 
 // Hold is search.Options.Hold: the outbox sequence the hub has matched
 // through, and the one the engine may trim through, which keeps
-// Options.Retain entries more for resuming streams (both 0 before Start).
+// Options.Retain entries more for resuming streams, and every entry a
+// resumed stream has yet to replay (both 0 before Start).
 func (h *Hub) Hold() (matched, trim uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.pos, h.pos - min(h.pos, uint64(h.opts.Retain))
+	trim = h.pos - min(h.pos, uint64(h.opts.Retain))
+	for s := range h.subs {
+		trim = min(trim, s.held.Load())
+	}
+	return h.pos, trim
 }
 
 // Counts reports the durable subscriptions, the open streams and the
@@ -298,6 +303,7 @@ func (h *Hub) Subscribe(ctx context.Context, q Query, o SubscribeOptions) (*Sub,
 	} else {
 		s.replayFrom = h.pos
 	}
+	s.holdReplay()
 	h.subs[s] = true
 	h.gen++
 	h.mu.Unlock()
@@ -334,6 +340,7 @@ func (h *Hub) compile(ctx context.Context, q Query) (*Sub, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	s := &Sub{q: q, filter: search.NewFilterMatch(q.Filter), done: make(chan struct{}), versions: map[string]int64{}}
+	s.held.Store(math.MaxUint64) // nothing to replay
 	s.terms = make([][]string, len(q.Texts))
 	s.vecs = make([][]float32, len(q.Texts))
 	for i, t := range q.Texts {

@@ -103,7 +103,8 @@ func TestHub_VectorLeg(t *testing.T) {
 // A stream resumed with a push's token gets, in order, what matched while
 // it was gone; a token the outbox no longer covers starts with a Gap.
 func TestHub_ResumeAndGap(t *testing.T) {
-	e := newEnvWith(t, Options{Retain: 1}, false)
+	// Retain 2 keeps /b.md and /c.md until the resumed stream holds them.
+	e := newEnvWith(t, Options{Retain: 2}, false)
 	q := Query{Texts: []string{"invoice"}}
 	s := e.subscribe(q, SubscribeOptions{})
 	e.write("notes", "/a.md", "invoice A")
@@ -117,12 +118,53 @@ func TestHub_ResumeAndGap(t *testing.T) {
 	nextMatch(t, r, "/c.md")
 	nextMatch(t, r, "/d.md")
 
-	// Retain 1: once idle, the engine trims all but the last entry.
+	// Once idle and replayed, the engine trims all but the last 2 entries.
 	waitTrimmed(t, e, a.Change.Seq+2)
 	g := e.subscribe(q, SubscribeOptions{Resume: a.Change.Seq - 1, HasResume: true})
 	ev := next(t, g)
 	if ev.Gap == nil || ev.Gap.From != a.Change.Seq {
 		t.Fatalf("first event %+v, want a gap from %d", ev, a.Change.Seq)
+	}
+}
+
+// A resumed stream holds the outbox entries it has yet to replay: the
+// engine may not trim them however many entries come after, until the
+// stream has read them.
+func TestHub_HoldsReplay(t *testing.T) {
+	e := newEnvWith(t, Options{Retain: 2}, false)
+	q := Query{Texts: []string{"invoice"}}
+	s := e.subscribe(q, SubscribeOptions{})
+	e.write("notes", "/a.md", "invoice A")
+	a := nextMatch(t, s, "/a.md").Change.Seq
+	s.Close()
+	e.write("notes", "/b.md", "invoice B")
+	waitMatched(t, e, a+1) // so that /b.md is the resumed stream's replay, not a push
+	r := e.subscribe(q, SubscribeOptions{Resume: a, HasResume: true})
+	for _, p := range []string{"/c.md", "/d.md", "/e.md"} {
+		e.write("notes", p, "invoice "+p)
+	}
+	waitMatched(t, e, a+4)
+	// Retain alone would let the engine trim through a+2, /b.md with it.
+	if _, trim := e.hub.Hold(); trim > a {
+		t.Fatalf("the hub lets the engine trim through %d while the stream resumed at %d has not replayed", trim, a)
+	}
+	for _, p := range []string{"/b.md", "/c.md", "/d.md", "/e.md"} {
+		nextMatch(t, r, p)
+	}
+	if _, trim := e.hub.Hold(); trim != a+2 {
+		t.Fatalf("after the replay the hub holds the outbox through %d, want %d (Retain 2 below %d)", trim, a+2, a+4)
+	}
+}
+
+// waitMatched waits until the hub has matched the outbox through seq.
+func waitMatched(t *testing.T, e *env, seq uint64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for matched, _ := e.hub.Hold(); matched < seq; matched, _ = e.hub.Hold() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hub matched through %d after 30s, want %d", matched, seq)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -2,7 +2,9 @@ package standing
 
 import (
 	"context"
+	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/vfs"
@@ -31,6 +33,9 @@ type Sub struct {
 	replayFrom, replayTo uint64
 	replay               []Event
 	replayed             bool
+	// held is replayFrom while a replay is pending (the hub keeps the
+	// outbox above it from being trimmed, see Hub.Hold), else MaxUint64.
+	held atomic.Uint64
 
 	events chan Event // live pushes, bounded: full cuts the stream off
 
@@ -161,6 +166,7 @@ func (s *Sub) Next(ctx context.Context) (Event, error) {
 // replayMore matches the next batch of the outbox entries the stream
 // resumes over, for this subscription alone.
 func (s *Sub) replayMore(ctx context.Context) error {
+	defer s.holdReplay()
 	if s.replayFrom >= s.replayTo {
 		s.replayed = true
 		return nil
@@ -201,4 +207,14 @@ func (s *Sub) replayMore(ctx context.Context) error {
 	}
 	s.replayFrom = changes[len(changes)-1].Seq
 	return nil
+}
+
+// holdReplay keeps the outbox entries the stream has yet to replay from
+// being trimmed, and lets them go once it has replayed them.
+func (s *Sub) holdReplay() {
+	if s.replayFrom < s.replayTo {
+		s.held.Store(s.replayFrom)
+	} else {
+		s.held.Store(math.MaxUint64)
+	}
 }
