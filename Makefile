@@ -167,7 +167,7 @@ bench-e2e: setup-run ## Write the 20,629-file docs corpus until every chunk is e
 	mkdir -p bench-results
 	go test -run='^$$' -bench=EndToEnd -benchtime=1x -count=1 -timeout=3h ./daemon/ | tee bench-results/e2e.txt
 
-bench-search: setup-run ## Search latency per mode, index-only ingest, memory, disk and start-up on wikipedia-passages (CTXD_BENCH_SIZES=100000,330000,1000000)
+bench-search: setup-run ## Search latency per mode, index-only ingest, memory, disk, start-up and serving memory on wikipedia-passages, with its growth per chunk between sizes (CTXD_BENCH_SIZES=100000,330000,1000000)
 	mkdir -p bench-results
 	go test -run='^$$' -bench=SearchWikipedia -benchtime=1x -count=1 -timeout=4h ./daemon/ | tee bench-results/search.txt
 

@@ -100,7 +100,12 @@ const wikiConstruction = "vectors written precomputed: each chunk gets normalize
 //     at several refs), so a result counts when its exact cosine is at least
 //     the exact 10th best;
 //   - start-up: SIGTERM, then the time from starting the daemon again on the
-//     same data dir until a hybrid Search answers in hybrid mode with results.
+//     same data dir until a hybrid Search answers in hybrid mode with results;
+//   - serving memory: the restarted daemon answers the bm25, vector and
+//     hybrid queries with the vector supplied, then its peak RSS (start-up
+//     included), anonymous and file-page RSS, and its RSS at rest, 3 s after
+//     the last search; with several sizes, what each added chunk adds to them
+//     (issue 31 asks for the growth per chunk at 1M).
 //
 // Every figure is a b.ReportMetric; a readable table with the issue's goals
 // beside the figures (printed, not asserted) goes to stdout, because
@@ -114,13 +119,35 @@ func BenchmarkSearchWikipedia(b *testing.B) {
 			w.model.Close()
 		}
 	})
+	served := map[string][]servingMemory{} // by store, in the order of sizes
 	for _, n := range sizes {
 		for _, store := range wikiStores(b) {
 			b.Run(fmt.Sprintf("chunks=%d/store=%s", n, store), func(b *testing.B) {
-				w.run(b, n, store)
+				served[store] = append(served[store], w.run(b, n, store))
 			})
 		}
 	}
+	for store, ms := range served {
+		for i := 1; i < len(ms); i++ {
+			fmt.Print(ms[i].growth(ms[i-1], store))
+		}
+	}
+}
+
+// servingMemory is the memory of a daemon restarted on its data dir that
+// served the bench's searches: peak RSS (start-up included), RSS at the end
+// as anonymous memory and mapped file pages, and the RSS at rest, 3 s after
+// the last search.
+type servingMemory struct {
+	chunks                   int64
+	peak, anon, file, atRest int64
+}
+
+// growth says what each chunk from prev's size to m's adds while serving.
+func (m servingMemory) growth(prev servingMemory, store string) string {
+	per := func(a, b int64) float64 { return float64(a-b) / float64(m.chunks-prev.chunks) }
+	return fmt.Sprintf("serving memory growth, store=%s, %d -> %d chunks, per added chunk: peak RSS %.0f B, anonymous %.0f B, file pages %.0f B, at rest %.0f B\n",
+		store, prev.chunks, m.chunks, per(m.peak, prev.peak), per(m.anon, prev.anon), per(m.file, prev.file), per(m.atRest, prev.atRest))
 }
 
 // wikiStores parses CTXD_BENCH_STORES: "bolt" (the default), "postgres"
@@ -433,7 +460,7 @@ type wikiLatency struct {
 	empty   int        // queries without results
 }
 
-func (w *wikiBench) run(b *testing.B, n int, store string) {
+func (w *wikiBench) run(b *testing.B, n int, store string) servingMemory {
 	progress := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s %s: %s\n", time.Now().Format("15:04:05"), b.Name(), fmt.Sprintf(format, args...))
 	}
@@ -575,6 +602,28 @@ func (w *wikiBench) run(b *testing.B, n int, store string) {
 		b.Fatalf("no hybrid search served 10 min after the restart: %v", err)
 	}
 	rssRestarted := procStatusBytes(b, p.cmd.Process.Pid, "VmRSS")
+
+	// 6. Serving memory: the restarted daemon answers the searches with the
+	// query vector supplied, as in make bench-ingest-compare.
+	progress("measuring serving memory")
+	conn = dial(b, "unix://"+socket)
+	search = ctxdv1.NewSearchServiceClient(conn)
+	for _, v := range variants {
+		if v.mode == ctxdv1.SearchMode_SEARCH_MODE_BM25 || v.noEmbed {
+			searchLatency(b, search, queries, v.name, v.mode, v.noEmbed)
+		}
+	}
+	pid = p.cmd.Process.Pid
+	mem := servingMemory{
+		chunks: chunks,
+		peak:   procStatusBytes(b, pid, "VmHWM"),
+		anon:   procStatusBytes(b, pid, "RssAnon"),
+		file:   procStatusBytes(b, pid, "RssFile"),
+	}
+	// At rest: the store lets go of the pages searches mapped once it has
+	// been idle a second (boltstore.DefaultReleaseIdle), within two.
+	time.Sleep(3 * time.Second)
+	mem.atRest = procStatusBytes(b, pid, "VmRSS")
 	p.stop(b)
 
 	fc := float64(chunks)
@@ -626,6 +675,8 @@ func (w *wikiBench) run(b *testing.B, n int, store string) {
 	}
 	fmt.Fprintf(&sb, "recall@10 of vector mode vs exact brute force, %d queries: %.4f (%d results matched no written chunk)\n", wikiRecallQueries, recall, unmatched)
 	fmt.Fprintf(&sb, "start-up after SIGTERM until a hybrid search is served: %.2f s (startProcess saw health SERVING after %.2f s)\n", startup.Seconds(), health.Seconds())
+	fmt.Fprintf(&sb, "serving after the restart (%d queries each of bm25, vector and hybrid, the vector supplied): peak RSS %d MiB (%.0f B/chunk); at the end anonymous %d MiB (%.0f B/chunk), file pages %d MiB; at rest (3 s after the last search) RSS %d MiB\n",
+		len(queries), mem.peak>>20, float64(mem.peak)/fc, mem.anon>>20, float64(mem.anon)/fc, mem.file>>20, mem.atRest>>20)
 	lat := func(mode string, noEmbed bool) float64 {
 		for _, l := range lats {
 			if l.mode == mode && l.noEmbed == noEmbed {
@@ -665,6 +716,7 @@ func (w *wikiBench) run(b *testing.B, n int, store string) {
 	// Benchmark logs are cut after 10 lines, so the table goes to stdout
 	// (make bench-search tees it into bench-results/search.txt).
 	fmt.Print(sb.String())
+	return mem
 }
 
 // searchLatency sends queries one at a time in mode, with the query vector

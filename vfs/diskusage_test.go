@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ctxd/ctxd/internal/mapped"
 )
 
 // TestStore_DiskUsage: the buckets, free and meta pages add up to the
@@ -96,37 +96,15 @@ func TestStore_DiskUsageReleasesPages(t *testing.T) {
 	if u.FileSize < 8<<20 {
 		t.Fatalf("store file %d bytes, want at least 8 MiB for the measure to mean something", u.FileSize)
 	}
-	if rss := mappedRss(t, path); rss > u.FileSize/8 {
+	rss, err := mapped.RSS(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss > u.FileSize/8 {
 		t.Errorf("after DiskUsage %d KiB of the %d KiB store file are resident, want at most an eighth", rss>>10, u.FileSize>>10)
 	}
 	// The store reads on as before: the pages come back from the page cache.
 	if got := mustRead(t, s, "notes:/n199.md"); !strings.HasPrefix(got, "paragraph 199 ") {
 		t.Errorf("read after releasing pages: %.40q", got)
 	}
-}
-
-// mappedRss is the resident bytes of this process's mappings of file
-// (/proc/self/smaps).
-func mappedRss(t *testing.T, file string) int64 {
-	t.Helper()
-	raw, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	in := false
-	for _, line := range strings.Split(string(raw), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
-			in = len(f) >= 6 && f[5] == file
-		case in && len(f) == 3 && f[0] == "Rss:":
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			total += kb << 10
-		}
-	}
-	return total
 }

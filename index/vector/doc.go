@@ -16,7 +16,8 @@
 // A quantized index (Options.Quantize, NewQuantized) also keeps an int8 copy
 // of every row, scaled per vector by its largest |component| and padded to a
 // multiple of 32 bytes, plus one float32 scale per row: dims+4 more bytes per
-// vector. Its search scans the int8 matrix (a quarter of the bytes; an AVX2
+// vector. On Unix the int8 rows live in an anonymous memory map outside the
+// Go heap (offheap.go), so the collector's headroom does not double them. Its search scans the int8 matrix (a quarter of the bytes; an AVX2
 // int8 dot product in dot_amd64.s, a portable loop elsewhere), keeps the best
 // k·Rescore candidates, and rescores those exactly from the float32 matrix,
 // so returned scores are always exact cosines. SearchExact on the same index

@@ -93,6 +93,7 @@ type Index struct {
 	ids    []uint64       // row -> id
 	rows   map[uint64]int // id -> row
 	qdata  []int8         // int8 matrix, len(ids)*qstride, nil unless quant
+	qmem   *offHeap       // backs qdata outside the Go heap
 	qscale []float32      // per-row dequantisation scale, nil unless quant
 }
 
@@ -119,7 +120,11 @@ func NewWithOptions(dims int, opts Options) *Index {
 		quant:   opts.Quantize || opts.Exact != nil,
 		exact:   opts.Exact,
 		rows:    make(map[uint64]int),
+		qmem:    &offHeap{},
 	}
+	// The map outlives nothing that reads it: rows are only read under the
+	// index's lock, and Export's callers must not keep them.
+	runtime.AddCleanup(x, (*offHeap).release, x.qmem)
 	if x.rescore <= 0 {
 		x.rescore = DefaultRescore
 	}
@@ -161,7 +166,7 @@ func (x *Index) Reserve(n int) {
 		x.data = slices.Grow(x.data, n*x.dims)
 	}
 	if x.quant {
-		x.qdata = slices.Grow(x.qdata, n*x.qstride)
+		x.qdata = x.qmem.grow(x.qdata, n*x.qstride)[:len(x.qdata)]
 		x.qscale = slices.Grow(x.qscale, n)
 	}
 }
@@ -188,7 +193,7 @@ func (x *Index) Upsert(id uint64, vec []float32) error {
 			x.data = slices.Grow(x.data, d)[:(row+1)*d]
 		}
 		if x.quant {
-			x.qdata = slices.Grow(x.qdata, x.qstride)[:(row+1)*x.qstride]
+			x.qdata = x.qmem.grow(x.qdata, x.qstride)
 			x.qscale = append(x.qscale, 0)
 		}
 	}
@@ -238,29 +243,32 @@ func (x *Index) Load(m Matrices) error {
 	if len(data) != len(ids)*x.dims && (x.exact == nil || !haveQ || len(data) != 0) {
 		return fmt.Errorf("load: %w: %d values for %d rows of %d", ErrDims, len(data), len(ids), x.dims)
 	}
-	rows := make(map[uint64]int, len(ids))
-	for row, id := range ids {
-		if _, dup := rows[id]; dup {
-			return fmt.Errorf("load: id %d appears twice", id)
-		}
-		rows[id] = row
+	rows, err := rowsOf(ids)
+	if err != nil {
+		return err
 	}
-	qdata, qscale := m.Q, m.QScale
-	if !x.quant {
-		qdata, qscale = nil, nil
-	} else if !haveQ {
-		qdata, qscale = make([]int8, len(ids)*x.qstride), make([]float32, len(ids))
+	var qmem []byte
+	var qdata []int8
+	qscale := m.QScale
+	switch {
+	case !x.quant:
+		qscale = nil
+	case haveQ:
+		qmem = allocRows(len(ids) * x.qstride)
+		qdata = bytesInt8(qmem)
+		copy(qdata, m.Q)
+	default:
+		qmem = allocRows(len(ids) * x.qstride)
+		qdata, qscale = bytesInt8(qmem), make([]float32, len(ids))
 		var wg sync.WaitGroup
 		per := (len(ids) + x.shards - 1) / max(x.shards, 1)
 		for lo := 0; lo < len(ids); lo += per {
 			hi := min(lo+per, len(ids))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for r := lo; r < hi; r++ {
 					qscale[r] = quantize(qdata[r*x.qstride:(r+1)*x.qstride], data[r*x.dims:(r+1)*x.dims])
 				}
-			}()
+			})
 		}
 		wg.Wait()
 	}
@@ -269,8 +277,49 @@ func (x *Index) Load(m Matrices) error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.qmem.adopt(qmem)
 	x.ids, x.data, x.rows, x.qdata, x.qscale = ids, data, rows, qdata, qscale
 	return nil
+}
+
+// LoadQuantized replaces the contents of an index that keeps only int8 rows
+// (Options.Exact) with rows for ids: fill writes their int8 rows (QStride
+// values each, as Export shows them) and scales straight into the index's
+// storage, so a saved index loads without Load's copy of its rows.
+func (x *Index) LoadQuantized(ids []uint64, qstride int, fill func(q []int8, qscale []float32) error) error {
+	if x.exact == nil {
+		return errors.New("load: LoadQuantized is for an index with an exact source; use Load")
+	}
+	if qstride != x.qstride {
+		return fmt.Errorf("load: %w: int8 rows of %d values, the index's are %d", ErrDims, qstride, x.qstride)
+	}
+	rows, err := rowsOf(ids)
+	if err != nil {
+		return err
+	}
+	qmem := allocRows(len(ids) * x.qstride)
+	qdata, qscale := bytesInt8(qmem), make([]float32, len(ids))
+	if err := fill(qdata, qscale); err != nil {
+		freeRows(qmem)
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.qmem.adopt(qmem)
+	x.ids, x.data, x.rows, x.qdata, x.qscale = ids, nil, rows, qdata, qscale
+	return nil
+}
+
+// rowsOf maps ids to their rows, refusing an id that appears twice.
+func rowsOf(ids []uint64) (map[uint64]int, error) {
+	rows := make(map[uint64]int, len(ids))
+	for row, id := range ids {
+		if _, dup := rows[id]; dup {
+			return nil, fmt.Errorf("load: id %d appears twice", id)
+		}
+		rows[id] = row
+	}
+	return rows, nil
 }
 
 // Delete removes id's vector and reports whether there was one. The last row

@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,11 +23,16 @@ type Options struct {
 	// ReadOnly opens the file for reading only (a shared lock): writes
 	// fail, and Close writes nothing.
 	ReadOnly bool
+	// ReleaseIdle is how long the store goes without an access before the
+	// file pages accesses mapped are let go of (see releaser); 0 means
+	// DefaultReleaseIdle, a negative value never. Only Linux releases them.
+	ReleaseIdle time.Duration
 }
 
 // DB is a store in one bbolt file.
 type DB struct {
-	db *bolt.DB
+	db       *bolt.DB
+	releaser releaser
 }
 
 var _ backend.DB = (*DB)(nil)
@@ -55,11 +61,21 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.MaxBatchDelay = backend.BatchDelay
-	return &DB{db: db}, nil
+	d := &DB{db: db}
+	d.releaser = releaser{
+		idle:    cmp.Or(opts.ReleaseIdle, DefaultReleaseIdle),
+		release: d.ReleasePages,
+		open:    func() int { return db.Stats().OpenTxN },
+	}
+	if !releaseSupported {
+		d.releaser.idle = 0
+	}
+	return d, nil
 }
 
 // Close writes the freelist and closes the file.
 func (d *DB) Close() error {
+	d.releaser.stop()
 	// Commits skip writing the freelist (NoFreelistSync), so an open must
 	// rebuild it by reading every page: seconds for a store of gigabytes.
 	// Writing it once here lets the next open after a clean stop skip that.
@@ -76,6 +92,7 @@ func (d *DB) View(ctx context.Context, fn func(backend.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	d.releaser.touched()
 	return d.db.View(func(t *bolt.Tx) error { return fn((*tx)(t)) })
 }
 
@@ -84,6 +101,7 @@ func (d *DB) Update(ctx context.Context, fn func(backend.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	d.releaser.touched()
 	return d.db.Update(func(t *bolt.Tx) error { return runUnlessDone(ctx, fn, t) })
 }
 
@@ -101,6 +119,7 @@ func (d *DB) Batch(ctx context.Context, fn func(backend.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	d.releaser.touched()
 	return d.db.Batch(func(t *bolt.Tx) error { return runUnlessDone(ctx, fn, t) })
 }
 
@@ -110,6 +129,7 @@ func (d *DB) Begin(ctx context.Context, writable bool) (backend.Tx, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	d.releaser.touched()
 	t, err := d.db.Begin(writable)
 	if err != nil {
 		return nil, err
