@@ -30,12 +30,14 @@ type releaser struct {
 	release func() error
 	open    func() int // read transactions open now
 
-	accesses atomic.Uint64
-	armed    atomic.Bool
-	mu       sync.Mutex
-	seen     uint64 // accesses when the timer was last armed or fired
-	timer    *time.Timer
-	closed   bool
+	// busy is set by an access since the timer last fired. Accesses only
+	// read it once it is set, so a busy store's transactions do not all
+	// write one shared word.
+	busy   atomic.Bool
+	armed  atomic.Bool
+	mu     sync.Mutex
+	timer  *time.Timer
+	closed bool
 }
 
 // touched records an access and arms the timer unless it is armed.
@@ -43,7 +45,9 @@ func (r *releaser) touched() {
 	if r.idle <= 0 {
 		return
 	}
-	r.accesses.Add(1)
+	if !r.busy.Load() {
+		r.busy.Store(true)
+	}
 	if r.armed.Load() || !r.armed.CompareAndSwap(false, true) {
 		return
 	}
@@ -63,13 +67,12 @@ func (r *releaser) arm() {
 	}
 }
 
-// fire releases the pages if nothing accessed the store since the timer was
-// armed, and waits another interval otherwise.
+// fire releases the pages if nothing accessed the store since the timer
+// last fired, and waits another interval otherwise.
 func (r *releaser) fire() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if n := r.accesses.Load(); n != r.seen || r.open() > 0 {
-		r.seen = n
+	if r.busy.Swap(false) || r.open() > 0 {
 		r.arm()
 		return
 	}
