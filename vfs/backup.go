@@ -183,8 +183,9 @@ func InspectBackup(ctx context.Context, path string) (BackupInfo, error) {
 		if meta == nil || meta.Bucket(nameDrives) == nil {
 			return errors.New("it holds no ctxd store (no meta bucket)")
 		}
-		// Open converts a version 1 store.
-		if v := meta.Get([]byte(keySchema)); string(v) != "1" && string(v) != strconv.Itoa(schemaVersion) {
+		// Open converts a store of an earlier version.
+		v := meta.Get([]byte(keySchema))
+		if n, err := strconv.Atoi(string(v)); err != nil || n < 1 || n > schemaVersion {
 			return fmt.Errorf("schema version %q is not supported (this ctxd reads versions 1 to %d)", v, schemaVersion)
 		}
 		for _, name := range [][]byte{nameItems, nameContent, namePaths, nameOutbox} {

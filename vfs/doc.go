@@ -24,8 +24,8 @@
 //	                           refs | uses (uvarints) | kind | SHA-256 | zstd frame, delta or none;
 //	                           id | 0xff 'm' | metaID (8) -> refs | metadata (JSON); none while
 //	                           it is the metadata of the item's record
-//	revision_log               time (8) | id | rev -> (empty): Log by time
-//	revision_actors            len | actor | time | id | rev -> (empty): Log by actor
+//	revision_actors            len | actor | time (8) | id | rev -> (empty): the log, by
+//	                           actor; Log across actors merges their ranges
 //	deleted                    drive | encoded path | 0xff | id -> rev of the delete
 //	blobs                      SHA-256 | 0 -> kind | zstd frame; | 1 -> refs (8): large
 //	                           content stored whole, shared by the items that had it

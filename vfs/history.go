@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // Bucket and key names of item history; see doc.go for the layout.
@@ -22,10 +25,15 @@ const (
 	// entryKey); id | 0xff 'm' | metaID (8) -> reference count (8) |
 	// metadata snapshot (JSON; no entry while it is the item's record, see
 	// detachMeta). An item's revisions and what they share sit on the same pages.
-	bucketRevs     = "revisions"
-	bucketRevLog   = "revision_log"    // time (8) | id (16) | rev (8) -> empty
-	bucketRevActor = "revision_actors" // uvarint len | actor | time (8) | id (16) | rev (8) -> empty
-	bucketDeleted  = "deleted"         // drive | path key | 0xff | id (16) -> rev (8) of the delete
+	bucketRevs = "revisions"
+	// bucketRevActor is the log: uvarint len | actor | time (8) | id (16) |
+	// rev (8) -> empty. Log across actors merges their ranges, so a write
+	// appends to one index, not two (one key and page fewer per commit).
+	bucketRevActor = "revision_actors"
+	// bucketRevLog is the time index that stores of schema version 2 and
+	// earlier kept beside the log by actor; Open drops it.
+	bucketRevLog  = "revision_log"
+	bucketDeleted = "deleted" // drive | path key | 0xff | id (16) -> rev (8) of the delete
 	// bucketBlobs holds superseded content stored whole that is too large
 	// to keep under an item's prefix (see maxInlineBlob), shared by the
 	// items that had it: SHA-256 (32) | 0 -> blobZstd | zstd frame, and
@@ -558,28 +566,16 @@ func (s *Store) Log(ctx context.Context, q LogQuery) ([]Revision, string, error)
 	var next string
 	err = s.view(ctx, func(t *txn) error {
 		out, next = nil, ""
-		b, prefix := t.revLog, []byte(nil)
-		if q.Actor != "" {
-			b, prefix = t.revActor, actorPrefix(q.Actor)
-		}
-		c := b.Cursor()
-		var k []byte
-		if start == nil {
-			k, _ = c.Seek(append(bytes.Clone(prefix), bytes.Repeat([]byte{0xff}, 33)...))
-		} else {
-			k, _ = c.Seek(append(bytes.Clone(prefix), start...))
-		}
-		if k == nil {
-			k, _ = c.Last()
-		} else {
-			k, _ = c.Prev()
-		}
-		metas := map[[8]byte]Item{}
-		for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
-			lk := k[len(prefix):]
-			if len(lk) != 32 {
-				return fmt.Errorf("revision log: malformed key %x", k)
+		prefixes := [][]byte{actorPrefix(q.Actor)}
+		if q.Actor == "" {
+			var err error
+			if prefixes, err = t.logActors(); err != nil {
+				return err
 			}
+		}
+		log := newLogMerge(t.revActor, prefixes, start)
+		metas := map[[8]byte]Item{}
+		for lk := log.next(); lk != nil; lk = log.next() {
 			if int64(binary.BigEndian.Uint64(lk[:8])) < since {
 				break
 			}
@@ -589,15 +585,97 @@ func (s *Store) Log(ctx context.Context, q LogQuery) ([]Revision, string, error)
 			}
 			r, ok, err := t.visibleRevisionAt(lk[8:], metas)
 			if err != nil {
-				return fmt.Errorf("revision log %x: %w", k, err)
+				return fmt.Errorf("revision log %x: %w", lk, err)
 			}
 			if ok {
 				out = append(out, r)
 			}
 		}
-		return nil
+		return log.err
 	})
 	return out, next, err
+}
+
+// logActors returns the key prefix of every actor in the log, from one
+// seek per actor (a store has a few: the owner, its tokens, its watches).
+func (t *txn) logActors() ([][]byte, error) {
+	var out [][]byte
+	c := t.revActor.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Seek(logEnd(out[len(out)-1], nil)) {
+		n, w := binary.Uvarint(k)
+		if w <= 0 || uint64(len(k)-w) != n+32 {
+			return nil, fmt.Errorf("revision log: malformed key %x", k)
+		}
+		out = append(out, bytes.Clone(k[:w+int(n)]))
+	}
+	return out, nil
+}
+
+// logEnd is the key right after every log key of prefix earlier than
+// before (a log key; nil for all of them).
+func logEnd(prefix, before []byte) []byte {
+	if before == nil {
+		before = bytes.Repeat([]byte{0xff}, 33)
+	}
+	return append(bytes.Clone(prefix), before...)
+}
+
+// logMerge walks the log ranges of several actors newest first, as one.
+type logMerge struct {
+	prefixes [][]byte
+	curs     []backend.Cursor
+	heads    [][]byte // per range, its current log key (time | id | rev); nil once done
+	err      error    // a malformed key met
+}
+
+// newLogMerge positions a walk of prefixes' ranges below before (a log key,
+// exclusive; nil for the newest).
+func newLogMerge(b backend.Bucket, prefixes [][]byte, before []byte) *logMerge {
+	m := &logMerge{prefixes: prefixes, curs: make([]backend.Cursor, len(prefixes)), heads: make([][]byte, len(prefixes))}
+	for i, p := range prefixes {
+		c := b.Cursor()
+		k, _ := c.Seek(logEnd(p, before))
+		if k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+		m.curs[i] = c
+		m.set(i, k)
+	}
+	return m
+}
+
+// set makes k (a key of the bucket, or nil) range i's head while it is in the range.
+func (m *logMerge) set(i int, k []byte) {
+	p := m.prefixes[i]
+	switch {
+	case k == nil || !bytes.HasPrefix(k, p):
+		m.heads[i] = nil
+	case len(k) != len(p)+32:
+		m.heads[i] = nil
+		m.err = cmp.Or(m.err, fmt.Errorf("revision log: malformed key %x", k))
+	default:
+		m.heads[i] = k[len(p):]
+	}
+}
+
+// next returns the newest log key not returned yet, or nil at the end
+// (m.err tells a malformed key from the end).
+func (m *logMerge) next() []byte {
+	best := -1
+	for i, h := range m.heads {
+		if h != nil && (best < 0 || bytes.Compare(h, m.heads[best]) > 0) {
+			best = i
+		}
+	}
+	if best < 0 || m.err != nil {
+		return nil
+	}
+	out := bytes.Clone(m.heads[best])
+	k, _ := m.curs[best].Prev()
+	m.set(best, k)
+	return out
 }
 
 // logKey is the time index key of r, the position a Log page ends at.

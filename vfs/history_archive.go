@@ -135,6 +135,11 @@ func (t *txn) addRefs(u []byte, rev, dRefs, dUses int64) error {
 	if err != nil {
 		return err
 	}
+	return t.adjustRefs(u, e, dRefs, dUses)
+}
+
+// adjustRefs is addRefs of entry e, read in this transaction.
+func (t *txn) adjustRefs(u []byte, e entry, dRefs, dUses int64) error {
 	e.refs, e.uses = e.refs+dRefs, e.uses+dUses
 	if e.refs > 0 {
 		return t.revs.Put(bytes.Clone(e.key), e.encode())
@@ -171,9 +176,60 @@ func (t *txn) addBlobRefs(hash []byte, d int64) error {
 	return t.blobs.Delete(blobKey(hash, 0))
 }
 
+// revLink is what the write path reads of an older revision record: its
+// content and where that is archived, and the record itself, to name an
+// entry in it (withEntry) without decoding its strings.
+type revLink struct {
+	rev, entry int64
+	hash       [32]byte
+	meta       [8]byte
+	key, val   []byte
+}
+
+// decodeRevLink decodes the content fields of the revision record k, v.
+func decodeRevLink(k, v []byte) (revLink, error) {
+	l := revLink{key: k, val: v}
+	if len(k) != 24 || len(v) < 10 || v[0] != revRecVersion {
+		return l, errBadRecord
+	}
+	l.rev = int64(binary.BigEndian.Uint64(k[16:]))
+	p := 10
+	for range 2 { // size, lines
+		_, n := binary.Uvarint(v[p:])
+		if n <= 0 {
+			return l, errBadRecord
+		}
+		p += n
+	}
+	if len(v)-p < 40 {
+		return l, errBadRecord
+	}
+	l.hash, l.meta = [32]byte(v[p:p+32]), [8]byte(v[p+32:p+40])
+	p += 40
+	for range 4 { // op, actor, drive, path
+		x, n := binary.Uvarint(v[p:])
+		if n <= 0 || x > uint64(len(v)-p-n) {
+			return l, errBadRecord
+		}
+		p += n + int(x)
+	}
+	x, n := binary.Uvarint(v[p:])
+	if n <= 0 || p+n != len(v) || x > math.MaxInt64 {
+		return l, errBadRecord
+	}
+	l.entry = int64(x)
+	return l, nil
+}
+
+// withEntry returns the record of pending revision l naming entry: the
+// record ends with its entry, 0 while pending.
+func (l *revLink) withEntry(entry int64) []byte {
+	return binary.AppendUvarint(append(make([]byte, 0, len(l.val)+8), l.val[:len(l.val)-1]...), uint64(entry))
+}
+
 // revsDown calls fn with item u's revision records from rev down, newest
-// first, until fn returns false.
-func (t *txn) revsDown(u []byte, rev int64, fn func(r revRec) bool) error {
+// first, until fn returns false. The records' bytes are copies.
+func (t *txn) revsDown(u []byte, rev int64, fn func(r revLink) bool) error {
 	c := t.revs.Cursor()
 	k, v := c.Seek(revKey(u, rev+1))
 	if k == nil {
@@ -185,7 +241,7 @@ func (t *txn) revsDown(u []byte, rev int64, fn func(r revRec) bool) error {
 		if !isRevKey(k) {
 			continue
 		}
-		r, err := decodeRevRec(k, v)
+		r, err := decodeRevLink(bytes.Clone(k), bytes.Clone(v))
 		if err != nil {
 			return fmt.Errorf("history: revision %x: %w", k, err)
 		}
@@ -208,8 +264,8 @@ const recentArchived = 4
 // u had before when that is small, else compressed (and queued to become a
 // delta).
 func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error {
-	var pending, older []revRec
-	err := t.revsDown(u, rev, func(r revRec) bool {
+	var pending, older []revLink
+	err := t.revsDown(u, rev, func(r revLink) bool {
 		if r.entry == 0 && older == nil {
 			pending = append(pending, r)
 		} else {
@@ -224,10 +280,9 @@ func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error 
 	if err != nil {
 		return err
 	}
-	for i := range pending {
-		pending[i].entry = at
-		if err := t.putRevRec(&pending[i]); err != nil {
-			return err
+	for _, r := range pending {
+		if err := t.revs.Put(r.key, r.withEntry(at)); err != nil {
+			return fmt.Errorf("put revision: %w", err)
 		}
 	}
 	return nil
@@ -236,7 +291,7 @@ func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error 
 // archiveEntry returns the revision of the entry holding content for refs
 // more revisions, storing it at rev unless one of older (archived
 // revisions, newest first) has it.
-func (t *txn) archiveEntry(hash [32]byte, u []byte, rev int64, content []byte, refs int64, older []revRec) (int64, error) {
+func (t *txn) archiveEntry(hash [32]byte, u []byte, rev int64, content []byte, refs int64, older []revLink) (int64, error) {
 	for _, r := range older {
 		if r.hash == hash {
 			return r.entry, t.addRefs(u, r.entry, refs, 0)
@@ -254,17 +309,17 @@ func (t *txn) archiveEntry(hash [32]byte, u []byte, rev int64, content []byte, r
 	recentBlobs.put(hash, bytes.Clone(content))
 	// Against the content u had before, a one-line edit leaves a common
 	// prefix and suffix around a few bytes: store those bytes alone.
-	if base, depth, baseContent := t.trimBase(u, older); base != 0 {
+	if base, baseContent, ok := t.trimBase(u, older); ok {
 		p, q := commonEnds(content, baseContent)
 		// The bytes between, stored raw, beat the whole compressed (about a
 		// third of text) while they are at most a quarter of it.
 		if middle := content[p : len(content)-q]; len(middle) <= len(content)/4 && len(middle) <= maxInlineBlob {
-			val := append(binary.BigEndian.AppendUint64(make([]byte, 0, 32+len(middle)), uint64(base)), byte(depth+1))
+			val := append(binary.BigEndian.AppendUint64(make([]byte, 0, 32+len(middle)), uint64(base.rev())), byte(base.depth()+1))
 			e.kind, e.payload = blobTrim, append(binary.AppendUvarint(binary.AppendUvarint(val, uint64(p)), uint64(q)), middle...)
 			if err := t.putEntry(&e); err != nil {
 				return 0, err
 			}
-			return rev, t.addRefs(u, base, 1, 1)
+			return rev, t.adjustRefs(u, base, 1, 1)
 		}
 	}
 	// Stored whole, compressed; PruneHistory makes it a zstd delta later,
@@ -320,24 +375,24 @@ func commonEnds(a, b []byte) (prefix, suffix int) {
 
 // trimBase picks the entry of the content item u had before, the newest of
 // older (archived revisions, newest first, none with the content being
-// archived), for a blobTrim delta: its revision, depth and bytes; 0 when
-// there is none or its chain is already maxTrimDepth long.
-func (t *txn) trimBase(u []byte, older []revRec) (rev int64, depth int, content []byte) {
+// archived), for a blobTrim delta: the entry and its bytes; ok is false
+// when there is none or its chain is already maxTrimDepth long.
+func (t *txn) trimBase(u []byte, older []revLink) (base entry, content []byte, ok bool) {
 	if len(older) == 0 {
-		return 0, 0, nil
+		return entry{}, nil, false
 	}
 	r := older[0]
 	e, err := t.entryAt(u, r.entry)
 	if err != nil || e.depth() >= maxTrimDepth {
-		return 0, 0, nil
+		return entry{}, nil, false
 	}
-	c, ok := recentBlobs.get(r.hash)
-	if !ok {
+	c, cached := recentBlobs.get(r.hash)
+	if !cached {
 		if c, err = t.blobContent(u, r.entry); err != nil {
-			return 0, 0, nil
+			return entry{}, nil, false
 		}
 	}
-	return r.entry, e.depth(), c
+	return e, c, true
 }
 
 // recentBlobs keeps the content of recently archived blobs, by hash, so that
@@ -435,7 +490,7 @@ func (t *txn) repackOne(hash, u []byte, rev int64) error {
 // deltas are never chained. base is 0 when there is none.
 func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) (base int64, content []byte, err error) {
 	seen := 0
-	err = t.revsDown(u, rev-1, func(r revRec) bool {
+	err = t.revsDown(u, rev-1, func(r revLink) bool {
 		if r.entry == 0 || r.hash == not {
 			return true
 		}

@@ -231,7 +231,7 @@ func historyBytes(b *testing.B, s *Store) int64 {
 	b.Helper()
 	var n int64
 	err := s.db.View(ctx, func(tx backend.Tx) error {
-		for _, name := range []string{bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack} {
+		for _, name := range []string{bucketRevs, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack} {
 			n += tx.Bucket([]byte(name)).Stats().Used
 		}
 		return nil

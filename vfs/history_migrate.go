@@ -13,13 +13,13 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // keyHistoryMigrate (in meta) is set while the conversion runs: the id of
-// the next item whose history is converted. The schema version says 2 from
-// the start, so an earlier ctxd refuses a half-converted store.
+// the next item whose history is converted.
 const keyHistoryMigrate = "history_migrate"
 
 // migrateKeys bounds the revisions keys one conversion transaction
@@ -27,13 +27,23 @@ const keyHistoryMigrate = "history_migrate"
 const migrateKeys = 10000
 
 // startHistoryMigration runs in Open's transaction on a store of schema
-// version 1: it marks the store as version 2 with its history still to
-// convert.
+// version 1: it marks its history as still to convert (the schema version
+// says the current one from the start, so an earlier ctxd refuses a
+// half-converted store).
 func startHistoryMigration(meta backend.Bucket) error {
-	if err := meta.Put([]byte(keySchema), []byte("2")); err != nil {
-		return err
-	}
 	return meta.Put([]byte(keyHistoryMigrate), []byte{})
+}
+
+// dropTimeIndex runs in Open's transaction on a store of schema version 1
+// or 2: it drops the time index of revisions, which the log by actor
+// replaces (Log merges the actors' ranges), and marks the store current.
+func dropTimeIndex(tx backend.Tx, meta backend.Bucket) error {
+	if tx.Bucket([]byte(bucketRevLog)) != nil {
+		if err := tx.DeleteBucket([]byte(bucketRevLog)); err != nil {
+			return fmt.Errorf("drop the revision time index: %w", err)
+		}
+	}
+	return meta.Put([]byte(keySchema), []byte(strconv.Itoa(schemaVersion)))
 }
 
 // migrateHistory converts the history of every item from where the last

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,8 +84,11 @@ func checkMigrated(t *testing.T, path string) {
 	}
 	err = s.db.View(ctx, func(tx backend.Tx) error {
 		meta := tx.Bucket([]byte(bucketMeta))
-		if v := meta.Get([]byte(keySchema)); string(v) != "2" || meta.Get([]byte(keyHistoryMigrate)) != nil {
+		if v := meta.Get([]byte(keySchema)); string(v) != strconv.Itoa(schemaVersion) || meta.Get([]byte(keyHistoryMigrate)) != nil {
 			return fmt.Errorf("schema %q, migration mark %x after open", v, meta.Get([]byte(keyHistoryMigrate)))
+		}
+		if tx.Bucket([]byte(bucketRevLog)) != nil {
+			return fmt.Errorf("the time index %s is still there after open", bucketRevLog)
 		}
 		return nil
 	})
@@ -132,6 +137,9 @@ func TestStore_OpenResumesHistoryConversion(t *testing.T) {
 		if err := startHistoryMigration(meta); err != nil {
 			return err
 		}
+		if err := dropTimeIndex(tx, meta); err != nil { // as Open does
+			return err
+		}
 		tn := (&Store{db: db, now: time.Now}).newTxn(tx)
 		k, _ := tn.revs.Cursor().First()
 		first := bytes.Clone(k[:16])
@@ -147,4 +155,89 @@ func TestStore_OpenResumesHistoryConversion(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkMigrated(t, path)
+}
+
+// TestStore_OpenDropsTimeIndex: a store of schema version 2 kept a time
+// index of revisions beside the actor index; open drops it, and Log,
+// merging the actors' parts of the log, lists what it listed.
+func TestStore_OpenDropsTimeIndex(t *testing.T) {
+	loc := newLocation(t)
+	s, err := Open(loc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return clock }
+	for i := range 5 {
+		c := ctx
+		if i%2 == 1 {
+			c = WithActor(ctx, Actor{Name: "agent-1", Agent: true})
+		}
+		if _, err := s.Write(c, WriteParams{Ref: Ref{Drive: "notes", Path: fmt.Sprintf("/n%d.md", i)}, Content: []byte("x"), IsText: true}); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(time.Minute)
+	}
+	want, err := historyListing(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What ctxd wrote at schema version 2: the time index of every revision.
+	err = s.db.Update(ctx, func(tx backend.Tx) error {
+		tn := s.newTxn(tx)
+		log, err := tx.CreateBucketIfNotExists([]byte(bucketRevLog))
+		if err != nil {
+			return err
+		}
+		c := tn.revActor.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if err := log.Put(bytes.Clone(k[len(k)-32:]), nil); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket([]byte(bucketMeta)).Put([]byte(keySchema), []byte("2"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(loc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Verify(ctx); err != nil {
+		t.Fatalf("Verify after open: %v", err)
+	}
+	err = s.db.View(ctx, func(tx backend.Tx) error {
+		if v := tx.Bucket([]byte(bucketMeta)).Get([]byte(keySchema)); string(v) != strconv.Itoa(schemaVersion) {
+			return fmt.Errorf("schema %q after open", v)
+		}
+		if tx.Bucket([]byte(bucketRevLog)) != nil {
+			return fmt.Errorf("the time index %s is still there after open", bucketRevLog)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := historyListing(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || strings.Count(got, "\n") != 5 {
+		t.Errorf("Log after open:\n%s\nwant:\n%s", got, want)
+	}
+	refs := slices.Collect(func(yield func(string) bool) {
+		for l := range strings.Lines(got) {
+			if !yield(strings.Fields(l)[0]) {
+				return
+			}
+		}
+	})
+	if !slices.Equal(refs, []string{"notes:/n4.md", "notes:/n3.md", "notes:/n2.md", "notes:/n1.md", "notes:/n0.md"}) {
+		t.Errorf("Log order = %q, want newest first across both actors", refs)
+	}
 }

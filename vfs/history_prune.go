@@ -88,29 +88,32 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 		err := s.db.View(ctx, func(tx backend.Tx) error {
 			t := s.newTxn(tx)
 			drop = drop[:0]
-			c := t.revLog.Cursor()
+			// Each actor's part of the log, oldest first, up to the cutoff.
+			c := t.revActor.Cursor()
 			k, _ := c.First()
 			if start != nil {
 				k, _ = c.Seek(start)
 			}
-			for examined := 0; ; k, _ = c.Next() {
-				if k == nil || int64(binary.BigEndian.Uint64(k[:8])) >= cutoff {
-					done = true
-					break
+			for examined := 0; k != nil && examined < pruneBatch; examined++ {
+				n, w := binary.Uvarint(k)
+				if w <= 0 || uint64(len(k)-w) != n+32 {
+					return fmt.Errorf("revision log: malformed key %x", k)
 				}
-				if examined == pruneBatch {
-					break
+				prefix, lk := k[:len(k)-32], k[len(k)-32:]
+				if int64(binary.BigEndian.Uint64(lk[:8])) >= cutoff {
+					k, _ = c.Seek(logEnd(prefix, nil)) // the next actor's
+					continue
 				}
-				examined++
-				expired, err := t.expired(k, keep, cutoff)
+				expired, err := t.expired(lk, keep, cutoff)
 				if err != nil {
 					return err
 				}
 				if expired {
 					drop = append(drop, bytes.Clone(k))
 				}
+				k, _ = c.Next()
 			}
-			start = bytes.Clone(k)
+			done, start = k == nil, bytes.Clone(k)
 			return nil
 		})
 		n := 0
@@ -118,10 +121,11 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 			err = s.db.Update(ctx, func(tx backend.Tx) error {
 				t := s.newTxn(tx)
 				n = 0
-				for _, lk := range drop {
-					if t.revLog.Get(lk) == nil {
-						continue
+				for _, k := range drop {
+					if t.revActor.Get(k) == nil {
+						continue // dropped since the read
 					}
+					lk := k[len(k)-32:]
 					// A write since the read may have changed the item.
 					expired, err := t.expired(lk, keep, cutoff)
 					if err != nil {
@@ -162,8 +166,8 @@ func (t *txn) expired(lk []byte, keep, cutoff int64) (bool, error) {
 	return latest.rev-rev >= keep || gone, nil
 }
 
-// dropRevision removes the revision at log key lk with its index entries
-// and references.
+// dropRevision removes the revision at log key lk with its log entry and
+// references.
 func (t *txn) dropRevision(lk []byte) error {
 	key := lk[8:]
 	rec, err := decodeRevRec(key, t.revs.Get(key))
@@ -178,14 +182,11 @@ func (t *txn) dropRevision(lk []byte) error {
 			}
 		}
 	}
-	for _, err := range []error{
-		t.revs.Delete(key),
-		t.revLog.Delete(lk),
-		t.revActor.Delete(append(actorPrefix(rec.actor), lk...)),
-	} {
-		if err != nil {
-			return err
-		}
+	if err := t.revs.Delete(key); err != nil {
+		return err
+	}
+	if err := t.revActor.Delete(append(actorPrefix(rec.actor), lk...)); err != nil {
+		return err
 	}
 	if rec.entry != 0 { // a pending revision holds no reference
 		if err := t.addRefs(rec.id, rec.entry, -1, 0); err != nil {

@@ -129,7 +129,6 @@ func deletedKey(drive, path string, id []byte) []byte {
 // for good: history (by time, or by revision within an item), and what is
 // keyed by item id (time-ordered UUIDv7) or outbox sequence.
 func (t *txn) setFillPercent() {
-	t.revLog.SetFillPercent(1)
 	t.revActor.SetFillPercent(1)
 	t.revs.SetFillPercent(0.9)
 	// Values of a few hundred bytes fill a page in steps of about 10%: at
@@ -163,8 +162,26 @@ func blobKey(h []byte, part byte) []byte { return append(append(make([]byte, 0, 
 
 // latestRev returns the newest revision record of id, or rev 0 when it has none.
 func (t *txn) latestRev(id []byte) (revRec, error) {
+	k, v := t.latestKey(id)
+	if k == nil {
+		return revRec{}, nil
+	}
+	return decodeRevRec(k, v)
+}
+
+// latestLink is latestRev for the write path, which needs less of it.
+func (t *txn) latestLink(id []byte) (revLink, error) {
+	k, v := t.latestKey(id)
+	if k == nil {
+		return revLink{}, nil
+	}
+	return decodeRevLink(k, v)
+}
+
+// latestKey returns the key and record of id's newest revision, or nils.
+func (t *txn) latestKey(id []byte) (k, v []byte) {
 	c := t.revs.Cursor()
-	k, v := c.Seek(revKey(id, math.MaxInt64))
+	k, v = c.Seek(revKey(id, math.MaxInt64))
 	if k == nil {
 		k, v = c.Last()
 	} else {
@@ -180,12 +197,9 @@ func (t *txn) latestRev(id []byte) (revRec, error) {
 		for k, v = c.Seek(revKey(id, 0)); k != nil && bytes.HasPrefix(k, id) && isRevKey(k); k, v = c.Next() {
 			lk, lv = k, v
 		}
-		if lk == nil {
-			return revRec{}, nil
-		}
-		k, v = lk, lv
+		return lk, lv
 	}
-	return decodeRevRec(k, v)
+	return k, v
 }
 
 // putRevRec stores r again (after its entry changed).
@@ -216,7 +230,7 @@ func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) (settled bool,
 	if t.historyOff && (!exists || content == nil) {
 		return !exists, nil // pending revisions keep the content they read
 	}
-	latest, err := t.latestRev(u)
+	latest, err := t.latestLink(u)
 	if err != nil {
 		return false, err
 	}
@@ -225,7 +239,10 @@ func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) (settled bool,
 		if err != nil {
 			return false, err
 		}
-		if latest, err = t.baseline(u, prev); err != nil {
+		if _, err = t.baseline(u, prev); err != nil {
+			return false, err
+		}
+		if latest, err = t.latestLink(u); err != nil {
 			return false, err
 		}
 	}
@@ -315,8 +332,8 @@ func matchesLatest(latest revRec, it *Item) bool {
 
 // appendRev stores revision rev of item u with it's content hash and
 // metadata (meta: it's metadata snapshot, or nil to encode it here), and its
-// log and actor index entries. The revision is pending (no entry): its
-// content is (or is about to be) u's current content.
+// log entry. The revision is pending (no entry): its content is (or is
+// about to be) u's current content.
 func (t *txn) appendRev(u []byte, rev int64, it *Item, meta []byte, deleted bool, op, actor string, tm int64) error {
 	if op == "" {
 		return fmt.Errorf("history: change of %s names no operation", it.Ref())
@@ -351,11 +368,7 @@ func (t *txn) appendRev(u []byte, rev int64, it *Item, meta []byte, deleted bool
 	if err := t.revs.Put(revKey(u, rev), r.encode()); err != nil {
 		return fmt.Errorf("put revision: %w", err)
 	}
-	lk := logKey(r.time, u, rev)
-	if err := t.revLog.Put(lk, nil); err != nil {
-		return fmt.Errorf("put revision log: %w", err)
-	}
-	if err := t.revActor.Put(append(actorPrefix(actor), lk...), nil); err != nil {
+	if err := t.revActor.Put(append(actorPrefix(actor), logKey(r.time, u, rev)...), nil); err != nil {
 		return fmt.Errorf("put revision log: %w", err)
 	}
 	return nil

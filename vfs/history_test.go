@@ -677,8 +677,8 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			return t.items.Put(bytes.Clone(k), rec)
 		},
 		"missing log entry": func(t *txn) error {
-			k, _ := t.revLog.Cursor().Last()
-			return t.revLog.Delete(k)
+			k, _ := t.revActor.Cursor().Last()
+			return t.revActor.Delete(k)
 		},
 		"latest revision gone": func(t *txn) error {
 			k, _ := lastKey(t.revs, isRevKey)

@@ -30,9 +30,10 @@ const (
 	bucketPaths   = "paths" // one nested bucket per drive: encoded path -> pathVal
 	bucketText    = "text"  // id (16 bytes) -> searchable text of a binary item
 	keySchema     = "schema_version"
-	// schemaVersion 2 changed the history's archive (history_migrate.go);
-	// Open converts a version 1 store.
-	schemaVersion = 2
+	// schemaVersion 2 changed the history's archive (history_migrate.go)
+	// and 3 dropped its time index (bucketRevLog); Open converts stores of
+	// versions 1 and 2.
+	schemaVersion = 3
 )
 
 // Options configures Open.
@@ -168,6 +169,11 @@ func New(db backend.DB, opts Options) (*Store, error) {
 			if err := startHistoryMigration(meta); err != nil {
 				return err
 			}
+			fallthrough
+		case string(v) == "2":
+			if err := dropTimeIndex(tx, meta); err != nil {
+				return err
+			}
 		case string(v) != strconv.Itoa(schemaVersion):
 			return fmt.Errorf("schema version %q is not supported (this ctxd reads versions 1 to %d); use a matching ctxd build", v, schemaVersion)
 		}
@@ -182,7 +188,7 @@ func New(db backend.DB, opts Options) (*Store, error) {
 		}
 		for _, name := range []string{bucketItems, bucketContent, bucketText, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox,
 			bucketQuestions, bucketQVectors, bucketQEmbedQ,
-			bucketRevs, bucketRevLog, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack, bucketClaims, bucketRecords} {
+			bucketRevs, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack, bucketClaims, bucketRecords} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -352,8 +358,8 @@ type txn struct {
 	op       string // the history operation of the public mutation running (update only)
 
 	// History buckets (see history.go); historyOff skips recording.
-	revs, revLog, revActor, deleted, blobs, repack backend.Bucket
-	historyOff                                     bool
+	revs, revActor, deleted, blobs, repack backend.Bucket
+	historyOff                             bool
 
 	// Question buckets (see questions.go).
 	questions, qvectors, qembedq, chunkhash backend.Bucket
@@ -399,7 +405,6 @@ var (
 	nameQuestions = []byte(bucketQuestions)
 	nameRepack    = []byte(bucketRepack)
 	nameRevActor  = []byte(bucketRevActor)
-	nameRevLog    = []byte(bucketRevLog)
 	nameRevs      = []byte(bucketRevs)
 	nameText      = []byte(bucketText)
 	nameVectors   = []byte(bucketVectors)
@@ -430,7 +435,6 @@ func (s *Store) newTxn(tx backend.Tx) *txn {
 		roots:    s.roots,
 
 		revs:       tx.Bucket(nameRevs),
-		revLog:     tx.Bucket(nameRevLog),
 		revActor:   tx.Bucket(nameRevActor),
 		deleted:    tx.Bucket(nameDeleted),
 		blobs:      tx.Bucket(nameBlobs),

@@ -52,7 +52,6 @@ func itemWrite(tx backend.Tx, id int) error {
 		{"paths", path, key},
 		{"drives", []byte("agent"), binary.BigEndian.AppendUint64(nil, n+1)},
 		{"revisions", rev, bytes.Repeat([]byte("r"), 80)},
-		{"revision_log", append(binary.BigEndian.AppendUint64(nil, uint64(seq)), rev...), nil},
 		{"revision_actors", append([]byte("agent"), rev...), nil},
 		{"outbox", binary.BigEndian.AppendUint64(nil, seq), key},
 		{"text", key, []byte("searchable text")},
@@ -64,7 +63,7 @@ func itemWrite(tx backend.Tx, id int) error {
 	return b("deleted").Delete(path)
 }
 
-var benchBuckets = []string{"paths", "items", "drives", "revisions", "outbox", "content", "revision_log", "revision_actors", "text", "deleted"}
+var benchBuckets = []string{"paths", "items", "drives", "revisions", "outbox", "content", "revision_actors", "text", "deleted"}
 
 // BenchmarkWrite runs item writes from benchWriters goroutines, each its
 // own transaction (Update) or sharing them (Batch, as the store writes),
