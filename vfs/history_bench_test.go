@@ -28,18 +28,22 @@ import (
 // sent to the server) per mode and round, then the bytes per write with
 // the 16 writes in one transaction (independent of how many writes bbolt's
 // batches gathered): on bbolt and, when CTXD_BENCH_HISTORY_BACKENDS names
-// it ("bolt,postgres"), first on PostgreSQL; last the line
-// "history cost_pct=<median over rounds of (1 - on/off)*100>" of bbolt.
+// it ("bolt,postgres"), then on PostgreSQL, whose lines print first; last
+// the line "history cost_pct=<median over rounds of (1 - on/off)*100>" of bbolt.
 // CTXD_BENCH_HISTORY_ROUNDS (3) and CTXD_BENCH_HISTORY_WRITES (writes per
 // writer and round, 200) size it.
 func BenchmarkHistory_Cost(b *testing.B) {
 	rounds, perWriter := benchenv.Int(b, "CTXD_BENCH_HISTORY_ROUNDS", 3), benchenv.Int(b, "CTXD_BENCH_HISTORY_WRITES", 200)
 	backends := strings.Split(cmp.Or(os.Getenv("CTXD_BENCH_HISTORY_BACKENDS"), "bolt"), ",")
-	slices.SortFunc(backends, func(a, c string) int { return strings.Compare(c, a) }) // bbolt's line last
+	// bbolt runs first, before a PostgreSQL server started for the other
+	// run could still be checkpointing what it was sent, and prints last.
+	slices.Sort(backends)
 	var out strings.Builder
 	for range b.N {
 		out.Reset()
+		var lines []string
 		for _, be := range backends {
+			var res strings.Builder
 			var loc func() string
 			switch be {
 			case "bolt":
@@ -49,12 +53,17 @@ func BenchmarkHistory_Cost(b *testing.B) {
 			default:
 				b.Fatalf("CTXD_BENCH_HISTORY_BACKENDS names %q: pass bolt, postgres or both, comma-separated", be)
 			}
-			costs := historyCost(b, loc, rounds, perWriter, &out)
+			costs := historyCost(b, loc, rounds, perWriter, &res)
 			line := fmt.Sprintf("history cost_pct=%.1f\n", median(costs))
 			if be != "bolt" {
 				line = "history backend=" + be + line[len("history"):]
 			}
-			out.WriteString(line)
+			res.WriteString(line)
+			lines = append(lines, res.String())
+		}
+		slices.Reverse(lines) // bbolt's last
+		for _, l := range lines {
+			out.WriteString(l)
 		}
 	}
 	fmt.Print(out.String())
