@@ -35,7 +35,7 @@ var (
 )
 
 // loadPassages returns the first n passages of the corpus.
-func loadPassages(b *testing.B, n int) []passage {
+func loadPassages(b testing.TB, n int) []passage {
 	b.Helper()
 	passagesMu.Lock()
 	defer passagesMu.Unlock()

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -46,6 +47,10 @@ const (
 // normalised against other titles rather than inflating the text's length.
 type bm25fQuery struct {
 	terms []string // analysed query terms, repeated as often as in the query
+	// topK, when set, is how many hits the search keeps and says that the
+	// query is all Bleve scores (no filter joins it), so the searcher may
+	// skip what cannot reach them (see bm25fSearcher.prune).
+	topK int
 }
 
 // bm25fFields are the fields SearchBM25 scores and their boosts.
@@ -71,7 +76,7 @@ func (q *bm25fQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappin
 	if err != nil {
 		return nil, err
 	}
-	s := &bm25fSearcher{}
+	s := &bm25fSearcher{topK: q.topK}
 	for i, f := range bm25fFields {
 		s.norm[i] = fieldNorm{boost: f.boost, avg: 1}
 		if sums[i] > 0 { // else no document holds the field: it matches nothing
@@ -107,6 +112,15 @@ func (q *bm25fQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappin
 			return nil, err
 		}
 	}
+	s.byBound = make([]int, len(s.weights))
+	for i := range s.byBound {
+		s.byBound[i] = i
+	}
+	slices.SortStableFunc(s.byBound, func(a, b int) int { return cmp.Compare(s.bound(a), s.bound(b)) })
+	s.essential = make([]bool, len(s.weights))
+	for i := range s.essential {
+		s.essential[i] = true
+	}
 	return s, nil
 }
 
@@ -121,28 +135,120 @@ type fieldNorm struct{ boost, avg float64 }
 
 // bm25fSearcher walks the postings of every (term, field) in document
 // order and scores each document holding any of them.
+//
+// With topK set it prunes as MaxScore does (Turtle and Flood): once topK
+// documents were returned, the lowest of their scores is a floor the
+// collector's k-th best can only rise above; the terms whose score bounds
+// (idf × (k1 + 1), BM25's saturation) together stay under it are not
+// essential, as a document holding only those cannot reach the top k. Only
+// the postings of essential terms are walked; the others are advanced to
+// each candidate to score it in full, and a candidate scoring under the
+// floor is not returned. Every document that can enter the top k, ties
+// included, is still returned, so the hits are those without pruning; a
+// disjunction of common words ("born in march") no longer scores every
+// document holding one of them.
 type bm25fSearcher struct {
 	posts   []*posting
 	weights []float64 // per term: query frequency × idf
 	norm    [len(bm25fFields)]fieldNorm
 	tf      []float64 // scratch: tf~ per term of the current document
+
+	topK      int
+	top       []float64 // min-heap of the best topK scores returned
+	byBound   []int     // terms by ascending score bound
+	essential []bool    // per term: its postings are walked
+	id        index.IndexInternalID
+	scored    int // candidates scored, which pruning keeps low
+}
+
+// bound is the most term i can add to a score, with room for rounding.
+func (s *bm25fSearcher) bound(i int) float64 {
+	return s.weights[i] * (BM25K1 + 1) * (1 + 1e-9)
+}
+
+// floor is the score a document must reach to be returned: the lowest of
+// the best topK returned so far, or none (-1) before topK were.
+func (s *bm25fSearcher) floor() float64 {
+	if s.topK == 0 || len(s.top) < s.topK {
+		return -1
+	}
+	return s.top[0]
+}
+
+// prune records a returned score and marks the terms that are no longer
+// essential: the most, lowest bounds first, whose bounds sum under the floor.
+func (s *bm25fSearcher) prune(score float64) {
+	if s.topK == 0 {
+		return
+	}
+	switch {
+	case len(s.top) < s.topK:
+		s.top = append(s.top, score)
+		for i := len(s.top) - 1; i > 0 && s.top[(i-1)/2] > s.top[i]; i = (i - 1) / 2 {
+			s.top[i], s.top[(i-1)/2] = s.top[(i-1)/2], s.top[i]
+		}
+	case score > s.top[0]:
+		s.top[0] = score
+		for i := 0; ; {
+			c := 2*i + 1
+			if c+1 < len(s.top) && s.top[c+1] < s.top[c] {
+				c++
+			}
+			if c >= len(s.top) || s.top[i] <= s.top[c] {
+				break
+			}
+			s.top[i], s.top[c] = s.top[c], s.top[i]
+			i = c
+		}
+	default:
+		return
+	}
+	floor, sum := s.floor(), 0.0
+	for _, t := range s.byBound {
+		sum += s.bound(t)
+		s.essential[t] = sum >= floor
+	}
 }
 
 func (s *bm25fSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	for {
+		score, ok, err := s.nextCandidate()
+		if err != nil || !ok {
+			return nil, err
+		}
+		if score < s.floor() {
+			continue // cannot reach the top k
+		}
+		s.prune(score)
+		dm := ctx.DocumentMatchPool.Get()
+		dm.IndexInternalID = append(dm.IndexInternalID[:0], s.id...)
+		dm.Score = score
+		return dm, nil
+	}
+}
+
+// nextCandidate scores the next document an essential term's postings
+// hold, leaving its id in s.id; ok is false when there is none.
+func (s *bm25fSearcher) nextCandidate() (score float64, ok bool, err error) {
 	var id index.IndexInternalID
 	for _, p := range s.posts {
-		if p.cur != nil && (id == nil || p.cur.ID.Compare(id) < 0) {
+		if p.cur != nil && s.essential[p.term] && (id == nil || p.cur.ID.Compare(id) < 0) {
 			id = p.cur.ID
 		}
 	}
 	if id == nil {
-		return nil, nil
+		return 0, false, nil
 	}
-	dm := ctx.DocumentMatchPool.Get()
-	dm.IndexInternalID = append(dm.IndexInternalID[:0], id...)
+	s.id = append(s.id[:0], id...)
+	s.scored++
 	clear(s.tf)
 	for _, p := range s.posts {
-		if p.cur == nil || !p.cur.ID.Equals(dm.IndexInternalID) {
+		if p.cur != nil && !s.essential[p.term] && p.cur.ID.Compare(s.id) < 0 {
+			if p.cur, err = p.tfr.Advance(s.id, p.cur.Reset()); err != nil {
+				return 0, false, err
+			}
+		}
+		if p.cur == nil || !p.cur.ID.Equals(s.id) {
 			continue
 		}
 		f := s.norm[p.field]
@@ -151,17 +257,16 @@ func (s *bm25fSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 			length = 1 / (p.cur.Norm * p.cur.Norm)
 		}
 		s.tf[p.term] += f.boost * float64(p.cur.Freq) / (1 - BM25B + BM25B*length/f.avg)
-		var err error
 		if p.cur, err = p.tfr.Next(p.cur.Reset()); err != nil {
-			return nil, err
+			return 0, false, err
 		}
 	}
 	for i, tf := range s.tf {
 		if tf > 0 {
-			dm.Score += s.weights[i] * tf * (BM25K1 + 1) / (tf + BM25K1)
+			score += s.weights[i] * tf * (BM25K1 + 1) / (tf + BM25K1)
 		}
 	}
-	return dm, nil
+	return score, true, nil
 }
 
 func (s *bm25fSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {

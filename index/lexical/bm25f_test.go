@@ -1,13 +1,18 @@
 package lexical
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
 )
 
@@ -55,5 +60,94 @@ func TestAnalyzeDoc_AsTheMappingMapsIt(t *testing.T) {
 		if got.Indexed() != want.Indexed() {
 			t.Errorf("%q: Indexed %v, the mapping's %v", d.Text, got.Indexed(), want.Indexed())
 		}
+	}
+}
+
+// TestSearchBM25_PruningKeepsTheHits: without a filter the BM25 searcher
+// skips documents that cannot reach the top k (MaxScore); its hits, scores
+// and ties included, are those of the same search unpruned, which a filter
+// every document passes gives.
+func TestSearchBM25_PruningKeepsTheHits(t *testing.T) {
+	ps := loadPassages(t, 4000)
+	x := mustOpen(t, filepath.Join(t.TempDir(), "idx"))
+	for start := 0; start < len(ps); start += 500 { // several segments
+		docs := make([]Doc, 0, 500)
+		for i := start; i < start+500; i++ {
+			docs = append(docs, passageDoc(ps[i], i, ""))
+		}
+		mustApply(t, x, docs, nil, uint64(start+1))
+	}
+	words, _, phrases := benchQueries(ps, 200)
+	everything := Filter{Drives: []string{"wiki"}}
+	compared := 0
+	for _, q := range append(words, phrases...) {
+		for _, k := range []int{1, 10, 100} {
+			pruned, whole := mustBM25(t, x, q, Filter{}, k), mustBM25(t, x, q, everything, k)
+			if !slices.Equal(pruned, whole) {
+				t.Fatalf("SearchBM25(%q, k=%d) pruned:\n%v\nunpruned:\n%v", q, k, pruned, whole)
+			}
+			compared += len(whole)
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no query found anything")
+	}
+}
+
+// TestBM25FSearcher_Prunes: once k documents are returned, a word every
+// document holds is only advanced to the documents a rarer one holds.
+func TestBM25FSearcher_Prunes(t *testing.T) {
+	x := mustOpen(t, filepath.Join(t.TempDir(), "idx"))
+	var docs []Doc
+	for i := range 400 {
+		text := fmt.Sprintf("common filler words number %d", i)
+		if i%2 == 0 {
+			text += " rare"
+		}
+		docs = append(docs, Doc{ID: fmt.Sprintf("d%03d", i), Text: text, Drive: "d", Path: fmt.Sprintf("/%d", i), Mime: "text/plain"})
+	}
+	mustApply(t, x, docs, nil, 1)
+	bi, done, err := x.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	adv, err := bi.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	count := func(topK int) (returned, scored int) {
+		s, err := (&bm25fQuery{terms: []string{"common", "rare"}, topK: topK}).Searcher(context.Background(), r, nil, search.SearcherOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(16, 0)}
+		for {
+			dm, err := s.Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dm == nil {
+				return returned, s.(*bm25fSearcher).scored
+			}
+			returned++
+			ctx.DocumentMatchPool.Put(dm)
+		}
+	}
+	if returned, scored := count(0); returned != 400 || scored != 400 {
+		t.Errorf("unpruned: %d returned, %d scored; want all 400", returned, scored)
+	}
+	// Once 5 documents holding "rare" are in the top 5 (Bleve numbers a
+	// batch's documents in no set order, so after about the first 10),
+	// only the 200 holding it are candidates: "common" alone scores less
+	// than any of them.
+	if returned, scored := count(5); scored > 260 || returned < 5 || returned > scored {
+		t.Errorf("top 5: %d returned, %d scored; want 5 to 260 scored", returned, scored)
 	}
 }

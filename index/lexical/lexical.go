@@ -626,6 +626,9 @@ func (x *Index) search(ctx context.Context, leg string, main query.Query, f Filt
 		return nil, fmt.Errorf("%s: %w", leg, err)
 	}
 	var q query.Query = main
+	if bq, ok := main.(*bm25fQuery); ok && fq == nil {
+		bq.topK = k // the collector keeps the query's own best k
+	}
 	if fq != nil {
 		bq := bleve.NewBooleanQuery()
 		bq.AddMust(main)
