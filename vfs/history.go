@@ -602,13 +602,23 @@ func (t *txn) logActors() ([][]byte, error) {
 	var out [][]byte
 	c := t.revActor.Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Seek(logEnd(out[len(out)-1], nil)) {
-		n, w := binary.Uvarint(k)
-		if w <= 0 || uint64(len(k)-w) != n+32 {
-			return nil, fmt.Errorf("revision log: malformed key %x", k)
+		prefix, _, err := splitLogKey(k)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, bytes.Clone(k[:w+int(n)]))
+		out = append(out, bytes.Clone(prefix))
 	}
 	return out, nil
+}
+
+// splitLogKey splits a key of the log into its actor prefix and its log
+// key (time | id | rev).
+func splitLogKey(k []byte) (prefix, lk []byte, err error) {
+	n, w := binary.Uvarint(k)
+	if w <= 0 || uint64(len(k)-w) != n+32 {
+		return nil, nil, fmt.Errorf("revision log: malformed key %x", k)
+	}
+	return k[:len(k)-32], k[len(k)-32:], nil
 }
 
 // logEnd is the key right after every log key of prefix earlier than

@@ -95,11 +95,10 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 				k, _ = c.Seek(start)
 			}
 			for examined := 0; k != nil && examined < pruneBatch; examined++ {
-				n, w := binary.Uvarint(k)
-				if w <= 0 || uint64(len(k)-w) != n+32 {
-					return fmt.Errorf("revision log: malformed key %x", k)
+				prefix, lk, err := splitLogKey(k)
+				if err != nil {
+					return err
 				}
-				prefix, lk := k[:len(k)-32], k[len(k)-32:]
 				if int64(binary.BigEndian.Uint64(lk[:8])) >= cutoff {
 					k, _ = c.Seek(logEnd(prefix, nil)) // the next actor's
 					continue
