@@ -52,7 +52,7 @@ func (s *adminService) Status(ctx context.Context, req *ctxdv1.StatusRequest) (*
 			TextSentTo:        s.b.embedder.remote,
 			ProviderError:     emb.Health,
 		},
-		Index: &ctxdv1.IndexStatus{Available: true, AppliedSequence: is.AppliedSeq},
+		Index: &ctxdv1.IndexStatus{Available: true, AppliedSequence: is.AppliedSeq, LexicalSegments: int32(is.LexicalSegments), Compacting: is.Compacting},
 		Store: &ctxdv1.StoreStatus{
 			Location: s.b.storeInfo.location, Shared: s.b.storeInfo.shared, Reachable: true, ReplicaId: s.b.replicaID,
 		},

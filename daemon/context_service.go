@@ -6,6 +6,7 @@ import (
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/assemble"
+	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/vfs"
 )
 
@@ -70,14 +71,17 @@ func (b *backend) assembled(res *assemble.Result, err error) error {
 	if err != nil {
 		return searchError(err)
 	}
-	var ids []string
+	var ids, fetched []string
 	for _, sec := range res.Sections {
 		if sec.Kind == assemble.KindChunk {
 			ids = append(ids, sec.Item.ID)
+			if ingest.IsURL(sec.Item.SourceURL) {
+				fetched = append(fetched, sec.Item.ID)
+			}
 		}
 	}
 	b.usage.Record(ids)
-	b.fresh.Notice(ids)
+	b.fresh.Notice(fetched)
 	return nil
 }
 

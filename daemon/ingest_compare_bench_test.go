@@ -18,6 +18,7 @@ import (
 	"time"
 
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
+	"github.com/ctxd/ctxd/index/search"
 )
 
 // Parameters of BenchmarkIngestCompare.
@@ -87,7 +88,8 @@ func BenchmarkIngestCompare(b *testing.B) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "--- ingest compare: %d chunks (%d items) of wikipedia-passages, vectors supplied, %d rounds (ctxd, sqlite, lancedb in turn); median [min-max]\n", chunks, len(items), compareRounds)
 	fmt.Fprintf(&sb, "%s\n", fmt.Sprintf(wikiConstruction, wikiSample, wikiSample, wikiNoise))
-	fmt.Fprintf(&sb, "ctxd: the daemon process over its unix socket, WriteBatch of %d items, %d in flight, ingest until the indexes applied everything; served after a restart\n", wikiBatch, wikiWriters)
+	fmt.Fprintf(&sb, "ctxd: the daemon process over its unix socket, WriteBatch of %d items, %d in flight, ingest until the indexes applied everything; its lexical index compacted into one segment %.1f s later (after %v without writes); served after a restart\n",
+		wikiBatch, wikiWriters, summarize(ctxd, func(f compareFigures) float64 { return f.compacted }).median, search.DefaultCompactIdle)
 	fmt.Fprintf(&sb, "sqlite: %s, one connection, transactions of %d chunks, WAL, synchronous=FULL\n", sqlite[0].version, wikiBatch)
 	fmt.Fprintf(&sb, "lancedb: %s, a commit per %d chunks, then its native full-text indexes (title, text; English stemming and stop words); exact vector search\n", lance[0].version, wikiBatch)
 	fmt.Fprintf(&sb, "search: %d queries one at a time after %d warm-up, limit %d, query vector supplied; hybrid fuses both legs; in a process that only serves\n", wikiQueries, wikiWarmup, wikiLimit)
@@ -124,6 +126,7 @@ type compareFigures struct {
 	version       string
 	ingest        float64 // chunks/s
 	bytesPerChunk float64
+	compacted     float64               // s from the indexes applying the ingest to the lexical index compacted (ctxd)
 	latency       map[string][2]float64 // mode -> p50, p99 ms, while serving
 	// Serving memory in bytes: peak RSS, and RSS at the end as anonymous
 	// memory and mapped file pages.
@@ -154,13 +157,15 @@ func (w *wikiBench) compareCtxd(b *testing.B, items []wikiItem, queries []wikiQu
 	args := modelArgs(b, ortLib(b))
 	p := startProcess(b, dataDir, socket, args...)
 	conn := dial(b, "unix://"+socket)
-	st := waitModel(b, ctxdv1.NewAdminServiceClient(conn), 2*time.Minute)
+	admin := ctxdv1.NewAdminServiceClient(conn)
+	st := waitModel(b, admin, 2*time.Minute)
 	_, ingested, chunks := w.ingest(b, conn, items, st.Embedding.ModelId)
 	f := compareFigures{
 		ingest:        float64(chunks) / ingested.Seconds(),
 		bytesPerChunk: float64(dirBytes(b, dataDir)) / float64(chunks),
 		latency:       map[string][2]float64{},
 	}
+	f.compacted = waitCompacted(b, admin).Seconds()
 	conn.Close()
 	p.stop(b)
 

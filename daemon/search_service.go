@@ -13,6 +13,7 @@ import (
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/session"
+	"github.com/ctxd/ctxd/ingest"
 	"github.com/ctxd/ctxd/internal/runes"
 	"github.com/ctxd/ctxd/vfs"
 )
@@ -95,13 +96,17 @@ func (s *searchService) Search(ctx context.Context, req *ctxdv1.SearchRequest) (
 		})
 	}
 	ids := make([]string, 0, len(resp.Results))
+	var fetched []string
 	for _, res := range resp.Results {
 		pr := searchResultToProto(&res)
 		out.Results = append(out.Results, pr)
 		ids = append(ids, res.ItemID)
+		if ingest.IsURL(res.SourceURL) {
+			fetched = append(fetched, res.ItemID)
+		}
 	}
 	s.b.usage.Record(ids)
-	s.b.fresh.Notice(ids)
+	s.b.fresh.Notice(fetched)
 	return out, nil
 }
 

@@ -146,6 +146,9 @@ func TestStatus_BboltStore(t *testing.T) {
 	st := waitStatus(t, admin, 30*time.Second, "the index to apply the writes", func(st *ctxdv1.StatusResponse) bool {
 		return st.Index.AppliedSequence >= st.Index.OutboxSequence
 	})
+	if st.Index.LexicalSegments < 1 {
+		t.Errorf("index status = %v, want the lexical index's segments counted", st.Index)
+	}
 	s := st.Store
 	if s.Location != filepath.Join(d.cfg.DataDir, boltstore.FileName) || s.Shared || !s.Reachable || s.ReplicaId != localReplica ||
 		s.OutboxSequence != st.Index.OutboxSequence || s.OutboxSequence < 3 {

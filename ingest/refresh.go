@@ -103,7 +103,7 @@ func (in *Ingester) refreshItem(ctx context.Context, it *vfs.Item, o RefreshOpti
 	ctx = vfs.WithActor(ctx, a)
 	src := source{drive: it.Drive, path: it.Path}
 	switch {
-	case isURL(it.SourceURL):
+	case IsURL(it.SourceURL):
 		src.fetchURL = it.SourceURL
 		if o.StaleOnly && fresh(it, time.Now()) {
 			return ItemResult{Ref: src.ref(), Source: it.SourceURL, Action: Unchanged}
@@ -134,7 +134,7 @@ func (in *Ingester) Revalidate(ctx context.Context, ids []string) map[string]Ite
 		}
 		seen[id] = true
 		info, err := in.store.Info(ctx, vfs.Ref{ID: id})
-		if err != nil || !isURL(info.Item.SourceURL) || fresh(&info.Item, now) {
+		if err != nil || !IsURL(info.Item.SourceURL) || fresh(&info.Item, now) {
 			continue
 		}
 		out[id] = in.refreshItem(ctx, &info.Item, RefreshOptions{})

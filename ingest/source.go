@@ -24,9 +24,9 @@ type source struct {
 	path     string // the item path (for a directory: its root)
 }
 
-// isURL tells URLs from file paths in Add's sources and in items' SourceURL.
+// IsURL tells URLs from file paths in Add's sources and in items' SourceURL.
 // Schemes are case-insensitive.
-func isURL(s string) bool {
+func IsURL(s string) bool {
 	hasPrefix := func(p string) bool { return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) }
 	return hasPrefix("http://") || hasPrefix("https://")
 }
@@ -38,7 +38,7 @@ func isURL(s string) bool {
 func classify(raw, drive string) (source, error) {
 	var s source
 	switch {
-	case isURL(raw):
+	case IsURL(raw):
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" {
 			return s, newError(ErrInvalid, raw, "pass an absolute http(s) URL such as https://example.com/page",

@@ -72,6 +72,16 @@ func (c *cli) statusCommand() *cobra.Command {
 				}
 			}
 			row("search index", availability(r.Index.GetAvailable(), false, r.Index.GetUnavailableReason()))
+			if n := r.GetIndex().GetLexicalSegments(); n > 0 {
+				segs := fmt.Sprintf("%d segments", n)
+				if n == 1 {
+					segs = "1 segment"
+				}
+				if r.GetIndex().GetCompacting() {
+					segs += ", compacting"
+				}
+				row("lexical index", segs)
+			}
 			if sc := r.GetSubscriptions(); sc.GetDurable()+sc.GetStreams()+sc.GetCutOff() > 0 {
 				row("standing queries", fmt.Sprintf("%d durable, %d streams open, %d cut off as slow", sc.GetDurable(), sc.GetStreams(), sc.GetCutOff()))
 			}

@@ -86,6 +86,10 @@ type Options struct {
 	// Observe, when set, is told how long each search and each of its legs
 	// took (the daemon's metrics).
 	Observe Observer
+	// CompactIdle is how long the lexical index goes without a write
+	// before the engine merges its segments into one, where that pays
+	// (lexical.Segments.Worth); 0 means DefaultCompactIdle, negative never.
+	CompactIdle time.Duration
 
 	// beforeMark, when set (tests), runs before each background mark.
 	beforeMark func()
@@ -119,7 +123,10 @@ type Engine struct {
 	snapAt                           time.Time
 	lastBatch                        int // entries the last pass applied
 	rebuildLex, rebuildVec           bool
-	haveSnap                         bool // a snapshot file exists; snapSeq is its sequence
+	haveSnap                         bool        // a snapshot file exists; snapSeq is its sequence
+	lexWrittenAt                     time.Time   // when the lexical index last applied a write (or opened)
+	compactChecked                   bool        // whether compacting was considered since then
+	compaction                       *compaction // the compaction running, or nil
 
 	// fresh is what searches see of the store (awaitWrites); a search
 	// waiting for it asks, on hurry, to apply without the batching delay.
@@ -149,6 +156,11 @@ type State struct {
 	// Checking is set while Doctor compares the indexes with the store;
 	// they apply no changes meanwhile.
 	Checking bool
+	// LexicalSegments counts the lexical index's segments: after a bulk
+	// ingest about ten, one once the engine has compacted it (CompactIdle).
+	LexicalSegments int
+	// Compacting is set while the lexical index is being compacted.
+	Compacting bool
 }
 
 type modelSpec struct {
@@ -173,6 +185,9 @@ func Open(store *vfs.Store, opts Options) (*Engine, error) {
 	if opts.WriteWait == 0 {
 		opts.WriteWait = DefaultWriteWait
 	}
+	if opts.CompactIdle == 0 {
+		opts.CompactIdle = DefaultCompactIdle
+	}
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("index dir: %w", err)
 	}
@@ -180,6 +195,7 @@ func Open(store *vfs.Store, opts Options) (*Engine, error) {
 		store: store, opts: opts, log: opts.Log,
 		models: make(chan modelSpec, 1), reqs: make(chan func(context.Context)),
 		hurry: make(chan struct{}, 1), stopped: make(chan struct{}),
+		lexWrittenAt: time.Now(),
 	}
 	lex, err := openLexical(filepath.Join(opts.Dir, lexicalDir), e.log)
 	if err != nil {
@@ -267,7 +283,11 @@ func (e *Engine) Close() error {
 func (e *Engine) State() State {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.state
+	st := e.state
+	if seg, err := e.lex.Segments(); err == nil {
+		st.LexicalSegments = seg.Count
+	}
+	return st
 }
 
 // run applies the outbox until ctx ends, serving model changes and requests
@@ -276,6 +296,7 @@ func (e *Engine) run(ctx context.Context) {
 	defer close(e.stopped)
 	e.runCtx = ctx
 	defer e.joinMark() // ctx has ended: it returns soon
+	defer e.stopCompaction()
 	work := e.store.Work()
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
@@ -332,6 +353,10 @@ func (e *Engine) run(ctx context.Context) {
 		case fn := <-e.reqs:
 			fn(ctx)
 		case <-tick.C:
+		case <-e.compactTimer():
+			e.maybeCompact(ctx)
+		case err := <-e.compactDone():
+			e.compacted(err)
 		}
 	}
 }
@@ -393,6 +418,7 @@ func (e *Engine) pass(ctx context.Context) (bool, error) {
 // outbox entries, and reports whether more is waiting.
 func (e *Engine) catchUp(ctx context.Context) (bool, error) {
 	if e.rebuildLex || e.rebuildVec {
+		e.stopCompaction() // a rebuild replaces the index it works on
 		_, err := e.rebuild(ctx, e.rebuildLex, e.rebuildVec)
 		return err == nil, err
 	}
@@ -526,6 +552,7 @@ func (e *Engine) applyDocs(ctx context.Context, docs []vfs.IndexDoc, byID map[st
 			return err
 		}
 		e.lexSeq = seq
+		e.lexWrittenAt, e.compactChecked = time.Now(), false
 		// The previous batch's mark ran beside this batch's Bleve work;
 		// this one's runs beside the next.
 		if err := e.joinMark(); err != nil {
@@ -612,7 +639,7 @@ func (e *Engine) refreshState() {
 		vn = int64(e.vec.chunkRows())
 	}
 	ln, _ := e.lex.Count()
-	e.state = State{AppliedSeq: applied, LexicalChunks: int64(ln), VectorChunks: vn, Model: e.model, Rebuilding: e.state.Rebuilding, Checking: e.state.Checking}
+	e.state = State{AppliedSeq: applied, LexicalChunks: int64(ln), VectorChunks: vn, Model: e.model, Rebuilding: e.state.Rebuilding, Checking: e.state.Checking, Compacting: e.state.Compacting}
 }
 
 // ChunkID names chunk i of an item, as results and the lexical index show it.

@@ -172,6 +172,7 @@ type Result struct {
 	ItemID, ChunkID    string
 	Drive, Path, Title string
 	Mime, Heading      string
+	SourceURL          string // the item's source (vfs.Item.SourceURL)
 	Snippet            string
 	Start, End         int // byte span in the item's content
 	StartLine, EndLine int // 1-based, inclusive lines of the span
@@ -727,7 +728,7 @@ func (e *Engine) snippetOf(text string, hl highlight, chars int) (string, error)
 func chunkResult(c *candidate, t vfs.ChunkText, snip string, n int) Result {
 	return Result{
 		ItemID: t.Item.ID, ChunkID: c.id, Drive: t.Item.Drive, Path: t.Item.Path,
-		Title: t.Item.Title, Mime: t.Item.MimeType, Heading: t.Heading, Snippet: snip,
+		Title: t.Item.Title, Mime: t.Item.MimeType, Heading: t.Heading, Snippet: snip, SourceURL: t.Item.SourceURL,
 		Start: t.Start, End: t.End, StartLine: t.StartLine, EndLine: t.EndLine,
 		Score: c.fused, Ranks: legRanks(c), QueryIndexes: c.queries, Tokens: n,
 	}

@@ -1370,8 +1370,15 @@ type IndexStatus struct {
 	OutboxSequence uint64 `protobuf:"varint,4,opt,name=outbox_sequence,json=outboxSequence" json:"outbox_sequence,omitempty"`
 	// Sequence of the last change applied to the indexes.
 	AppliedSequence uint64 `protobuf:"varint,5,opt,name=applied_sequence,json=appliedSequence" json:"applied_sequence,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Segments of the lexical (BM25 and substring) index. Every search looks
+	// its terms up in each, so fewer serve faster: a bulk ingest leaves about
+	// ten, and the daemon merges them into one once the index has gone a few
+	// seconds without a write.
+	LexicalSegments int32 `protobuf:"varint,6,opt,name=lexical_segments,json=lexicalSegments" json:"lexical_segments,omitempty"`
+	// True while the daemon merges the lexical index's segments.
+	Compacting    bool `protobuf:"varint,7,opt,name=compacting" json:"compacting,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IndexStatus) Reset() {
@@ -1437,6 +1444,20 @@ func (x *IndexStatus) GetAppliedSequence() uint64 {
 		return x.AppliedSequence
 	}
 	return 0
+}
+
+func (x *IndexStatus) GetLexicalSegments() int32 {
+	if x != nil {
+		return x.LexicalSegments
+	}
+	return 0
+}
+
+func (x *IndexStatus) GetCompacting() bool {
+	if x != nil {
+		return x.Compacting
+	}
+	return false
 }
 
 // StatusResponse is a snapshot of the daemon.
@@ -2087,14 +2108,18 @@ const file_ctxd_v1_admin_proto_rawDesc = "" +
 	"\ffailed_calls\x18\x05 \x01(\x03R\vfailedCalls\x12\x1d\n" +
 	"\n" +
 	"last_error\x18\x06 \x01(\tR\tlastError\x12>\n" +
-	"\rlast_error_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vlastErrorAt\"\xcf\x01\n" +
+	"\rlast_error_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vlastErrorAt\"\x9a\x02\n" +
 	"\vIndexStatus\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12\x1f\n" +
 	"\vchunk_count\x18\x03 \x01(\x03R\n" +
 	"chunkCount\x12'\n" +
 	"\x0foutbox_sequence\x18\x04 \x01(\x04R\x0eoutboxSequence\x12)\n" +
-	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\"\xce\x05\n" +
+	"\x10applied_sequence\x18\x05 \x01(\x04R\x0fappliedSequence\x12)\n" +
+	"\x10lexical_segments\x18\x06 \x01(\x05R\x0flexicalSegments\x12\x1e\n" +
+	"\n" +
+	"compacting\x18\a \x01(\bR\n" +
+	"compacting\"\xce\x05\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x129\n" +
 	"\n" +

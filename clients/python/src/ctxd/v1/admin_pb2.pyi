@@ -226,18 +226,22 @@ class EnricherStatus(_message.Message):
     def __init__(self, endpoint: _Optional[str] = ..., model: _Optional[str] = ..., pending_chunks: _Optional[int] = ..., enriched_chunks: _Optional[int] = ..., failed_calls: _Optional[int] = ..., last_error: _Optional[str] = ..., last_error_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class IndexStatus(_message.Message):
-    __slots__ = ("available", "unavailable_reason", "chunk_count", "outbox_sequence", "applied_sequence")
+    __slots__ = ("available", "unavailable_reason", "chunk_count", "outbox_sequence", "applied_sequence", "lexical_segments", "compacting")
     AVAILABLE_FIELD_NUMBER: _ClassVar[int]
     UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
     CHUNK_COUNT_FIELD_NUMBER: _ClassVar[int]
     OUTBOX_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     APPLIED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    LEXICAL_SEGMENTS_FIELD_NUMBER: _ClassVar[int]
+    COMPACTING_FIELD_NUMBER: _ClassVar[int]
     available: bool
     unavailable_reason: str
     chunk_count: int
     outbox_sequence: int
     applied_sequence: int
-    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., chunk_count: _Optional[int] = ..., outbox_sequence: _Optional[int] = ..., applied_sequence: _Optional[int] = ...) -> None: ...
+    lexical_segments: int
+    compacting: bool
+    def __init__(self, available: _Optional[bool] = ..., unavailable_reason: _Optional[str] = ..., chunk_count: _Optional[int] = ..., outbox_sequence: _Optional[int] = ..., applied_sequence: _Optional[int] = ..., lexical_segments: _Optional[int] = ..., compacting: _Optional[bool] = ...) -> None: ...
 
 class StatusResponse(_message.Message):
     __slots__ = ("version", "started_at", "data_dir", "item_count", "size_bytes", "store_file_bytes", "drives", "embedding", "index", "disk", "store", "watches", "subscriptions", "last_doctor", "writes_per_second", "searches_per_second")
