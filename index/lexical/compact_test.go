@@ -15,14 +15,7 @@ import (
 // the terms are spread over segments; so do Bleve's own merges.)
 func TestIndex_Compact(t *testing.T) {
 	ps := loadPassages(t, 2000)
-	x := mustOpen(t, filepath.Join(t.TempDir(), "idx"))
-	for start := 0; start < len(ps); start += 250 {
-		docs := make([]Doc, 0, 250)
-		for i := start; i < start+250; i++ {
-			docs = append(docs, passageDoc(ps[i], i, ""))
-		}
-		mustApply(t, x, docs, nil, uint64(start+1))
-	}
+	x := segmentedIndex(t, ps, 250)
 	var deleted []string
 	for i := 0; i < len(ps); i += 20 {
 		deleted = append(deleted, ps[i].ID)
@@ -84,6 +77,20 @@ func TestIndex_Compact(t *testing.T) {
 	}
 }
 
+// segmentedIndex indexes ps in Applies of per documents each, which Bleve
+// leaves as separate segments below ten of them.
+func segmentedIndex(t *testing.T, ps []passage, per int) *Index {
+	x := mustOpen(t, filepath.Join(t.TempDir(), "idx"))
+	for start := 0; start < len(ps); start += per {
+		docs := make([]Doc, 0, per)
+		for i := start; i < min(start+per, len(ps)); i++ {
+			docs = append(docs, passageDoc(ps[i], i, ""))
+		}
+		mustApply(t, x, docs, nil, uint64(start+1))
+	}
+	return x
+}
+
 // sameHits reports whether a and b hold the same scores in order and the
 // same documents, but for those tied with the last: which of the documents
 // tied at the cut the top k keep depends on the order they are collected
@@ -113,14 +120,7 @@ func mapHits[T any](hs []Hit, f func(Hit) T) []T {
 // leaves an index that still serves every document.
 func TestIndex_CompactCanceled(t *testing.T) {
 	ps := loadPassages(t, 600)
-	x := mustOpen(t, filepath.Join(t.TempDir(), "idx"))
-	for start := 0; start < len(ps); start += 200 {
-		docs := make([]Doc, 0, 200)
-		for i := start; i < start+200; i++ {
-			docs = append(docs, passageDoc(ps[i], i, ""))
-		}
-		mustApply(t, x, docs, nil, uint64(start+1))
-	}
+	x := segmentedIndex(t, ps, 200)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := x.Compact(ctx); err != context.Canceled {
