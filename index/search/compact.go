@@ -14,8 +14,8 @@ import (
 // segment and walk a posting iterator per segment, and the substring leg
 // expands each query word into up to lexical.MaxSubstringWords terms. On
 // 100k wikipedia chunks, merging them into one (1.3 s on one core) took the
-// daemon's BM25-mode searches from 2.5 to 2.0 ms at the median and from
-// about 9.5 to 6.9 ms at p99. Merging waits for a quiet index so that it
+// daemon's BM25-mode searches from 2.7 to 2.1 ms at the median and from
+// 10.6 to 7.9 ms at p99. Merging waits for a quiet index so that it
 // never competes with an ingest, whose own merges Bleve keeps doing.
 const DefaultCompactIdle = 5 * time.Second
 
