@@ -3,7 +3,8 @@
 # only: no model hub is reachable at install or run time.
 #
 #   .cache/onnxruntime/libonnxruntime.so       ONNX Runtime 1.24.1 (npm onnxruntime-node)
-#   .cache/models/all-MiniLM-L6-v2/            model.onnx (fp32), tokenizer.json, vocab.txt, ctxd-model.json
+#   .cache/models/all-MiniLM-L6-v2/            model.onnx (fp32) and its weights model.onnx.data,
+#                                              tokenizer.json, vocab.txt, ctxd-model.json
 #   .cache/models/all-MiniLM-L6-v2-int8/       the same with int8 MatMuls (smoothed, uint8 x uint8:
 #                                              one build for every x86-64 CPU; see quantize_int8.py)
 #
@@ -109,7 +110,11 @@ install_minilm() {
 	log "all-MiniLM-L6-v2-int8: quantize to int8"
 	"$VENV/bin/python" scripts/models/quantize_int8.py "$work/plain.onnx" "$int8.new/model.onnx" \
 		2> >(grep -v 'Please consider to run pre-processing before quantization' >&2)
+	# The weights go beside the graph, where ONNX Runtime maps them instead of copying
+	# them into the daemon's memory (see weights_beside.py).
+	log "all-MiniLM-L6-v2: weights beside the graphs"
 	for d in "$fp32.new" "$int8.new"; do
+		"$VENV/bin/python" scripts/models/weights_beside.py "$d/model.onnx"
 		cp "$src/tokenizer.json" "$src/vocab.txt" "$d/"
 	done
 	"$VENV/bin/python" scripts/models/model_manifest.py "$src" all-MiniLM-L6-v2 "$fp32.new/ctxd-model.json"

@@ -2,7 +2,6 @@ package vfs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/ctxd/ctxd/vfs/backend"
@@ -33,18 +32,22 @@ type StoreUsage struct {
 
 // DiskUsage reports what the store file's pages hold. It reads every page
 // in use once, about the cost of reading the whole file, and stops between
-// buckets once ctx ends. On bbolt it then lets go of the pages the walk
-// mapped (boltstore.DB.ReleasePages): the daemon measures the store at
-// start and every few minutes, and would otherwise keep the whole file in
+// buckets once ctx ends. On bbolt it lets go of the pages the walk maps as
+// it goes (boltstore.DB.ReleasingWhile): the daemon measures the store at
+// start and every few minutes, and would otherwise take the whole file into
 // its resident set (250 MB at 100k chunks).
 func (s *Store) DiskUsage(ctx context.Context) (u StoreUsage, err error) {
 	if bolt, ok := s.db.(*boltstore.DB); ok {
-		defer func() {
-			if rerr := bolt.ReleasePages(); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("disk usage: release the pages read: %w", rerr))
-			}
-		}()
+		err = bolt.ReleasingWhile(func() error {
+			u, err = s.diskUsage(ctx)
+			return err
+		})
+		return u, err
 	}
+	return s.diskUsage(ctx)
+}
+
+func (s *Store) diskUsage(ctx context.Context) (u StoreUsage, err error) {
 	err = s.view(ctx, func(t *txn) error {
 		u = StoreUsage{FileSize: t.tx.Size()}
 		var inBuckets int64

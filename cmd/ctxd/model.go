@@ -20,6 +20,7 @@ func (c *cli) modelCommand() *cobra.Command {
 		Use:   "pull URL",
 		Short: "Download a model directory published at URL",
 		Long: `Download a model directory published at URL: URL/ctxd-model.json, URL/model.onnx,
+URL/model.onnx.data when published (the weights of a graph that keeps them beside it),
 and URL/tokenizer.json (or URL/vocab.txt). The model lands in --models-dir/<id>
 only once every file is complete; point the daemon at it with --model-dir.`,
 		Args: exactArgs(1),
@@ -35,6 +36,7 @@ only once every file is complete; point the daemon at it with --model-dir.`,
 	}
 	pull.Flags().StringVar(&modelsDir, "models-dir", modelsDir, "directory that holds model directories")
 	pull.Flags().StringVar(&opts.ModelSHA256, "sha256", "", "expected SHA-256 of model.onnx")
+	pull.Flags().StringVar(&opts.DataSHA256, "data-sha256", "", "expected SHA-256 of model.onnx.data, the weights beside the graph (then required)")
 	pull.Flags().Int64Var(&opts.MaxBytes, "max-bytes", 0, "largest file accepted (default 2 GiB)")
 	cmd.AddCommand(pull)
 	return cmd

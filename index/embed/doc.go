@@ -6,7 +6,9 @@
 //
 // A model directory holds model.onnx (a BERT-family graph taking input_ids,
 // attention_mask and, if declared, token_type_ids as int64 [batch, seq] and
-// returning last_hidden_state float32 [batch, seq, dims]), the tokenizer files
+// returning last_hidden_state float32 [batch, seq, dims]), its weights in
+// model.onnx.data when they are kept beside it (mapped, not copied: see
+// ModelDataFile), the tokenizer files
 // read by index/tokenize, and ctxd-model.json, loaded as a Spec: dimensions,
 // pooling ("mean" over the attention mask for all-MiniLM-L6-v2, "cls" for
 // bge-*), L2 normalisation, the window MaxTokens and the query/document

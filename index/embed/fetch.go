@@ -30,10 +30,16 @@ type FetchOptions struct {
 	MaxBytes int64
 	// ModelSHA256, when set, is the expected lowercase hex SHA-256 of model.onnx.
 	ModelSHA256 string
+	// DataSHA256, when set, is the expected SHA-256 of model.onnx.data, the
+	// weights of a graph that keeps them beside it, which must then be
+	// published.
+	DataSHA256 string
 }
 
 // Fetch downloads the model directory published at baseURL — ctxd-model.json,
-// model.onnx, and tokenizer.json (or vocab.txt when there is none) — into
+// model.onnx, model.onnx.data when published (the weights of a graph that
+// keeps them beside it), and tokenizer.json (or vocab.txt when there is
+// none) — into
 // modelsDir/<id> and returns that directory. The files are written to a
 // temporary directory that is renamed into place only when every file is
 // complete and the spec and tokenizer load, so a failed or interrupted
@@ -73,6 +79,14 @@ func Fetch(ctx context.Context, client *http.Client, baseURL, modelsDir string, 
 	}
 	if opts.ModelSHA256 != "" && sum != opts.ModelSHA256 {
 		return "", fmt.Errorf("fetch model: %s has sha256 %s, want %s", ModelFile, sum, opts.ModelSHA256)
+	}
+	switch sum, err := get(ModelDataFile); {
+	case errors.Is(err, errNotPublished) && opts.DataSHA256 == "":
+		// The weights are inside model.onnx.
+	case err != nil:
+		return "", err
+	case opts.DataSHA256 != "" && sum != opts.DataSHA256:
+		return "", fmt.Errorf("fetch model: %s has sha256 %s, want %s", ModelDataFile, sum, opts.DataSHA256)
 	}
 	if _, err := get(tokenize.TokenizerFile); errors.Is(err, errNotPublished) {
 		_, err = get(tokenize.VocabFile)

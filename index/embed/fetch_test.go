@@ -46,13 +46,16 @@ func TestFetch_RealModelOverLoopback(t *testing.T) {
 	requireFiles(t, filepath.Join(src, ModelFile))
 	srv := serveModel(t, src)
 	models := t.TempDir()
-	want := fileSHA(t, filepath.Join(src, ModelFile))
-	dir, err := Fetch(context.Background(), srv.Client(), srv.URL+"/", models, FetchOptions{ModelSHA256: want})
+	want, wantData := fileSHA(t, filepath.Join(src, ModelFile)), fileSHA(t, filepath.Join(src, ModelDataFile))
+	dir, err := Fetch(context.Background(), srv.Client(), srv.URL+"/", models, FetchOptions{ModelSHA256: want, DataSHA256: wantData})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if dir != filepath.Join(models, "all-MiniLM-L6-v2") || fileSHA(t, filepath.Join(dir, ModelFile)) != want {
 		t.Fatalf("fetched into %s", dir)
+	}
+	if got := fileSHA(t, filepath.Join(dir, ModelDataFile)); got != wantData {
+		t.Fatalf("the weights beside the graph: sha256 %s, want %s", got, wantData)
 	}
 	// The fetched directory is a working model.
 	m := mustOpenModel(t, dir, Options{})
@@ -77,6 +80,8 @@ func TestFetch_VocabFallbackAndFailures(t *testing.T) {
 		{"no tokenizer at all", []string{tokenize.TokenizerFile, tokenize.VocabFile}, FetchOptions{}, "not published"},
 		{"no spec", []string{SpecFile}, FetchOptions{}, "not published"},
 		{"wrong checksum", nil, FetchOptions{ModelSHA256: strings.Repeat("0", 64)}, "want 0000"},
+		{"wrong weights checksum", nil, FetchOptions{DataSHA256: strings.Repeat("0", 64)}, "model.onnx.data has sha256"},
+		{"weights pinned but not published", []string{ModelDataFile}, FetchOptions{DataSHA256: strings.Repeat("0", 64)}, "not published"},
 		{"too large", nil, FetchOptions{MaxBytes: 1 << 20}, "larger than"},
 	}
 	for _, tt := range tests {

@@ -18,6 +18,13 @@ import (
 // ModelFile is the ONNX graph's file name in a model directory.
 const ModelFile = "model.onnx"
 
+// ModelDataFile holds the graph's weights when they are kept beside it (ONNX
+// external data, as make setup installs the models): ONNX Runtime maps that
+// file instead of copying the weights into the process, so the daemon's
+// anonymous memory holds none of them and only the word-embedding rows of
+// tokens it has embedded are resident.
+const ModelDataFile = ModelFile + ".data"
+
 // Graph tensor names (the Hugging Face BERT export's).
 const (
 	inputIDs      = "input_ids"
@@ -212,6 +219,7 @@ func Open(modelDir string, opts Options) (*Model, error) {
 	if _, err := os.Stat(graph); err != nil {
 		return nil, fmt.Errorf("open model: %w (run make setup-run)", err)
 	}
+	graph = throughLinks(modelDir)
 	tok, err := tokenize.Load(modelDir)
 	if err != nil {
 		return nil, fmt.Errorf("open model %s: tokenizer: %w", modelDir, err)
@@ -249,6 +257,28 @@ func Open(modelDir string, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("open model %s: %w", graph, err)
 	}
 	return m, nil
+}
+
+// throughLinks is the graph path Open hands ONNX Runtime. The runtime reads
+// a graph's weights file only from the graph's own directory, links
+// resolved, so a directory of links to another model's files (that model
+// with a ctxd-model.json of its own) is opened through the links' target
+// when both files lead to one directory there.
+func throughLinks(modelDir string) string {
+	graph, data := filepath.Join(modelDir, ModelFile), filepath.Join(modelDir, ModelDataFile)
+	if fi, err := os.Lstat(data); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return graph
+	}
+	target, err := filepath.EvalSymlinks(graph)
+	if err != nil {
+		return graph
+	}
+	linked, err1 := os.Stat(data)
+	beside, err2 := os.Stat(filepath.Join(filepath.Dir(target), ModelDataFile))
+	if err1 != nil || err2 != nil || !os.SameFile(linked, beside) {
+		return graph
+	}
+	return target
 }
 
 // graphNames checks the graph's declared inputs and outputs and returns the

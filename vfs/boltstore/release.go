@@ -1,6 +1,8 @@
 package boltstore
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,4 +93,41 @@ func (r *releaser) stop() {
 	if r.timer != nil {
 		r.timer.Stop()
 	}
+}
+
+// walkReleaseEvery is how often ReleasingWhile lets go of the pages a walk
+// mapped: a walk maps the file at about a gigabyte a second, so it holds
+// tens of megabytes at a time.
+const walkReleaseEvery = 10 * time.Millisecond
+
+// ReleasingWhile runs walk, which reads much of the file once (DiskUsage
+// reads every page), and lets go of the pages it mapped every
+// walkReleaseEvery while it runs and once when it ends. Without it the
+// walk's peak is the whole file, at start and at every measurement. walk
+// may hold a read transaction: each release opens its own, and a remap
+// waiting for walk's to end holds them off until then.
+func (d *DB) ReleasingWhile(walk func() error) error {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(walkReleaseEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				// An error leaves pages mapped, which costs resident
+				// memory, never data; the last release reports it.
+				_ = d.ReleasePages()
+			}
+		}
+	}()
+	err := walk()
+	close(done)
+	<-stopped
+	if rerr := d.ReleasePages(); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("release the pages the walk read: %w", rerr))
+	}
+	return err
 }

@@ -107,6 +107,64 @@ func TestDB_releasesMappedPages(t *testing.T) {
 	waitReleased("after a read transaction")
 }
 
+// TestDB_ReleasingWhile: a walk that holds a read transaction has the pages
+// it mapped let go while it runs, not only when it ends, and reads the same
+// data after a release.
+func TestDB_ReleasingWhile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	db, err := Open(path, Options{ReleaseIdle: -1}) // only the walk releases
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	const values, size = 4096, 4096 // 16 MiB of values
+	value := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, size) }
+	if err := db.Update(context.Background(), func(tx backend.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("v"))
+		for i := 0; err == nil && i < values; i++ {
+			err = b.Put(binary.BigEndian.AppendUint32(nil, uint32(i)), value(i))
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss := func() int64 {
+		n, err := mapped.RSS(resolved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	readAll := func(b backend.Bucket) {
+		for i := range values {
+			if got := b.Get(binary.BigEndian.AppendUint32(nil, uint32(i))); !bytes.Equal(got, value(i)) {
+				t.Fatalf("value %d reads back %d bytes, not what was written", i, len(got))
+			}
+		}
+	}
+	err = db.ReleasingWhile(func() error {
+		return db.View(context.Background(), func(tx backend.Tx) error {
+			// Reading every value maps most of them
+			// (TestDB_releasesMappedPages), and only a release while
+			// the transaction is open lets them go.
+			readAll(tx.Bucket([]byte("v")))
+			waitFor(t, "a release while the walk's transaction is open", func() bool { return rss() <= values*size/8 })
+			readAll(tx.Bucket([]byte("v")))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rss(); n > values*size/8 {
+		t.Fatalf("%d KiB of the store still mapped after the walk, want at most %d KiB", n>>10, values*size/8>>10)
+	}
+}
+
 // TestReleaser_waitsForOpenTransactions: a read transaction still open (a
 // long scan) keeps the store busy, so the pages are released only once it
 // has ended, and then once.
