@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/ctxd/ctxd/index/lexical"
 	"github.com/ctxd/ctxd/index/vector"
 	"github.com/ctxd/ctxd/vfs"
@@ -30,13 +32,18 @@ const (
 )
 
 // entry is one item of the vector leg's catalog: what the filters and the
-// id mapping need, without touching the store.
+// id mapping need, without touching the store. There is one per item held
+// for the process's life, so it keeps the id as the UUID's 16 bytes (the
+// store's ids are canonical UUIDs, see vfs.Item) and shares one copy of
+// each drive name and media type: 140 bytes an item besides its path,
+// where strings took 240, and twice the difference in a heap the collector
+// lets grow to twice what it holds.
 type entry struct {
-	id    string // item id
+	id    uuid.UUID // item id; itemID is its string
 	ord   uint64
-	drive string
+	drive string // interned
 	path  string
-	mime  string
+	mime  string // interned
 	tags  []string
 	time  int64 // lexical.TimeKey of the item's last change
 	rows  int   // chunk indexes [0, rows) may have vector rows
@@ -44,6 +51,9 @@ type entry struct {
 	// by slot (nil while it has none): rescoring reads their vectors.
 	questions map[int][][32]byte
 }
+
+// itemID is the entry's item id as the store spells it.
+func (e *entry) itemID() string { return e.id.String() }
 
 func vectorID(ord uint64, chunk int) uint64 { return ord<<chunkBits | uint64(chunk) }
 
@@ -57,14 +67,29 @@ func questionSlot(id uint64) int { return int(id>>slotShift) & (maxQuestionSlots
 
 // catalog maps items to ordinals and back. It is guarded by the Engine's lock.
 type catalog struct {
-	byID  map[string]*entry
+	byID  map[uuid.UUID]*entry
 	byOrd []*entry // nil where an item was removed
+	// names holds the one copy of each drive name and media type that
+	// entries share; a store has few of each.
+	names map[string]string
 }
 
-func newCatalog() *catalog { return &catalog{byID: map[string]*entry{}} }
+func newCatalog() *catalog {
+	return &catalog{byID: map[uuid.UUID]*entry{}, names: map[string]string{}}
+}
+
+// get returns the entry of item id, nil when the catalog has none (or id
+// is not a UUID, which no stored item's is).
+func (c *catalog) get(id string) *entry {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil
+	}
+	return c.byID[u]
+}
 
 // add returns the item's entry, creating it.
-func (c *catalog) add(id string) *entry {
+func (c *catalog) add(id uuid.UUID) *entry {
 	if e := c.byID[id]; e != nil {
 		return e
 	}
@@ -72,6 +97,20 @@ func (c *catalog) add(id string) *entry {
 	c.byID[id] = e
 	c.byOrd = append(c.byOrd, e)
 	return e
+}
+
+// describe sets what the filters match of e, sharing drive and mime with
+// the entries that have the same.
+func (c *catalog) describe(e *entry, drive, path, mime string, tags []string) {
+	e.drive, e.path, e.mime, e.tags = c.intern(drive), path, c.intern(mime), tags
+}
+
+func (c *catalog) intern(s string) string {
+	if have, ok := c.names[s]; ok {
+		return have
+	}
+	c.names[s] = s
+	return s
 }
 
 func (c *catalog) remove(e *entry) {
@@ -209,7 +248,7 @@ func (v *vectorLeg) Vectors(ids []uint64) ([][]float32, error) {
 		switch {
 		case en == nil:
 		case !isQuestion(id):
-			refs[i] = vfs.ChunkRef{ItemID: en.id, Index: chunk}
+			refs[i] = vfs.ChunkRef{ItemID: en.itemID(), Index: chunk}
 		case questionSlot(id) < len(en.questions[chunk]):
 			qs, qat = append(qs, en.questions[chunk][questionSlot(id)]), append(qat, i)
 		}
@@ -231,7 +270,12 @@ func (v *vectorLeg) Vectors(ids []uint64) ([][]float32, error) {
 // apply makes the leg hold d's current vectors: those of the chunks d
 // holds and, once d reaches the item's last chunk, none past it.
 func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
-	en := v.cat.byID[d.ItemID]
+	id, err := uuid.Parse(d.ItemID)
+	if err != nil {
+		log.Error("item not indexed for vectors: its id is not a UUID", "item", d.ItemID)
+		return
+	}
+	en := v.cat.byID[id]
 	if !d.Exists || d.Total == 0 {
 		if en != nil {
 			for i := range en.rows {
@@ -243,9 +287,9 @@ func (v *vectorLeg) apply(d vfs.IndexDoc, log *slog.Logger) {
 		return
 	}
 	if en == nil {
-		en = v.cat.add(d.ItemID)
+		en = v.cat.add(id)
 	}
-	en.drive, en.path, en.mime, en.tags = d.Drive, d.Path, d.Mime, d.Tags
+	v.cat.describe(en, d.Drive, d.Path, d.Mime, d.Tags)
 	en.time = 0
 	if !d.Time.IsZero() {
 		en.time = lexical.TimeKey(d.Time)
@@ -287,7 +331,7 @@ func (v *vectorLeg) setQuestions(en *entry, i int, qs []vfs.IndexQuestion, log *
 	for _, q := range qs {
 		id := questionID(en.ord, i, len(hashes))
 		if err := v.idx.Upsert(id, q.Vector); err != nil {
-			log.Error("question vector not indexed", "item", en.id, "chunk", i, "err", err)
+			log.Error("question vector not indexed", "item", en.itemID(), "chunk", i, "err", err)
 			continue
 		}
 		hashes = append(hashes, q.Hash)

@@ -80,7 +80,7 @@ func (e *Engine) check(ctx context.Context) (DoctorReport, error) {
 		rep.StoreChunks += int64(len(d.Chunks))
 		var en *entry
 		if e.vec != nil {
-			en = e.vec.cat.byID[d.ItemID]
+			en = e.vec.cat.get(d.ItemID)
 		}
 		for j, ch := range d.Chunks {
 			i := d.From + j

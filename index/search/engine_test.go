@@ -236,7 +236,7 @@ func TestEngine_DoctorReportsDriftAndReindexRepairs(t *testing.T) {
 	if err := e.eng.lex.Apply(nil, []string{ChunkID(a.ID, 1)}, e.eng.lexSeq); err != nil {
 		t.Fatal(err)
 	}
-	en := e.eng.vec.cat.byID[a.ID]
+	en := e.eng.vec.cat.get(a.ID)
 	e.eng.vec.idx.Delete(vectorID(en.ord, 0))
 	e.eng.mu.Unlock()
 

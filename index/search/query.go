@@ -605,15 +605,16 @@ func (e *Engine) vectorLeg(ctx context.Context, req Request, q Query, depth int)
 		return nil, err
 	}
 	out := make([]legHit, 0, min(len(hs), depth))
-	seen := make(map[string]bool, len(hs))
+	seen := make(map[uint64]bool, len(hs)) // by the chunk's text row
 	for _, h := range hs {
 		en, i := e.vec.cat.lookupRow(h.ID)
 		if en == nil {
 			continue
 		}
 		// Hits come best first: a chunk's first row is its best.
-		if id := ChunkID(en.id, i); !seen[id] && len(out) < depth {
-			seen[id] = true
+		if row := vectorID(en.ord, i); !seen[row] && len(out) < depth {
+			seen[row] = true
+			id := ChunkID(en.itemID(), i)
 			hit := legHit{id: id, score: float64(h.Score)}
 			if req.Explain && isQuestion(h.ID) && questionSlot(h.ID) < len(en.questions[i]) {
 				hit.question = &questionHit{chunk: id, hash: en.questions[i][questionSlot(h.ID)]}

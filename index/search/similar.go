@@ -227,9 +227,10 @@ func (e *Engine) similarScan(ctx context.Context, v []float32, depth int, filter
 	cat := e.vec.cat
 	m := newMatcher(filter)
 	all := m.empty()
+	skip := cat.get(exclude) // nil: every item may be found
 	allow := vector.FilterFunc(func(id uint64) bool {
 		en, _ := cat.lookup(id)
-		return en != nil && en.id != exclude && (all || m.match(en))
+		return en != nil && en != skip && (all || m.match(en))
 	})
 	hs, err := e.vec.idx.SearchContext(ctx, v, depth, allow)
 	if errors.Is(err, vector.ErrInvalid) || errors.Is(err, vector.ErrDims) {
@@ -241,7 +242,7 @@ func (e *Engine) similarScan(ctx context.Context, v []float32, depth int, filter
 	out := make([]similarHit, 0, len(hs))
 	for _, h := range hs {
 		if en, i := cat.lookup(h.ID); en != nil {
-			out = append(out, similarHit{item: en.id, chunk: i, score: h.Score})
+			out = append(out, similarHit{item: en.itemID(), chunk: i, score: h.Score})
 		}
 	}
 	return out, nil

@@ -69,12 +69,7 @@ func (e *Engine) writeSnapshot() error {
 	}
 	w.u32(uint32(len(items)))
 	for _, en := range items {
-		id, err := uuid.Parse(en.id)
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("snapshot: item id %q: %w", en.id, err)
-		}
-		w.bytes(id[:])
+		w.bytes(en.id[:])
 		w.u32(uint32(en.rows))
 		w.str(en.drive)
 		w.str(en.path)
@@ -181,13 +176,16 @@ func loadSnapshot(path, model string, dims int, store *vfs.Store) (snapshot, err
 		if r.err != nil {
 			break
 		}
-		id := uuid.UUID(r.bytes(16))
-		en := leg.cat.add(id.String())
+		var id uuid.UUID
+		r.read(id[:])
+		en := leg.cat.add(id)
 		en.rows = int(r.u32())
-		en.drive, en.path, en.mime = r.str(), r.str(), r.str()
+		drive, path, mime := r.str(), r.str(), r.str()
+		var tags []string
 		for range r.u16() {
-			en.tags = append(en.tags, r.str())
+			tags = append(tags, r.str())
 		}
+		leg.cat.describe(en, drive, path, mime, tags)
 		en.time = int64(r.u64())
 		for range min(r.u32(), maxVectorChunks) {
 			chunk, n := int(r.u32()), int(r.u16())
