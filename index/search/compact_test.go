@@ -26,13 +26,17 @@ func TestEngine_CompactsWhenQuiet(t *testing.T) {
 		eng.SetModel(testModel, testDims)
 		e.eng, e.withModel = eng, true
 	}
-	reopen(-1) // never
-	// Bleve merges small segments itself; passes of 250 documents stay
-	// apart below ten segments.
-	for pass := range 4 {
+	// Bleve merges segments itself: in memory whenever several wait to be
+	// persisted together, so each pass is persisted by a close before the
+	// next; and on disk once there are more than its budget for the index's
+	// size, which four passes of 2,500 documents stay within (it counts
+	// small segments as 2,000 documents, and ten of a size to a tier).
+	const passes, perPass = 4, 2500
+	for pass := range passes {
+		reopen(-1) // never compacts
 		var ps []vfs.WriteParams
-		for i := range 250 {
-			n := pass*250 + i
+		for i := range perPass {
+			n := pass*perPass + i
 			ps = append(ps, vfs.WriteParams{Ref: vfs.Ref{Drive: "notes", Path: fmt.Sprintf("/n%d.md", n)}, IsText: true,
 				Content: []byte(fmt.Sprintf("entry %d about compaction of segments; word%d\n", n, n))})
 		}
@@ -40,9 +44,12 @@ func TestEngine_CompactsWhenQuiet(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.sync()
+		if pass < passes-1 {
+			e.close()
+		}
 	}
 	if n := e.eng.State().LexicalSegments; n < 2 {
-		t.Fatalf("%d segments after 4 separate passes, want several", n)
+		t.Fatalf("%d segments after %d separate passes, want several", n, passes)
 	}
 	bm := func(q string) []string {
 		return refs(e.search(Request{Mode: BM25, Queries: []Query{{Text: q}}, Limit: 10}))
@@ -64,7 +71,7 @@ func TestEngine_CompactsWhenQuiet(t *testing.T) {
 	if got := bm("word7 word777 compaction"); !slices.Equal(got, want) {
 		t.Fatalf("BM25 after compacting: %v, want %v", got, want)
 	}
-	if got := bm("ord333"); !slices.Equal(got, []string{"notes:/n333.md"}) {
+	if got := bm("ord9999"); !slices.Equal(got, []string{"notes:/n9999.md"}) {
 		t.Fatalf("a part of a word (the substring leg) after compacting: %v", got)
 	}
 	e.write("notes:/later.md", "written after compaction of segments\n", unit(0, 0.1))
