@@ -39,11 +39,11 @@ type FetchOptions struct {
 // Fetch downloads the model directory published at baseURL — ctxd-model.json,
 // model.onnx, model.onnx.data when published (the weights of a graph that
 // keeps them beside it), and tokenizer.json (or vocab.txt when there is
-// none) — into
-// modelsDir/<id> and returns that directory. The files are written to a
-// temporary directory that is renamed into place only when every file is
-// complete and the spec and tokenizer load, so a failed or interrupted
-// download leaves nothing behind. An existing model directory is not replaced.
+// none) — into modelsDir/<id> and returns that directory. The files are
+// written to a temporary directory that is renamed into place only when every
+// file is complete and the spec and tokenizer load, so a failed or
+// interrupted download leaves nothing behind. An existing model directory is
+// not replaced.
 func Fetch(ctx context.Context, client *http.Client, baseURL, modelsDir string, opts FetchOptions) (string, error) {
 	if opts.MaxBytes == 0 {
 		opts.MaxBytes = 2 << 30
