@@ -28,6 +28,7 @@ import (
 	ctxdv1 "github.com/ctxd/ctxd/gen/ctxd/v1"
 	"github.com/ctxd/ctxd/index/chunk"
 	"github.com/ctxd/ctxd/index/embed"
+	"github.com/ctxd/ctxd/index/search"
 	"github.com/ctxd/ctxd/index/tokenize"
 	"github.com/ctxd/ctxd/internal/beir"
 )
@@ -964,15 +965,24 @@ func waitIndexed(t testing.TB, admin ctxdv1.AdminServiceClient, timeout time.Dur
 	})
 }
 
-// waitCompacted waits until the daemon has merged its lexical index into
-// one segment, which it does once the index has gone
-// search.DefaultCompactIdle without a write, and returns how long it
-// waited.
+// waitCompacted waits until the daemon has compacted its lexical index as
+// far as it will: into one segment, or until it has stayed in the same
+// segments, with no merge running, for longer than the engine's idle time
+// before a merge (a large index can end in two segments whose smaller is
+// too small to be worth a rewrite of the larger, see lexical.Segments.Worth),
+// and returns how long it waited.
 func waitCompacted(t testing.TB, admin ctxdv1.AdminServiceClient) time.Duration {
 	t.Helper()
 	start := time.Now()
-	waitStatus(t, admin, 15*time.Minute, "the lexical index to be compacted", func(st *ctxdv1.StatusResponse) bool {
-		return st.Index.LexicalSegments == 1 && !st.Index.Compacting
+	settle := search.DefaultCompactIdle + 5*time.Second
+	var segments int32
+	var since time.Time // when segments last changed or a merge ran
+	waitStatus(t, admin, 30*time.Minute, "the lexical index to be compacted", func(st *ctxdv1.StatusResponse) bool {
+		ix := st.Index
+		if ix.Compacting || ix.LexicalSegments != segments {
+			segments, since = ix.LexicalSegments, time.Now()
+		}
+		return !ix.Compacting && (ix.LexicalSegments == 1 || time.Since(since) > settle)
 	})
 	return time.Since(start)
 }
