@@ -146,8 +146,8 @@ test-ts: setup build ## TypeScript client integration test against the real daem
 
 # ---- measurements ----
 
-.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-history bench-int8-cpus eval
-bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-metrics bench-explain bench-history bench-int8-cpus ## Every measurement the issues ask for; results in bench-results/
+.PHONY: bench bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-memory bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-history bench-int8-cpus eval
+bench: bench-vfs bench-index bench-e2e bench-search bench-ingest bench-ingest-compare bench-memory bench-embed-compare bench-load bench-large bench-context bench-mcp bench-hook bench-migrate bench-replicas bench-watch bench-subscriptions bench-backup bench-metrics bench-explain bench-history bench-int8-cpus ## Every measurement the issues ask for; results in bench-results/
 
 bench-vfs: setup-run ## VFS latency percentiles and write throughput over the unix socket, tree of 10k items; history's bytes per revision
 	mkdir -p bench-results
@@ -179,6 +179,11 @@ bench-ingest-compare: setup-run $(VENV)/.deps ## Index-only ingest, disk, search
 	mkdir -p bench-results
 	CTXD_MODEL_DIR=$(MODEL_DIR) CTXD_BENCH_PYTHON=$(PY) go test -run='^$$' -bench=IngestCompare -benchtime=1x -count=1 -timeout=2h ./daemon/ | tee bench-results/ingest-compare.txt
 	grep '^ingest ctxd=' bench-results/ingest-compare.txt
+
+bench-memory: setup-run ## Serving 100k wikipedia chunks within memory cgroup limits, page cache included: p50/p99 per mode, the cgroup's peak and peak RSS with no limit and each of CTXD_BENCH_MEMORY_LIMITS (MiB, default 450,350,250); needs root; last line `memory within_mib=… unlimited_peak_mib=…`
+	mkdir -p bench-results
+	CTXD_MODEL_DIR=$(MODEL_DIR) go test -run='^$$' -bench=Serving_MemoryLimit -benchtime=1x -count=1 -timeout=1h ./daemon/ | tee bench-results/memory.txt
+	grep '^memory within_mib=' bench-results/memory.txt
 
 bench-embed-compare: setup-run ## Embedding chunks/s: the docs corpus's chunks through the OpenAI-compatible provider at 1, 4 and 16 requests in flight against the local model (CTXD_BENCH_DOCS=N, default 2000); 128-token texts: ctxd fp32 against plain onnxruntime on the same file, int8, and fp32 beside a CPU hog per core; then the docs corpus's first 1,000 documents from the first write until embedded against plain onnxruntime on the same chunk texts (CTXD_BENCH_PIPELINE_DOCS, CTXD_BENCH_PIPELINE_ROUNDS); last line `embed ctxd=… onnxruntime=… int8=… contended=… pipeline=…`
 	mkdir -p bench-results

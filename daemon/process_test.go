@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,8 +86,16 @@ func startProcess(t testing.TB, dataDir, socket string, args ...string) *daemonP
 // startProcessEnv is startProcess with extra KEY=VALUE environment.
 func startProcessEnv(t testing.TB, env []string, dataDir, socket string, args ...string) *daemonProcess {
 	t.Helper()
-	args = append([]string{"serve", "--data-dir", dataDir, "--socket", socket, "--http", "", "--model-dir", "", "--log-level", "warn"}, args...)
-	cmd := exec.Command(ctxdBinary(t), args...)
+	return startProcessVia(t, nil, env, dataDir, socket, args...)
+}
+
+// startProcessVia is startProcessEnv run through the command launch (nil:
+// none), which is given the binary and its arguments to exec.
+func startProcessVia(t testing.TB, launch, env []string, dataDir, socket string, args ...string) *daemonProcess {
+	t.Helper()
+	args = append([]string{ctxdBinary(t), "serve", "--data-dir", dataDir, "--socket", socket, "--http", "", "--model-dir", "", "--log-level", "warn"}, args...)
+	args = append(slices.Clone(launch), args...)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dataDir, "..", "config"))
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
