@@ -14,8 +14,8 @@ import (
 // average length from the field dictionaries' sizes, which depend on how
 // the terms are spread over segments; so do Bleve's own merges.)
 func TestIndex_Compact(t *testing.T) {
-	ps := loadPassages(t, 2000)
-	x := segmentedIndex(t, ps, 250)
+	ps := loadPassages(t, 10000)
+	x := segmentedIndex(t, ps, 2500)
 	var deleted []string
 	for i := 0; i < len(ps); i += 20 {
 		deleted = append(deleted, ps[i].ID)
@@ -77,18 +77,30 @@ func TestIndex_Compact(t *testing.T) {
 	}
 }
 
-// segmentedIndex indexes ps in Applies of per documents each, which Bleve
-// leaves as separate segments below ten of them.
+// segmentedIndex indexes ps in Applies of per documents each, each
+// persisted as a segment of its own by closing the index after it (Bleve
+// merges in memory whenever several wait to be persisted together), and
+// returns the index open again. Bleve also merges on disk once there are
+// more segments than its budget for the index's size, which counts small
+// segments as 2,000 documents: at fewer than ten segments of 2,000 or more
+// each, the segments stay apart until Compact.
 func segmentedIndex(t *testing.T, ps []passage, per int) *Index {
-	x := mustOpen(t, filepath.Join(t.TempDir(), "idx"))
+	dir := filepath.Join(t.TempDir(), "idx")
 	for start := 0; start < len(ps); start += per {
+		x, err := Open(dir)
+		if err != nil {
+			t.Fatalf("Open(%s): %v", dir, err)
+		}
 		docs := make([]Doc, 0, per)
 		for i := start; i < min(start+per, len(ps)); i++ {
 			docs = append(docs, passageDoc(ps[i], i, ""))
 		}
 		mustApply(t, x, docs, nil, uint64(start+1))
+		if err := x.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
 	}
-	return x
+	return mustOpen(t, dir)
 }
 
 // sameHits reports whether a and b hold the same scores in order and the
