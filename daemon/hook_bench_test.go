@@ -62,11 +62,6 @@ func BenchmarkHook_ClaudeCode(b *testing.B) {
 		fmt.Fprintf(os.Stderr, "%s %s: %s\n", time.Now().Format("15:04:05"), b.Name(), fmt.Sprintf(format, args...))
 	}
 	w := loadWikiBench(b)
-	b.Cleanup(func() {
-		if w.model != nil {
-			w.model.Close()
-		}
-	})
 	items, _ := w.items(n)
 	queries := w.queries(b, items)
 

@@ -65,11 +65,6 @@ func BenchmarkIngestCompare(b *testing.B) {
 		n = v
 	}
 	w := loadWikiBench(b)
-	defer func() {
-		if w.model != nil {
-			w.model.Close()
-		}
-	}()
 	items, chunks := w.items(n)
 	queries := w.queries(b, items)
 	dump := filepath.Join(benchCacheDir, fmt.Sprintf("compare-%s-%d", w.spec.ID, chunks))
@@ -171,13 +166,7 @@ func (w *wikiBench) compareCtxd(b *testing.B, items []wikiItem, queries []wikiQu
 
 	p = startProcess(b, dataDir, socket, args...)
 	defer p.stop(b)
-	deadline := time.Now().Add(10 * time.Minute)
-	for err := searchServed(socket, queries[0].text); err != nil; err = searchServed(socket, queries[0].text) {
-		if time.Now().After(deadline) {
-			b.Fatalf("no hybrid search served 10 min after the restart: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitSearchServed(b, socket, queries[0].text)
 	conn = dial(b, "unix://"+socket)
 	search := ctxdv1.NewSearchServiceClient(conn)
 	for _, m := range []struct {

@@ -41,11 +41,6 @@ func BenchmarkServing_MemoryLimit(b *testing.B) {
 	limits := memoryLimits(b)
 	cg := findMemoryCgroups(b)
 	w := loadWikiBench(b)
-	defer func() {
-		if w.model != nil {
-			w.model.Close()
-		}
-	}()
 	items, chunks := w.items(n)
 	queries := w.queries(b, items)
 
@@ -145,13 +140,7 @@ func serveWithin(b *testing.B, cg memoryCgroups, limit int, read []string, dataD
 	launch := []string{"sh", "-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(dir, "cgroup.procs")}
 	p := startProcessVia(b, launch, nil, dataDir, socket, args...)
 	defer p.stop(b)
-	deadline := time.Now().Add(10 * time.Minute)
-	for err := searchServed(socket, queries[0].text); err != nil; err = searchServed(socket, queries[0].text) {
-		if time.Now().After(deadline) {
-			b.Fatalf("no hybrid search served 10 min after the restart within %s MiB: %v", limitName(limit), err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitSearchServed(b, socket, queries[0].text)
 	conn := dial(b, "unix://"+socket)
 	defer conn.Close()
 	search := ctxdv1.NewSearchServiceClient(conn)

@@ -114,12 +114,6 @@ const wikiConstruction = "vectors written precomputed: each chunk gets normalize
 func BenchmarkSearchWikipedia(b *testing.B) {
 	sizes := wikiSizes(b)
 	w := loadWikiBench(b)
-	// The sub-benchmarks share the in-process model: close it after all of them.
-	b.Cleanup(func() {
-		if w.model != nil {
-			w.model.Close()
-		}
-	})
 	served := map[string][]servingMemory{} // by store, in the order of sizes
 	for _, n := range sizes {
 		for _, store := range wikiStores(b) {
@@ -227,7 +221,8 @@ func (w *wikiBench) vector(row int32) []float32 {
 }
 
 // loadWikiBench reads the corpus, chunks every passage as the daemon would,
-// and derives one vector per distinct chunk text from the sample.
+// and derives one vector per distinct chunk text from the sample. The
+// in-process model it may open closes when b ends.
 func loadWikiBench(b *testing.B) *wikiBench {
 	b.Helper()
 	start := time.Now()
@@ -280,6 +275,11 @@ func loadWikiBench(b *testing.B) *wikiBench {
 	close(next)
 	wg.Wait()
 	w := &wikiBench{spec: spec}
+	b.Cleanup(func() {
+		if w.model != nil {
+			w.model.Close()
+		}
+	})
 	for _, p := range all {
 		if len(p.chunks) > 0 {
 			w.passages = append(w.passages, p)
@@ -920,6 +920,19 @@ func (w *wikiBench) recall(b *testing.B, search ctxdv1.SearchServiceClient, item
 		sum += float64(min(hits, wikiLimit)) / wikiLimit
 	}
 	return sum / float64(len(queries)), unmatched
+}
+
+// waitSearchServed waits up to 10 minutes for a restarted daemon on socket
+// to serve query in hybrid mode (searchServed): its vectors loaded.
+func waitSearchServed(b *testing.B, socket, query string) {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for err := searchServed(socket, query); err != nil; err = searchServed(socket, query) {
+		if time.Now().After(deadline) {
+			b.Fatalf("no hybrid search served 10 min after the restart: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // searchServed runs one hybrid search on a new connection to socket and
