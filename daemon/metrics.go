@@ -42,7 +42,7 @@ func (o searchObserver) ObserveSearch(mode search.Mode, took time.Duration, fail
 // not listed counts as "other".
 var storePart = map[string]string{
 	"content": "content", "text": "content",
-	"revisions": "history", "revision_actors": "history", "deleted": "history", "blobs": "history", "blob_repack": "history",
+	"history": "history", "revision_heads": "history", "revision_actors": "history", "deleted": "history", "blobs": "history", "blob_repack": "history",
 	"vectors": "vectors", "qvectors": "vectors",
 	"items": "items", "paths": "items", "meta": "items", "records": "items",
 	"chunks": "chunks", "chunkhash": "chunks", "questions": "chunks",

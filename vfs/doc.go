@@ -11,25 +11,29 @@
 //
 // vfs owns one bbolt file and is the only package that touches it:
 //
-//	meta                       schema_version -> "2" (Open converts "1": history_migrate.go)
+//	meta                       schema_version -> "4" (Open converts "1" to "3": history_migrate.go)
 //	meta/drives                drive -> item count (8) | content bytes (8)
-//	items                      id (16 bytes) -> Item metadata (JSON; no ID, no CreatedAt equal to UpdatedAt)
+//	items                      id (16 bytes) -> [0 | head: time (8) | rev (8) of its latest revision]
+//	                           Item metadata (JSON; no ID, no CreatedAt equal to UpdatedAt)
 //	content                    id (16 bytes) -> content bytes
 //	text                       id (16 bytes) -> searchable text of a binary item
 //	paths/<drive>              encoded path -> flags (1) | id (16) | size (8) | mime
 //	meta/history_gap           present while history is off (see Options.HistoryOff)
-//	revisions                  id | rev (8) -> revision record, naming the rev of its
-//	                           archived content (0: pending, the item's current content);
-//	                           id | rev | 1 -> archived content that rev first had:
-//	                           refs | uses (uvarints) | kind | SHA-256 | zstd frame, delta or none;
+//	history                    time (8) | id | rev (8) -> revision record, naming the time of the
+//	                           item's previous one and the position of its archived content
+//	                           (none: pending, the item's current content);
+//	                           time | id | rev | 1 -> archived content, beside the revision
+//	                           whose write archived it: refs | uses (uvarints) | kind |
+//	                           SHA-256 | zstd frame, delta or none;
 //	                           id | 0xff 'm' | metaID (8) -> refs | metadata (JSON); none while
 //	                           it is the metadata of the item's record
+//	revision_heads             id -> time (8) | rev (8): the head of an item without a record
 //	revision_actors            len | actor | time (8) | id | rev -> (empty): the log, by
 //	                           actor; Log across actors merges their ranges
-//	deleted                    drive | encoded path | 0xff | id -> rev of the delete
+//	deleted                    drive | encoded path | 0xff | id -> time | rev of the delete
 //	blobs                      SHA-256 | 0 -> kind | zstd frame; | 1 -> refs (8): large
 //	                           content stored whole, shared by the items that had it
-//	blob_repack                time | SHA-256 -> id | rev: archived whole, to make a delta
+//	blob_repack                time | SHA-256 -> time | id | rev: archived whole, to make a delta
 //	questions                  'i' | id | slot (1) -> question hash | text: the writer's;
 //	                           'g' | chunk text hash -> count; | slot -> question hash | text:
 //	                           generated (see questions.go)
@@ -42,12 +46,15 @@
 // # History
 //
 // Every putItem/removeItem records a revision in the transaction of the
-// change (history.go). Content still current is not copied: an item's
+// change (history.go), appended to the history in time order: the
+// revisions of a transaction of 16 writes to 16 items share a page or two
+// instead of landing on a page of each item's. An item's revisions form a
+// chain from its head, kept in front of its record (which the write
+// rewrites anyway) and moved to revision_heads when the item is deleted
+// (history_head.go). Content still current is not copied: an item's
 // pending revisions read the content bucket. When content is replaced or
-// deleted it is archived under the item's own key prefix beside the
-// revision that first had it, and the revisions that had it name that
-// entry, so a write's history lands on the pages of its item's latest
-// revisions and no other page of the item (content an item had a few
+// deleted it is archived beside the revision the write appends, and the
+// revisions that had it name that entry (content an item had a few
 // revisions before shares that revision's entry; older content that comes
 // back is archived again): as the bytes between the common prefix and suffix it
 // shares with the item's previous archived content (chains at most 32

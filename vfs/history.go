@@ -9,7 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
+
 	"slices"
 	"time"
 
@@ -20,12 +20,17 @@ import (
 
 // Bucket and key names of item history; see doc.go for the layout.
 const (
-	// bucketRevs holds, per item id (16): id | rev (8) -> revision record
-	// (naming its entry); id | rev | 1 -> archived content (an entry, see
-	// entryKey); id | 0xff 'm' | metaID (8) -> reference count (8) |
-	// metadata snapshot (JSON; no entry while it is the item's record, see
-	// detachMeta). An item's revisions and what they share sit on the same pages.
-	bucketRevs = "revisions"
+	// bucketRevs holds the history in time order: time (8) | id (16) | rev
+	// (8) -> revision record (naming its entry and the time of the item's
+	// previous one); that key | 1 -> archived content (an entry, see
+	// revPos); and per item id | 0xff 'm' | metaID (8) -> reference count
+	// (8) | metadata snapshot (JSON; no entry while it is the item's record,
+	// see detachMeta). A transaction's revisions, whatever items they
+	// change, are appended to the same pages.
+	bucketRevs = "history"
+	// bucketRevsByItem is where stores of schema version 3 and earlier kept
+	// revisions, keyed by item; Open converts it (history_migrate.go).
+	bucketRevsByItem = "revisions"
 	// bucketRevActor is the log: uvarint len | actor | time (8) | id (16) |
 	// rev (8) -> empty. Log across actors merges their ranges, so a write
 	// appends to one index, not two (one key and page fewer per commit).
@@ -33,15 +38,15 @@ const (
 	// bucketRevLog is the time index that stores of schema version 2 and
 	// earlier kept beside the log by actor; Open drops it.
 	bucketRevLog  = "revision_log"
-	bucketDeleted = "deleted" // drive | path key | 0xff | id (16) -> rev (8) of the delete
+	bucketDeleted = "deleted" // drive | path key | 0xff | id (16) -> position (appendPos) of the delete revision
 	// bucketBlobs holds superseded content stored whole that is too large
 	// to keep under an item's prefix (see maxInlineBlob), shared by the
 	// items that had it: SHA-256 (32) | 0 -> blobZstd | zstd frame, and
 	// SHA-256 | 1 -> how many items' entries name it (8).
 	bucketBlobs = "blobs"
 	// bucketRepack queues content archive stored whole, for PruneHistory to
-	// store as a delta: time (8) | SHA-256 (32) -> item id (16) | rev (8),
-	// the revision whose content it is.
+	// store as a delta: time (8) | SHA-256 (32) -> the key of its entry
+	// without the final 1: time (8) | item id (16) | rev (8).
 	bucketRepack = "blob_repack"
 	// keyHistoryGap (in meta) is set while the store is opened with history
 	// off: items may then change without a revision, which the next open with
@@ -245,13 +250,11 @@ func (t *txn) lastDeletedAt(drive, path string) []byte {
 	var bestTime int64
 	c := t.deleted.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		id := k[len(prefix):]
-		rv := t.revs.Get(revKey(id, int64(binary.BigEndian.Uint64(v))))
-		if len(rv) < 10 {
+		if len(v) != 16 {
 			continue
 		}
-		if tm := int64(binary.BigEndian.Uint64(rv[2:10])); best == nil || tm > bestTime {
-			best, bestTime = bytes.Clone(id), tm
+		if tm := decodePos(v).time; best == nil || tm > bestTime {
+			best, bestTime = bytes.Clone(k[len(prefix):]), tm
 		}
 	}
 	return best
@@ -298,35 +301,27 @@ func (s *Store) History(ctx context.Context, ref Ref, limit int, beforeRev int64
 			}
 			out = append(out, r)
 		}
-		c := t.revs.Cursor()
-		start := revKey(h.id, math.MaxInt64)
-		if beforeRev > 0 {
-			start = revKey(h.id, beforeRev)
-		}
-		k, v := c.Seek(start)
-		if k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
-		}
-		for ; k != nil && bytes.HasPrefix(k, h.id) && len(out) < limit; k, v = c.Prev() {
-			if isEntryKey(k) {
-				continue
+		var ferr error
+		err = t.revsDown(h.id, h.latest.pos(), func(l revLink) bool {
+			if beforeRev > 0 && l.rev >= beforeRev {
+				return true
 			}
-			rec, err := decodeRevRec(k, v)
-			if err != nil {
-				return fmt.Errorf("history of %s: %w", h.ref, err)
-			}
+			rec := l.record()
 			if !t.visibleRev(rec) { // made while the item lay outside the caller's access
-				continue
+				return true
 			}
 			r, err := t.revision(rec, metas)
 			if err != nil {
-				return err
+				ferr = err
+				return false
 			}
 			out = append(out, r)
+			return len(out) < limit
+		})
+		if err != nil {
+			return fmt.Errorf("history of %s: %w", h.ref, err)
 		}
-		return nil
+		return ferr
 	})
 	return out, err
 }
@@ -387,21 +382,34 @@ func (s *Store) findRevision(t *txn, ref Ref, rev int64) (historyOf, *revRec, er
 	case h.baseline != nil && rev == h.baseline.rev:
 		return h, nil, nil
 	}
-	v := t.revs.Get(revKey(h.id, rev))
-	if v == nil {
+	rec, err := t.revisionDown(h.id, h.latest.pos(), rev)
+	if err != nil {
+		return h, nil, fmt.Errorf("revision %d of %s: %w", rev, h.ref, err)
+	}
+	if rec == nil {
 		ret := s.retention
 		return h, nil, newError(ErrNotFound, h.ref,
 			"call history to list the revisions kept; retention is set by history_keep and history_min_age (--history-keep, --history-min-age)",
 			"Revision %d of %s was pruned: history keeps each item's last %d revisions and every revision younger than %s.", rev, h.ref, ret.Keep, ret.MinAge)
 	}
-	rec, err := decodeRevRec(revKey(h.id, rev), v)
-	if err != nil {
-		return h, nil, fmt.Errorf("revision %d of %s: %w", rev, h.ref, err)
-	}
-	if !t.visibleRev(rec) {
+	if !t.visibleRev(*rec) {
 		return h, nil, newError(ErrNotFound, h.ref, "call history to list the revisions", "%s has no revision %d.", h.ref, rev)
 	}
-	return h, &rec, nil
+	return h, rec, nil
+}
+
+// revisionDown returns revision rev of item u, found down the chain from
+// its revision at from; nil when the chain ends first (pruned).
+func (t *txn) revisionDown(u []byte, from revPos, rev int64) (*revRec, error) {
+	var out *revRec
+	err := t.revsDown(u, from, func(l revLink) bool {
+		if l.rev == rev {
+			r := l.record()
+			out = &r
+		}
+		return l.rev > rev
+	})
+	return out, err
 }
 
 // Revert makes revision rev's content and metadata the item's current state,
@@ -524,11 +532,10 @@ func (s *Store) Deleted(ctx context.Context, under Ref, limit int) ([]Revision, 
 		for _, prefix := range prefixes {
 			c := t.deleted.Cursor()
 			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, v = c.Next() {
-				if len(k) < 17 || len(v) != 8 {
+				if len(k) < 17 || len(v) != 16 {
 					return fmt.Errorf("deleted: malformed entry %x", k)
 				}
-				id := k[len(k)-16:]
-				r, ok, err := t.visibleRevisionAt(revKey(id, int64(binary.BigEndian.Uint64(v))), metas)
+				r, ok, err := t.visibleRevisionAt(decodePos(v).key(k[len(k)-16:]), metas)
 				if err != nil {
 					return fmt.Errorf("deleted %x: %w", k, err)
 				}
@@ -583,7 +590,7 @@ func (s *Store) Log(ctx context.Context, q LogQuery) ([]Revision, string, error)
 				next = base64.RawURLEncoding.EncodeToString(out[len(out)-1].logKey())
 				break
 			}
-			r, ok, err := t.visibleRevisionAt(lk[8:], metas)
+			r, ok, err := t.visibleRevisionAt(lk, metas)
 			if err != nil {
 				return fmt.Errorf("revision log %x: %w", lk, err)
 			}

@@ -24,8 +24,8 @@ import (
 // content bucket and hold no reference until the content goes.
 const (
 	blobZstd  = 1 // payload is a zstd frame
-	blobDelta = 2 // payload is base entry's revision (8) | zstd frame with the base's bytes as dictionary
-	// blobTrim is the cheap delta archive makes: payload is base entry's revision (8) |
+	blobDelta = 2 // payload is base entry's position (16, appendPos) | zstd frame with the base's bytes as dictionary
+	// blobTrim is the cheap delta archive makes: payload is base entry's position (16) |
 	// depth (1) | uvarint prefix | uvarint suffix | the bytes between: the
 	// content is the base's first prefix bytes, those bytes, and the base's
 	// last suffix bytes.
@@ -43,13 +43,11 @@ const maxTrimDepth = 32
 // make every later write of the item rewrite it.
 const maxInlineBlob = 1024
 
-func entryKey(u []byte, rev int64) []byte { return append(revKey(u, rev), 1) }
-
-func isEntryKey(k []byte) bool { return len(k) == 25 && k[16] < 0x80 && k[24] == 1 }
+func isEntryKey(k []byte) bool { return len(k) == 33 && k[32] == 1 }
 
 // entry is a decoded archive entry; its slices point into the transaction.
 // Its value is uvarint refs | uvarint uses | kind (1) | hash (32) | payload.
-// A delta's payload starts with the revision of its base's entry (8).
+// A delta's payload starts with the position of its base's entry (16).
 type entry struct {
 	key        []byte
 	refs, uses int64
@@ -74,7 +72,7 @@ func decodeEntry(k, v []byte) (entry, error) {
 	switch e.kind {
 	case blobZstd, blobShared:
 	case blobDelta, blobTrim:
-		if len(e.payload) < 9 {
+		if len(e.payload) < 17 {
 			return entry{}, fmt.Errorf("archive entry %x: short delta", k)
 		}
 	default:
@@ -89,15 +87,16 @@ func (e *entry) encode() []byte {
 	return append(append(append(b, e.kind), e.hash[:]...), e.payload...)
 }
 
-// rev is the revision e is keyed by.
-func (e *entry) rev() int64 { return int64(binary.BigEndian.Uint64(e.key[16:24])) }
+// pos is the position e is keyed by.
+func (e *entry) pos() revPos { return posOfKey(e.key) }
 
-// base is the revision of the entry a delta entry is relative to, or 0.
-func (e *entry) base() int64 {
+// base is the position of the entry a delta entry is relative to; rev 0
+// when e is stored whole.
+func (e *entry) base() revPos {
 	if e.kind == blobDelta || e.kind == blobTrim {
-		return int64(binary.BigEndian.Uint64(e.payload[:8]))
+		return decodePos(e.payload)
 	}
-	return 0
+	return revPos{}
 }
 
 // depth is how many deltas a read of e decodes.
@@ -106,7 +105,7 @@ func (e *entry) depth() int {
 	case blobDelta:
 		return 1
 	case blobTrim:
-		return int(e.payload[8])
+		return int(e.payload[16])
 	}
 	return 0
 }
@@ -114,12 +113,12 @@ func (e *entry) depth() int {
 // whole reports whether e holds its content on its own (a delta base).
 func (e *entry) whole() bool { return e.kind == blobZstd || e.kind == blobShared }
 
-// entryAt returns item u's archive entry keyed by revision rev.
-func (t *txn) entryAt(u []byte, rev int64) (entry, error) {
-	k := entryKey(u, rev)
+// entryAt returns item u's archive entry at p.
+func (t *txn) entryAt(u []byte, p revPos) (entry, error) {
+	k := p.entryKey(u)
 	v := t.revs.Get(k)
 	if v == nil {
-		return entry{}, fmt.Errorf("history: archived content %d of item %x is missing", rev, u)
+		return entry{}, fmt.Errorf("history: archived content %d of item %x is missing", p.rev, u)
 	}
 	e, err := decodeEntry(k, v)
 	if err != nil {
@@ -129,9 +128,9 @@ func (t *txn) entryAt(u []byte, rev int64) (entry, error) {
 }
 
 // addRefs adjusts the reference and base-use counts of item u's archive
-// entry at rev, deleting the entry (and its references) at zero.
-func (t *txn) addRefs(u []byte, rev, dRefs, dUses int64) error {
-	e, err := t.entryAt(u, rev)
+// entry at p, deleting the entry (and its references) at zero.
+func (t *txn) addRefs(u []byte, p revPos, dRefs, dUses int64) error {
+	e, err := t.entryAt(u, p)
 	if err != nil {
 		return err
 	}
@@ -148,7 +147,7 @@ func (t *txn) adjustRefs(u []byte, e entry, dRefs, dUses int64) error {
 	if err := t.revs.Delete(bytes.Clone(e.key)); err != nil {
 		return err
 	}
-	if base != 0 {
+	if base.rev != 0 {
 		return t.addRefs(u, base, -1, -1)
 	}
 	if shared {
@@ -176,78 +175,89 @@ func (t *txn) addBlobRefs(hash []byte, d int64) error {
 	return t.blobs.Delete(blobKey(hash, 0))
 }
 
-// revLink is what the write path reads of an older revision record: its
-// content and where that is archived, and the record itself, to name an
-// entry in it (withEntry) without decoding its strings.
+// revLink is a revision record decoded without copying: what the write
+// path reads of older revisions, and the record itself, to name an entry
+// in it (withEntry). Its slices point into the transaction unless copied.
 type revLink struct {
-	rev, entry int64
-	hash       [32]byte
-	meta       [8]byte
-	key, val   []byte
+	deleted     bool
+	time, rev   int64
+	size, lines int64
+	prev        int64
+	entry       revPos
+	hash        [32]byte
+	meta        [8]byte
+	strs        [4][]byte // op, actor, drive, path
+	key, val    []byte
 }
 
-// decodeRevLink decodes the content fields of the revision record k, v.
+func (l *revLink) pos() revPos { return revPos{l.time, l.rev} }
+
+// decodeRevLink decodes the revision record k, v.
 func decodeRevLink(k, v []byte) (revLink, error) {
 	l := revLink{key: k, val: v}
-	if len(k) != 24 || len(v) < 10 || v[0] != revRecVersion {
+	if len(k) != 32 || len(v) < 2 || v[0] != revRecVersion {
 		return l, errBadRecord
 	}
-	l.rev = int64(binary.BigEndian.Uint64(k[16:]))
-	p := 10
-	for range 2 { // size, lines
-		_, n := binary.Uvarint(v[p:])
-		if n <= 0 {
+	l.deleted = v[1]&1 != 0
+	l.time, l.rev = posOfKey(k).time, posOfKey(k).rev
+	p := 2
+	for _, f := range []*int64{&l.size, &l.lines} {
+		x, n := binary.Uvarint(v[p:])
+		if n <= 0 || x > math.MaxInt64 {
 			return l, errBadRecord
 		}
-		p += n
+		*f, p = int64(x), p+n
 	}
-	if len(v)-p < 40 {
+	if len(v)-p < 48 {
 		return l, errBadRecord
 	}
 	l.hash, l.meta = [32]byte(v[p:p+32]), [8]byte(v[p+32:p+40])
-	p += 40
-	for range 4 { // op, actor, drive, path
+	l.prev = int64(binary.BigEndian.Uint64(v[p+40:]))
+	p += 48
+	for i := range l.strs {
 		x, n := binary.Uvarint(v[p:])
 		if n <= 0 || x > uint64(len(v)-p-n) {
 			return l, errBadRecord
 		}
-		p += n + int(x)
+		l.strs[i], p = v[p+n:p+n+int(x)], p+n+int(x)
 	}
-	x, n := binary.Uvarint(v[p:])
-	if n <= 0 || p+n != len(v) || x > math.MaxInt64 {
+	if len(v)-p < 9 {
 		return l, errBadRecord
 	}
-	l.entry = int64(x)
+	l.entry.time = int64(binary.BigEndian.Uint64(v[p:]))
+	x, n := binary.Uvarint(v[p+8:])
+	if n <= 0 || p+8+n != len(v) || x > math.MaxInt64 {
+		return l, errBadRecord
+	}
+	l.entry.rev = int64(x)
 	return l, nil
 }
 
 // withEntry returns the record of pending revision l naming entry: the
-// record ends with its entry, 0 while pending.
-func (l *revLink) withEntry(entry int64) []byte {
-	return binary.AppendUvarint(append(make([]byte, 0, len(l.val)+8), l.val[:len(l.val)-1]...), uint64(entry))
+// record ends with its entry, time 0 and rev 0 (9 bytes) while pending.
+func (l *revLink) withEntry(entry revPos) []byte {
+	return appendEntryRef(append(make([]byte, 0, len(l.val)+8), l.val[:len(l.val)-9]...), entry)
 }
 
-// revsDown calls fn with item u's revision records from rev down, newest
-// first, until fn returns false. The records' bytes are copies.
-func (t *txn) revsDown(u []byte, rev int64, fn func(r revLink) bool) error {
-	c := t.revs.Cursor()
-	k, v := c.Seek(revKey(u, rev+1))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
-	}
-	for ; k != nil && bytes.HasPrefix(k, u); k, v = c.Prev() {
-		if !isRevKey(k) {
-			continue
+// revsDown calls fn with item u's revision records from the one at from
+// down its chain, newest first, until fn returns false or the chain ends
+// (at revision 1, or where PruneHistory dropped the older ones). The
+// records' bytes are copies.
+func (t *txn) revsDown(u []byte, from revPos, fn func(r revLink) bool) error {
+	for p := from; p.rev > 0; {
+		k := p.key(u)
+		v := t.revs.Get(k)
+		if v == nil {
+			return nil
 		}
-		r, err := decodeRevLink(bytes.Clone(k), bytes.Clone(v))
+		r, err := decodeRevLink(k, bytes.Clone(v))
 		if err != nil {
 			return fmt.Errorf("history: revision %x: %w", k, err)
 		}
 		if !fn(r) {
 			return nil
 		}
+		p = revPos{r.prev, r.rev - 1}
 	}
 	return nil
 }
@@ -258,15 +268,15 @@ func (t *txn) revsDown(u []byte, rev int64, fn func(r revLink) bool) error {
 const recentArchived = 4
 
 // archive keeps content (item u's content with this hash, about to be
-// replaced or deleted) for u's pending revisions (rev and those before it
-// without an entry), which then name its entry: that of a recent revision
-// with the same content, else a new one, a trim delta against the content
-// u had before when that is small, else compressed (and queued to become a
-// delta).
-func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error {
+// replaced or deleted) for u's pending revisions (the one at from and those
+// before it without an entry), which then name its entry: that of a recent
+// revision with the same content, else a new one at at, a trim delta against
+// the content u had before when that is small, else compressed (and queued
+// to become a delta).
+func (t *txn) archive(hash [32]byte, u []byte, from, at revPos, content []byte) error {
 	var pending, older []revLink
-	err := t.revsDown(u, rev, func(r revLink) bool {
-		if r.entry == 0 && older == nil {
+	err := t.revsDown(u, from, func(r revLink) bool {
+		if r.entry.rev == 0 && older == nil {
 			pending = append(pending, r)
 		} else {
 			older = append(older, r)
@@ -276,7 +286,7 @@ func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error 
 	if err != nil || len(pending) == 0 {
 		return err
 	}
-	at, err := t.archiveEntry(hash, u, rev, content, int64(len(pending)), older)
+	at, err = t.archiveEntry(hash, u, at, content, int64(len(pending)), older)
 	if err != nil {
 		return err
 	}
@@ -288,22 +298,22 @@ func (t *txn) archive(hash [32]byte, u []byte, rev int64, content []byte) error 
 	return nil
 }
 
-// archiveEntry returns the revision of the entry holding content for refs
-// more revisions, storing it at rev unless one of older (archived
+// archiveEntry returns the position of the entry holding content for refs
+// more revisions, storing it at at unless one of older (archived
 // revisions, newest first) has it.
-func (t *txn) archiveEntry(hash [32]byte, u []byte, rev int64, content []byte, refs int64, older []revLink) (int64, error) {
+func (t *txn) archiveEntry(hash [32]byte, u []byte, at revPos, content []byte, refs int64, older []revLink) (revPos, error) {
 	for _, r := range older {
 		if r.hash == hash {
 			return r.entry, t.addRefs(u, r.entry, refs, 0)
 		}
 	}
-	e := entry{key: entryKey(u, rev), refs: refs, hash: hash}
+	e := entry{key: at.entryKey(u), refs: refs, hash: hash}
 	if t.blobs.Get(blobKey(hash[:], 0)) != nil { // another item's, stored whole
 		e.kind = blobShared
 		if err := t.addBlobRefs(hash[:], 1); err != nil {
-			return 0, err
+			return revPos{}, err
 		}
-		return rev, t.putEntry(&e)
+		return at, t.putEntry(&e)
 	}
 	// The next archive of u is likely a delta against this content.
 	recentBlobs.put(hash, bytes.Clone(content))
@@ -314,12 +324,12 @@ func (t *txn) archiveEntry(hash [32]byte, u []byte, rev int64, content []byte, r
 		// The bytes between, stored raw, beat the whole compressed (about a
 		// third of text) while they are at most a quarter of it.
 		if middle := content[p : len(content)-q]; len(middle) <= len(content)/4 && len(middle) <= maxInlineBlob {
-			val := append(binary.BigEndian.AppendUint64(make([]byte, 0, 32+len(middle)), uint64(base.rev())), byte(base.depth()+1))
+			val := append(appendPos(make([]byte, 0, 40+len(middle)), base.pos()), byte(base.depth()+1))
 			e.kind, e.payload = blobTrim, append(binary.AppendUvarint(binary.AppendUvarint(val, uint64(p)), uint64(q)), middle...)
 			if err := t.putEntry(&e); err != nil {
-				return 0, err
+				return revPos{}, err
 			}
-			return rev, t.adjustRefs(u, base, 1, 1)
+			return at, t.adjustRefs(u, base, 1, 1)
 		}
 	}
 	// Stored whole, compressed; PruneHistory makes it a zstd delta later,
@@ -327,21 +337,21 @@ func (t *txn) archiveEntry(hash [32]byte, u []byte, rev int64, content []byte, r
 	e.kind, e.payload = blobZstd, zenc().EncodeAll(content, nil)
 	if len(e.payload) > maxInlineBlob {
 		if err := t.blobs.Put(blobKey(hash[:], 0), append([]byte{blobZstd}, e.payload...)); err != nil {
-			return 0, fmt.Errorf("archive content: %w", err)
+			return revPos{}, fmt.Errorf("archive content: %w", err)
 		}
 		if err := t.addBlobRefs(hash[:], 1); err != nil {
-			return 0, err
+			return revPos{}, err
 		}
 		e.kind, e.payload = blobShared, nil
 	}
 	if err := t.putEntry(&e); err != nil {
-		return 0, err
+		return revPos{}, err
 	}
 	qk := binary.BigEndian.AppendUint64(make([]byte, 0, 40), uint64(t.histNow()))
-	if err := t.repack.Put(append(qk, hash[:]...), revKey(u, rev)); err != nil {
-		return 0, fmt.Errorf("queue repack: %w", err)
+	if err := t.repack.Put(append(qk, hash[:]...), at.key(u)); err != nil {
+		return revPos{}, fmt.Errorf("queue repack: %w", err)
 	}
-	return rev, nil
+	return at, nil
 }
 
 // putEntry stores a new archive entry.
@@ -435,15 +445,15 @@ func (c *blobCache) put(h [32]byte, b []byte) {
 	}
 }
 
-// repackOne stores content hash, archived whole in item u's entry at rev,
+// repackOne stores content hash, archived whole in item u's entry at p,
 // as a delta against an older revision of u when the delta is at most
-// half its size (and small enough to keep under u's prefix). Content that is
+// half its size (and small enough to keep inline). Content that is
 // the base of deltas stays whole, so zstd deltas never chain.
-func (t *txn) repackOne(hash, u []byte, rev int64) error {
-	if t.revs.Get(entryKey(u, rev)) == nil {
+func (t *txn) repackOne(hash, u []byte, p revPos) error {
+	if t.revs.Get(p.entryKey(u)) == nil {
 		return nil // dropped since it was queued
 	}
-	e, err := t.entryAt(u, rev)
+	e, err := t.entryAt(u, p)
 	if err != nil || !bytes.Equal(e.hash[:], hash) || !e.whole() || e.uses > 0 {
 		return err
 	}
@@ -455,8 +465,8 @@ func (t *txn) repackOne(hash, u []byte, rev int64) error {
 		}
 		frame = blob[1:]
 	}
-	base, baseContent, err := t.deltaBase(u, rev, e.hash)
-	if err != nil || base == 0 {
+	base, baseContent, err := t.deltaBase(u, p, e.hash)
+	if err != nil || base.rev == 0 {
 		return err
 	}
 	content, err := zdecode(frame, nil)
@@ -466,7 +476,7 @@ func (t *txn) repackOne(hash, u []byte, rev int64) error {
 	if len(content) > maxDeltaBytes {
 		return nil
 	}
-	delta := encodeDelta(binary.BigEndian.AppendUint64(nil, uint64(base)), content, baseContent)
+	delta := encodeDelta(appendPos(nil, base), content, baseContent)
 	if len(delta) > len(frame)/2 || len(delta) > maxInlineBlob {
 		return nil // different enough to be the base of later deltas
 	}
@@ -485,13 +495,17 @@ func (t *txn) repackOne(hash, u []byte, rev int64) error {
 }
 
 // deltaBase picks the content a delta of content not, item u's entry at
-// rev, is made against: the nearest of the few archived revisions before
-// rev whose entry is stored whole (or the base of a delta), so that zstd
-// deltas are never chained. base is 0 when there is none.
-func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) (base int64, content []byte, err error) {
+// at, is made against: the nearest of the few archived revisions older than
+// the entry whose entry is stored whole (or the base of a delta), so that
+// zstd deltas are never chained. base.rev is 0 when there is none.
+func (t *txn) deltaBase(u []byte, at revPos, not [32]byte) (base revPos, content []byte, err error) {
+	head, ok := t.itemHead(u)
+	if !ok {
+		return revPos{}, nil, nil
+	}
 	seen := 0
-	err = t.revsDown(u, rev-1, func(r revLink) bool {
-		if r.entry == 0 || r.hash == not {
+	err = t.revsDown(u, head, func(r revLink) bool {
+		if r.rev >= at.rev || r.entry.rev == 0 || r.hash == not {
 			return true
 		}
 		seen++
@@ -502,8 +516,8 @@ func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) (base int64, content 
 		if err != nil || !e.whole() {
 			return seen < recentArchived
 		}
-		if c, err := t.blobContent(u, e.rev()); err == nil && len(c) <= maxDeltaBytes {
-			base, content = e.rev(), c
+		if c, err := t.blobContent(u, e.pos()); err == nil && len(c) <= maxDeltaBytes {
+			base, content = e.pos(), c
 		}
 		return false
 	})
@@ -513,7 +527,7 @@ func (t *txn) deltaBase(u []byte, rev int64, not [32]byte) (base int64, content 
 // revContent returns the content of revision r: the item's current content
 // for a pending revision, else its archived content.
 func (t *txn) revContent(r *revRec) ([]byte, error) {
-	if r.entry == 0 {
+	if r.entry.rev == 0 {
 		c := t.content.Get(r.id)
 		if c == nil && t.items.Get(r.id) == nil {
 			return nil, fmt.Errorf("history: revision %d of item %x is pending but the item is gone", r.rev, r.id)
@@ -525,15 +539,15 @@ func (t *txn) revContent(r *revRec) ([]byte, error) {
 	}
 	c, err := t.blobContent(r.id, r.entry)
 	if err == nil && sha256.Sum256(c) != r.hash {
-		err = fmt.Errorf("history: revision %d of item %x names archived content %d, which is not its content %x", r.rev, r.id, r.entry, r.hash)
+		err = fmt.Errorf("history: revision %d of item %x names archived content %d, which is not its content %x", r.rev, r.id, r.entry.rev, r.hash)
 	}
 	return c, err
 }
 
-// blobContent returns the content of item u's archive entry at rev,
+// blobContent returns the content of item u's archive entry at p,
 // checked against the entry's hash.
-func (t *txn) blobContent(u []byte, rev int64) ([]byte, error) {
-	e, err := t.entryAt(u, rev)
+func (t *txn) blobContent(u []byte, p revPos) ([]byte, error) {
+	e, err := t.entryAt(u, p)
 	if err != nil {
 		return nil, err
 	}
@@ -550,7 +564,7 @@ func (t *txn) blobContent(u []byte, rev int64) ([]byte, error) {
 	case blobDelta:
 		var base []byte
 		if base, err = t.blobContent(u, e.base()); err == nil {
-			out, err = zdecode(e.payload[8:], base)
+			out, err = zdecode(e.payload[16:], base)
 		}
 	case blobTrim:
 		out, err = t.untrim(u, e.payload)
@@ -566,16 +580,16 @@ func (t *txn) blobContent(u []byte, rev int64) ([]byte, error) {
 
 // untrim rebuilds the content of a blobTrim payload of item u.
 func (t *txn) untrim(u, payload []byte) ([]byte, error) {
-	p, n1 := binary.Uvarint(payload[9:])
+	p, n1 := binary.Uvarint(payload[17:])
 	if n1 <= 0 {
 		return nil, errors.New("malformed trim delta")
 	}
-	q, n2 := binary.Uvarint(payload[9+n1:])
+	q, n2 := binary.Uvarint(payload[17+n1:])
 	if n2 <= 0 {
 		return nil, errors.New("malformed trim delta")
 	}
-	middle := payload[9+n1+n2:]
-	base, err := t.blobContent(u, int64(binary.BigEndian.Uint64(payload[:8])))
+	middle := payload[17+n1+n2:]
+	base, err := t.blobContent(u, decodePos(payload))
 	if err != nil {
 		return nil, err
 	}

@@ -24,12 +24,14 @@ import (
 // changes (stored metadata snapshots), a move (a pending revision), large
 // content shared by a copy, a deleted item, and one deleted and restored,
 // after a PruneHistory with Keep 6. testdata/history-v1.golden is what
-// historyListing printed of it with that ctxd.
+// historyListing printed of it with that ctxd. testdata/history-v3.db is
+// the same store as the ctxd of schema version 3 (history kept by item)
+// left it after opening it.
 
-// openV1Fixture copies the fixture to a temp dir and returns its path.
-func openV1Fixture(t *testing.T) string {
+// openFixture copies the fixture name to a temp dir and returns its path.
+func openFixture(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "history-v1.db"))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +89,10 @@ func checkMigrated(t *testing.T, path string) {
 		if v := meta.Get([]byte(keySchema)); string(v) != strconv.Itoa(schemaVersion) || meta.Get([]byte(keyHistoryMigrate)) != nil {
 			return fmt.Errorf("schema %q, migration mark %x after open", v, meta.Get([]byte(keyHistoryMigrate)))
 		}
-		if tx.Bucket([]byte(bucketRevLog)) != nil {
-			return fmt.Errorf("the time index %s is still there after open", bucketRevLog)
+		for _, name := range []string{bucketRevLog, bucketRevsByItem} {
+			if tx.Bucket([]byte(name)) != nil {
+				return fmt.Errorf("the bucket %s is still there after open", name)
+			}
 		}
 		return nil
 	})
@@ -118,43 +122,62 @@ func checkMigrated(t *testing.T, path string) {
 	}
 }
 
-// TestStore_OpenConvertsHistoryV1: a store an earlier ctxd wrote opens
-// with its history converted and unchanged to its users.
-func TestStore_OpenConvertsHistoryV1(t *testing.T) {
-	checkMigrated(t, openV1Fixture(t))
+// TestStore_OpenConvertsHistory: stores earlier ctxds wrote open with
+// their history converted and unchanged to its users.
+func TestStore_OpenConvertsHistory(t *testing.T) {
+	for _, name := range []string{"history-v1.db", "history-v3.db"} {
+		t.Run(name, func(t *testing.T) { checkMigrated(t, openFixture(t, name)) })
+	}
 }
 
 // TestStore_OpenResumesHistoryConversion: a conversion that stopped after
-// some items (the process died) finishes on the next open.
+// an item (the process died) finishes on the next open.
 func TestStore_OpenResumesHistoryConversion(t *testing.T) {
-	path := openV1Fixture(t)
-	db, err := boltstore.Open(path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"history-v1.db", "history-v3.db"} {
+		t.Run(name, func(t *testing.T) {
+			path := openFixture(t, name)
+			db, err := boltstore.Open(path, boltstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(context.Background(), func(tx backend.Tx) error {
+				meta := tx.Bucket([]byte(bucketMeta))
+				v1 := string(meta.Get([]byte(keySchema))) == "1"
+				if v1 {
+					if err := startHistoryMigration(meta); err != nil {
+						return err
+					}
+				}
+				// As Open does, then the conversion of the first item.
+				if err := dropTimeIndex(tx); err != nil {
+					return err
+				}
+				if err := meta.Put([]byte(keySchema), []byte(strconv.Itoa(schemaVersion))); err != nil {
+					return err
+				}
+				for _, name := range []string{bucketRevs, bucketRevHeads} {
+					if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+						return err
+					}
+				}
+				tn := (&Store{db: db, now: time.Now}).newTxn(tx)
+				legacy := tx.Bucket(nameRevsByItem)
+				if err := tn.migrateHistoryRefs(legacy); err != nil {
+					return err
+				}
+				k, _ := legacy.Cursor().First()
+				_, err := tn.migrateItemHistory(legacy, bytes.Clone(k[:16]), v1)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			checkMigrated(t, path)
+		})
 	}
-	err = db.Update(context.Background(), func(tx backend.Tx) error {
-		meta := tx.Bucket([]byte(bucketMeta))
-		if err := startHistoryMigration(meta); err != nil {
-			return err
-		}
-		if err := dropTimeIndex(tx, meta); err != nil { // as Open does
-			return err
-		}
-		tn := (&Store{db: db, now: time.Now}).newTxn(tx)
-		k, _ := tn.revs.Cursor().First()
-		first := bytes.Clone(k[:16])
-		if _, err := tn.migrateItemHistory(first); err != nil {
-			return err
-		}
-		return meta.Put([]byte(keyHistoryMigrate), append(first, 0xff, 0xff))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	checkMigrated(t, path)
 }
 
 // TestStore_OpenDropsTimeIndex: a store of schema version 2 kept a time
@@ -215,8 +238,10 @@ func TestStore_OpenDropsTimeIndex(t *testing.T) {
 		if v := tx.Bucket([]byte(bucketMeta)).Get([]byte(keySchema)); string(v) != strconv.Itoa(schemaVersion) {
 			return fmt.Errorf("schema %q after open", v)
 		}
-		if tx.Bucket([]byte(bucketRevLog)) != nil {
-			return fmt.Errorf("the time index %s is still there after open", bucketRevLog)
+		for _, name := range []string{bucketRevLog, bucketRevsByItem} {
+			if tx.Bucket([]byte(name)) != nil {
+				return fmt.Errorf("the bucket %s is still there after open", name)
+			}
 		}
 		return nil
 	})

@@ -50,10 +50,10 @@ func (s *Store) repackBlobs(ctx context.Context) error {
 			}
 			done = len(keys) < pruneBatch
 			for i, k := range keys {
-				if len(k) != 40 || len(ids[i]) != 24 {
+				if len(k) != 40 || len(ids[i]) != 32 {
 					return fmt.Errorf("repack queue: malformed entry %x", k)
 				}
-				if err := t.repackOne(k[8:], ids[i][:16], int64(binary.BigEndian.Uint64(ids[i][16:]))); err != nil {
+				if err := t.repackOne(k[8:], ids[i][8:24], posOfKey(ids[i])); err != nil {
 					return err
 				}
 				if err := t.repack.Delete(k); err != nil {
@@ -124,7 +124,7 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 					if t.revActor.Get(k) == nil {
 						continue // dropped since the read
 					}
-					lk := k[len(k)-32:]
+					lk := k[len(k)-32:] // the revision's key
 					// A write since the read may have changed the item.
 					expired, err := t.expired(lk, keep, cutoff)
 					if err != nil {
@@ -151,7 +151,7 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 	}
 }
 
-// expired reports whether the revision at log key lk (older than cutoff)
+// expired reports whether the revision at key lk (older than cutoff)
 // goes: it is not among its item's keep newest, or its item was deleted
 // before cutoff and not restored, so a deleted item's history lasts MinAge
 // after the delete and no longer.
@@ -165,29 +165,37 @@ func (t *txn) expired(lk []byte, keep, cutoff int64) (bool, error) {
 	return latest.rev-rev >= keep || gone, nil
 }
 
-// dropRevision removes the revision at log key lk with its log entry and
-// references.
+// dropRevision removes the revision at key lk with its log entry and
+// references; dropping a deleted item's latest drops its head. The
+// revision after it in its item's chain, if any, then ends the chain.
 func (t *txn) dropRevision(lk []byte) error {
-	key := lk[8:]
-	rec, err := decodeRevRec(key, t.revs.Get(key))
+	rec, err := decodeRevRec(lk, t.revs.Get(lk))
 	if err != nil {
-		return fmt.Errorf("revision %x: %w", key, err)
+		return fmt.Errorf("revision %x: %w", lk, err)
 	}
 	if rec.deleted {
 		dk := deletedKey(rec.drive, rec.path, rec.id)
-		if v := t.deleted.Get(dk); len(v) == 8 && int64(binary.BigEndian.Uint64(v)) == rec.rev {
+		if v := t.deleted.Get(dk); len(v) == 16 && decodePos(v) == rec.pos() {
 			if err := t.deleted.Delete(dk); err != nil {
 				return err
 			}
 		}
 	}
-	if err := t.revs.Delete(key); err != nil {
+	if head, ok := t.itemHead(rec.id); ok && head == rec.pos() {
+		if t.items.Get(rec.id) != nil {
+			return fmt.Errorf("history: dropping the latest revision of live item %x", rec.id)
+		}
+		if err := t.revHeads.Delete(rec.id); err != nil {
+			return err
+		}
+	}
+	if err := t.revs.Delete(lk); err != nil {
 		return err
 	}
 	if err := t.revActor.Delete(append(actorPrefix(rec.actor), lk...)); err != nil {
 		return err
 	}
-	if rec.entry != 0 { // a pending revision holds no reference
+	if rec.entry.rev != 0 { // a pending revision holds no reference
 		if err := t.addRefs(rec.id, rec.entry, -1, 0); err != nil {
 			return err
 		}

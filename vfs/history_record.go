@@ -11,107 +11,114 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+
 	"time"
 
 	"github.com/ctxd/ctxd/vfs/backend"
 )
 
-// revRec is a decoded revision record. Layout: version (1) | flags (1) |
-// time (8) | uvarint size | uvarint lines | hash (32) | meta id (8) |
-// op, actor, drive, path as uvarint length | bytes | uvarint entry.
+// revPos locates one of an item's revision records, or an archive entry:
+// the time its key starts with and a revision number. A record's key is
+// logKey(time, id, rev) (time: the revision's); an entry's is that key and
+// 1, where rev is the revision being recorded when the content was archived.
+type revPos struct{ time, rev int64 }
+
+func (p revPos) key(id []byte) []byte      { return logKey(p.time, id, p.rev) }
+func (p revPos) entryKey(id []byte) []byte { return append(p.key(id), 1) }
+
+// appendPos appends p as time (8) | rev (8).
+func appendPos(b []byte, p revPos) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(b, uint64(p.time)), uint64(p.rev))
+}
+
+// decodePos decodes appendPos's 16 bytes.
+func decodePos(b []byte) revPos {
+	return revPos{int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:]))}
+}
+
+// posOfKey is the position of the record or entry at key k.
+func posOfKey(k []byte) revPos {
+	return revPos{int64(binary.BigEndian.Uint64(k)), int64(binary.BigEndian.Uint64(k[24:32]))}
+}
+
+// revRec is a decoded revision record, keyed time (8) | id (16) | rev (8).
+// Layout: version (1) | flags (1) | uvarint size | uvarint lines | hash (32) |
+// meta id (8) | prev (8) | op, actor, drive, path as uvarint length | bytes |
+// entry time (8) | uvarint entry rev.
 type revRec struct {
 	deleted     bool
 	time        int64
 	size, lines int64
 	hash        [32]byte
 	meta        [8]byte // metaID of the metadata snapshot
+	// prev is the time of revision rev-1's record: the item's revisions
+	// form a chain from its head (itemHead), so that a write appends its
+	// revision at the end of the history, beside the others of its
+	// transaction, whatever item it changes. A record missing at prev was
+	// pruned: the chain ends there.
+	prev        int64
 	op, actor   string
 	drive, path string
-	// entry is the revision whose archive entry (entryKey) holds this
-	// revision's content, or 0 while the revision is pending: its content
-	// is its live item's current content.
-	entry int64
+	// entry is the archive entry holding this revision's content, or rev 0
+	// while the revision is pending: its content is its live item's
+	// current content.
+	entry revPos
 	id    []byte
 	rev   int64
 }
 
-// revRecVersion 2 added the entry; version 1 records (the archive found
-// through a per-item hash index) are converted on open (history_migrate.go).
-const revRecVersion = 2
+// revRecVersion 3 keys records by time and chains them; versions 1 and 2
+// (keyed by item) are converted on open (history_migrate.go).
+const revRecVersion = 3
+
+func (r *revRec) pos() revPos     { return revPos{r.time, r.rev} }
+func (r *revRec) key() []byte     { return logKey(r.time, r.id, r.rev) }
+func (r *revRec) prevPos() revPos { return revPos{r.prev, r.rev - 1} }
 
 func (r *revRec) encode() []byte {
-	b := make([]byte, 0, 96+len(r.op)+len(r.actor)+len(r.drive)+len(r.path))
+	b := make([]byte, 0, 112+len(r.op)+len(r.actor)+len(r.drive)+len(r.path))
 	var flags byte
 	if r.deleted {
 		flags = 1
 	}
 	b = append(b, revRecVersion, flags)
-	b = binary.BigEndian.AppendUint64(b, uint64(r.time))
 	b = binary.AppendUvarint(b, uint64(r.size))
 	b = binary.AppendUvarint(b, uint64(r.lines))
 	b = append(b, r.hash[:]...)
 	b = append(b, r.meta[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(r.prev))
 	for _, s := range []string{r.op, r.actor, r.drive, r.path} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	return binary.AppendUvarint(b, uint64(r.entry))
+	return appendEntryRef(b, r.entry)
+}
+
+// appendEntryRef appends the entry a record names: time (8) | uvarint rev.
+func appendEntryRef(b []byte, p revPos) []byte {
+	return binary.AppendUvarint(binary.BigEndian.AppendUint64(b, uint64(p.time)), uint64(p.rev))
 }
 
 var errBadRecord = errors.New("malformed revision record")
 
-func decodeRevRec(k, v []byte) (revRec, error) { return decodeRevRecVersion(k, v, revRecVersion) }
-
-// decodeRevRecVersion decodes a record of the given version; version 1
-// has no entry.
-func decodeRevRecVersion(k, v []byte, version byte) (revRec, error) {
-	var r revRec
-	if len(k) != 24 || len(v) < 10 || v[0] != version {
-		return r, errBadRecord
+func decodeRevRec(k, v []byte) (revRec, error) {
+	l, err := decodeRevLink(k, v)
+	if err != nil {
+		return revRec{}, err
 	}
-	r.id, r.rev = bytes.Clone(k[:16]), int64(binary.BigEndian.Uint64(k[16:]))
-	r.deleted = v[1]&1 != 0
-	r.time = int64(binary.BigEndian.Uint64(v[2:10]))
-	v = v[10:]
-	for _, p := range []*int64{&r.size, &r.lines} {
-		x, n := binary.Uvarint(v)
-		if n <= 0 || x > math.MaxInt64 {
-			return r, errBadRecord
-		}
-		*p, v = int64(x), v[n:]
-	}
-	if len(v) < 40 {
-		return r, errBadRecord
-	}
-	copy(r.hash[:], v[:32])
-	copy(r.meta[:], v[32:40])
-	v = v[40:]
-	for _, p := range []*string{&r.op, &r.actor, &r.drive, &r.path} {
-		x, n := binary.Uvarint(v)
-		if n <= 0 || x > uint64(len(v)-n) {
-			return r, errBadRecord
-		}
-		*p, v = string(v[n:n+int(x)]), v[n+int(x):]
-	}
-	if version == 1 {
-		return r, nil
-	}
-	x, n := binary.Uvarint(v)
-	if n <= 0 || n != len(v) || x > math.MaxInt64 {
-		return r, errBadRecord
-	}
-	r.entry = int64(x)
-	return r, nil
+	return l.record(), nil
 }
 
-func revKey(id []byte, rev int64) []byte {
-	return binary.BigEndian.AppendUint64(append(make([]byte, 0, 24), id...), uint64(rev))
+// record is the revRec of l, copied out of the transaction.
+func (l *revLink) record() revRec {
+	return revRec{id: bytes.Clone(l.key[8:24]), rev: l.rev, time: l.time,
+		deleted: l.deleted, size: l.size, lines: l.lines, hash: l.hash, meta: l.meta, prev: l.prev, entry: l.entry,
+		op: string(l.strs[0]), actor: string(l.strs[1]), drive: string(l.strs[2]), path: string(l.strs[3])}
 }
 
 // logKey is the time-ordered key of a revision: time (8) | id (16) | rev (8).
 func logKey(tm int64, id []byte, rev int64) []byte {
-	k := binary.BigEndian.AppendUint64(make([]byte, 0, 32), uint64(max(tm, 0)))
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 33), uint64(max(tm, 0)))
 	return binary.BigEndian.AppendUint64(append(k, id...), uint64(rev))
 }
 
@@ -126,11 +133,11 @@ func deletedKey(drive, path string, id []byte) []byte {
 
 // setFillPercent packs the buckets that grow at the end of their key
 // range fuller than bbolt's default, which leaves split pages half empty
-// for good: history (by time, or by revision within an item), and what is
-// keyed by item id (time-ordered UUIDv7) or outbox sequence.
+// for good: history (by time), and what is keyed by item id (time-ordered
+// UUIDv7) or outbox sequence.
 func (t *txn) setFillPercent() {
 	t.revActor.SetFillPercent(1)
-	t.revs.SetFillPercent(0.9)
+	t.revs.SetFillPercent(1)
 	// Values of a few hundred bytes fill a page in steps of about 10%: at
 	// 0.9, 8 content values of 450 bytes fit where 9 do at 1.
 	for _, b := range []backend.Bucket{t.content, t.text, t.chunks, t.outbox} {
@@ -144,8 +151,12 @@ func (t *txn) setFillPercent() {
 // histNow is the txn's time as a revision time.
 func (t *txn) histNow() int64 { return t.now.UnixNano() }
 
-// isRevKey tells revision keys from the other keys under an item's prefix.
-func isRevKey(k []byte) bool { return len(k) == 24 && k[16] < 0x80 }
+// isRevKey tells revision records from the other keys of the history
+// bucket: archive entries (33 bytes) and metadata snapshots (26).
+func isRevKey(k []byte) bool { return len(k) == 32 }
+
+// isMetaKey tells metadata snapshot keys (metaKey).
+func isMetaKey(k []byte) bool { return len(k) == 26 && k[16] == 0xff && k[17] == 'm' }
 
 func metaKey(id []byte, m [8]byte) []byte {
 	return append(append(append(make([]byte, 0, 26), id...), 0xff, 'm'), m[:]...)
@@ -162,52 +173,33 @@ func blobKey(h []byte, part byte) []byte { return append(append(make([]byte, 0, 
 
 // latestRev returns the newest revision record of id, or rev 0 when it has none.
 func (t *txn) latestRev(id []byte) (revRec, error) {
-	k, v := t.latestKey(id)
-	if k == nil {
-		return revRec{}, nil
+	k, v, err := t.latestKey(id)
+	if k == nil || err != nil {
+		return revRec{}, err
 	}
 	return decodeRevRec(k, v)
 }
 
 // latestLink is latestRev for the write path, which needs less of it.
 func (t *txn) latestLink(id []byte) (revLink, error) {
-	k, v := t.latestKey(id)
-	if k == nil {
-		return revLink{}, nil
+	k, v, err := t.latestKey(id)
+	if k == nil || err != nil {
+		return revLink{}, err
 	}
 	return decodeRevLink(k, v)
 }
 
 // latestKey returns the key and record of id's newest revision, or nils.
-func (t *txn) latestKey(id []byte) (k, v []byte) {
-	c := t.revs.Cursor()
-	k, v = c.Seek(revKey(id, math.MaxInt64))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
+func (t *txn) latestKey(id []byte) (k, v []byte, err error) {
+	head, ok := t.itemHead(id)
+	if !ok {
+		return nil, nil, nil
 	}
-	for k != nil && isEntryKey(k) && bytes.HasPrefix(k, id) {
-		k, v = c.Prev()
+	k = head.key(id)
+	if v = t.revs.Get(k); v == nil {
+		return nil, nil, fmt.Errorf("history: the latest revision %d of item %x is missing", head.rev, id)
 	}
-	if k == nil || !bytes.HasPrefix(k, id) || !isRevKey(k) {
-		// bbolt's Prev stops (returns nil) at a leaf emptied by deletes
-		// earlier in the transaction (PruneHistory's): walk forward instead.
-		var lk, lv []byte
-		for k, v = c.Seek(revKey(id, 0)); k != nil && bytes.HasPrefix(k, id) && isRevKey(k); k, v = c.Next() {
-			lk, lv = k, v
-		}
-		return lk, lv
-	}
-	return k, v
-}
-
-// putRevRec stores r again (after its entry changed).
-func (t *txn) putRevRec(r *revRec) error {
-	if err := t.revs.Put(revKey(r.id, r.rev), r.encode()); err != nil {
-		return fmt.Errorf("put revision: %w", err)
-	}
-	return nil
+	return k, v, nil
 }
 
 // prevItem is what history needs of an item's state before a change.
@@ -246,9 +238,10 @@ func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) (settled bool,
 			return false, err
 		}
 	}
-	// Pending revisions (the latest is one) need the content this write replaces.
-	if exists && latest.rev > 0 && latest.entry == 0 && content != nil && hex.EncodeToString(latest.hash[:]) != it.ContentHash {
-		if err := t.archive(latest.hash, u, latest.rev, t.content.Get(u)); err != nil {
+	// Pending revisions (the latest is one) need the content this write
+	// replaces, archived beside the revision this write appends.
+	if exists && latest.rev > 0 && latest.entry.rev == 0 && content != nil && hex.EncodeToString(latest.hash[:]) != it.ContentHash {
+		if err := t.archive(latest.hash, u, latest.pos(), revPos{t.histNow(), latest.rev + 1}, t.content.Get(u)); err != nil {
 			return false, err
 		}
 	}
@@ -256,17 +249,17 @@ func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) (settled bool,
 		return false, nil
 	}
 	settled = !exists || t.metaSettled(u, latest.meta, meta)
-	return settled, t.appendRev(u, latest.rev+1, it, meta, false, t.operation(), t.actor.Name, t.histNow())
+	return settled, t.appendRev(u, latest.pos(), it, meta, false, t.operation(), t.actor.Name, t.histNow())
 }
 
 // recordRemove records the deletion of item u, before it is removed.
 func (t *txn) recordRemove(u []byte) error {
 	if t.historyOff {
 		latest, err := t.latestRev(u)
-		if err != nil || latest.rev == 0 || latest.entry != 0 {
+		if err != nil || latest.rev == 0 || latest.entry.rev != 0 {
 			return err
 		}
-		return t.archive(latest.hash, u, latest.rev, t.content.Get(u))
+		return t.archive(latest.hash, u, latest.pos(), revPos{t.histNow(), latest.rev + 1}, t.content.Get(u))
 	}
 	prev, err := t.prevState(u)
 	if err != nil {
@@ -279,15 +272,15 @@ func (t *txn) recordRemove(u []byte) error {
 	if err != nil {
 		return err
 	}
-	rev := latest.rev + 1
-	if err := t.appendRev(u, rev, &prev.it, nil, true, t.operation(), t.actor.Name, t.histNow()); err != nil {
+	if err := t.appendRev(u, latest.pos(), &prev.it, nil, true, t.operation(), t.actor.Name, t.histNow()); err != nil {
 		return err
 	}
 	// The delete revision too keeps the content, which is going.
-	if err := t.archive(latest.hash, u, rev, prev.content); err != nil {
+	del := revPos{t.histNow(), latest.rev + 1}
+	if err := t.archive(latest.hash, u, del, del, prev.content); err != nil {
 		return err
 	}
-	return t.deleted.Put(deletedKey(prev.it.Drive, prev.it.Path, u), binary.BigEndian.AppendUint64(nil, uint64(rev)))
+	return t.deleted.Put(deletedKey(prev.it.Drive, prev.it.Path, u), appendPos(nil, del))
 }
 
 // operation is the Op the current change records.
@@ -318,7 +311,7 @@ func (t *txn) baseline(u []byte, prev *prevItem) (revRec, error) {
 		return latest, err
 	}
 	tm := prev.it.UpdatedAt.UnixNano()
-	if err := t.appendRev(u, latest.rev+1, &prev.it, nil, false, OpBaseline, "", tm); err != nil {
+	if err := t.appendRev(u, latest.pos(), &prev.it, nil, false, OpBaseline, "", tm); err != nil {
 		return revRec{}, err
 	}
 	return t.latestRev(u)
@@ -330,15 +323,17 @@ func matchesLatest(latest revRec, it *Item) bool {
 		latest.drive == it.Drive && latest.path == it.Path
 }
 
-// appendRev stores revision rev of item u with it's content hash and
-// metadata (meta: it's metadata snapshot, or nil to encode it here), and its
-// log entry. The revision is pending (no entry): its content is (or is
-// about to be) u's current content.
-func (t *txn) appendRev(u []byte, rev int64, it *Item, meta []byte, deleted bool, op, actor string, tm int64) error {
+// appendRev stores the revision of item u after latest (its latest
+// revision; rev 0 when it has none) with it's content hash and metadata
+// (meta: it's metadata snapshot, or nil to encode it here), its log entry,
+// and makes it u's head. The revision is pending (no entry): its content is
+// (or is about to be) u's current content.
+func (t *txn) appendRev(u []byte, latest revPos, it *Item, meta []byte, deleted bool, op, actor string, tm int64) error {
 	if op == "" {
 		return fmt.Errorf("history: change of %s names no operation", it.Ref())
 	}
-	r := revRec{deleted: deleted, time: max(tm, 0), size: it.Size, lines: it.LineCount, op: op, actor: actor, drive: it.Drive, path: it.Path}
+	r := revRec{deleted: deleted, time: max(tm, 0), size: it.Size, lines: it.LineCount, op: op, actor: actor, drive: it.Drive, path: it.Path,
+		id: u, rev: latest.rev + 1, prev: latest.time}
 	if _, err := hex.Decode(r.hash[:], []byte(it.ContentHash)); err != nil || len(it.ContentHash) != 64 {
 		return fmt.Errorf("history: %s has a malformed content hash", it.Ref())
 	}
@@ -365,13 +360,14 @@ func (t *txn) appendRev(u []byte, rev int64, it *Item, meta []byte, deleted bool
 			return fmt.Errorf("put revision metadata: %w", err)
 		}
 	}
-	if err := t.revs.Put(revKey(u, rev), r.encode()); err != nil {
+	k := r.key()
+	if err := t.revs.Put(k, r.encode()); err != nil {
 		return fmt.Errorf("put revision: %w", err)
 	}
-	if err := t.revActor.Put(append(actorPrefix(actor), logKey(r.time, u, rev)...), nil); err != nil {
+	if err := t.revActor.Put(append(actorPrefix(actor), k...), nil); err != nil {
 		return fmt.Errorf("put revision log: %w", err)
 	}
-	return nil
+	return t.setItemHead(u, r.pos())
 }
 
 // Metadata snapshots. The snapshot of an item's current metadata is not
@@ -430,13 +426,13 @@ func (t *txn) detachMeta(u, next []byte) error {
 // what history retains of one item, read only when its metadata changes.
 func (t *txn) metaUses(u []byte, h [8]byte) int64 {
 	var n int64
-	c := t.revs.Cursor()
-	for k, v := c.Seek(u); k != nil && bytes.HasPrefix(k, u); k, v = c.Next() {
-		if isRevKey(k) {
-			if r, err := decodeRevRec(k, v); err == nil && r.meta == h {
+	if head, ok := t.itemHead(u); ok {
+		t.revsDown(u, head, func(r revLink) bool { // a broken chain counts what it reached
+			if r.meta == h {
 				n++
 			}
-		}
+			return true
+		})
 	}
 	return n
 }
@@ -488,23 +484,20 @@ func metaSnapshot(it *Item) ([]byte, error) {
 	return b, nil
 }
 
-// Archived content. An item's superseded content is kept under its own
-// key prefix in the revisions bucket, interleaved with its revision
-// records, so that archiving touches the page the write's new revision
-// record lands on anyway:
+// Archived content. An item's superseded content is kept in the history
+// bucket beside the revision the write that superseded it appends, so that
+// archiving touches the page that record lands on anyway:
 //
-//	id | rev (8) | 1  -> uvarint refs | uvarint uses | kind (1) | SHA-256 (32) | payload
+//	time (8) | id | rev (8) | 1  -> uvarint refs | uvarint uses | kind (1) | SHA-256 (32) | payload
 //
-// An entry is keyed by the revision whose content it first archived, so
-// entries are appended in order, right before the next revision record,
-// and a trim delta lands beside its base. Each revision record names its
-// entry (revRec.entry), so a write adds no key away from the item's latest
-// pages. refs counts the item's revisions (not pending) naming the entry
-// plus the item's entries that are deltas against it; uses counts the
-// latter. Content an item had a few revisions before is found among those
-// revisions and shares their entry; content that comes back later is
-// archived again, as a delta like any other. Content whose compressed form
-// is larger than maxInlineBlob is stored once per SHA-256 in the blobs
-// bucket, shared by every item that had it, and its entries are
-// blobShared; deltas are always an item's own, against an entry of the
-// same item.
+// where time and rev are those of the revision being appended (revPos).
+// Each revision record names its entry (revRec.entry), so a write adds no
+// key away from the end of the history. refs counts the item's revisions
+// (not pending) naming the entry plus the item's entries that are deltas
+// against it; uses counts the latter. Content an item had a few revisions
+// before is found among those revisions and shares their entry; content
+// that comes back later is archived again, as a delta like any other.
+// Content whose compressed form is larger than maxInlineBlob is stored once
+// per SHA-256 in the blobs bucket, shared by every item that had it, and
+// its entries are blobShared; deltas are always an item's own, against an
+// entry of the same item.

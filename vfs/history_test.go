@@ -649,16 +649,32 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 		},
 		"pending revision among archived ones": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey) // a.md's
-			k = revKey(k[:16], 1)
-			r, err := decodeRevRec(k, t.revs.Get(k))
-			if err != nil || r.entry == 0 {
-				return fmt.Errorf("revision 1 of %x: %v, entry %d", k[:16], err, r.entry)
+			r, err := revisionOf(t, k[8:24], 1)
+			if err != nil || r.entry.rev == 0 {
+				return fmt.Errorf("revision 1 of %x: %v, entry %d", k[8:24], err, r.entry.rev)
 			}
-			r.entry = 0
-			return t.putRevRec(&r)
+			r.entry = revPos{}
+			return t.revs.Put(r.key(), r.encode())
+		},
+		"chain broken": func(t *txn) error {
+			k, _ := lastKey(t.revs, isEntryKey) // a.md's
+			r, err := revisionOf(t, k[8:24], 3)
+			if err != nil {
+				return err
+			}
+			r.prev++
+			return t.revs.Put(r.key(), r.encode())
+		},
+		"head names an older revision": func(t *txn) error {
+			k, _ := lastKey(t.revs, isEntryKey) // a.md's
+			r, err := revisionOf(t, k[8:24], 2)
+			if err != nil {
+				return err
+			}
+			return t.items.Put(bytes.Clone(k[8:24]), withHead(recordJSON(t.items.Get(k[8:24])), r.pos()))
 		},
 		"metadata": func(t *txn) error {
-			k, v := lastKey(t.revs, func(k []byte) bool { return len(k) == 26 && k[17] == 'm' })
+			k, v := lastKey(t.revs, isMetaKey)
 			bad := append([]byte(nil), v...)
 			bad[len(bad)-2] ^= 0xff
 			return t.revs.Put(k, bad)
@@ -674,7 +690,8 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return t.items.Put(bytes.Clone(k), rec)
+			head, _ := recordHead(t.items.Get(k))
+			return t.items.Put(bytes.Clone(k), withHead(rec, head))
 		},
 		"missing log entry": func(t *txn) error {
 			k, _ := t.revActor.Cursor().Last()
@@ -692,20 +709,20 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 		},
 		"archived reference count": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey)
-			return t.addRefs(k[:16], int64(binary.BigEndian.Uint64(k[16:24])), 1, 0)
+			return t.addRefs(k[8:24], posOfKey(k), 1, 0)
 		},
 		"revision names another entry": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey)
-			r, err := decodeRevRec(revKey(k[:16], 1), t.revs.Get(revKey(k[:16], 1)))
+			r, err := revisionOf(t, k[8:24], 1)
 			if err != nil {
 				return err
 			}
-			r.entry = int64(binary.BigEndian.Uint64(k[16:24]))
-			return t.putRevRec(&r)
+			r.entry = posOfKey(k)
+			return t.revs.Put(r.key(), r.encode())
 		},
 		"leftover key": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey)
-			return t.revs.Put(append(bytes.Clone(k[:16]), 0xff, 'p'), binary.BigEndian.AppendUint64(nil, 1))
+			return t.revs.Put(append(bytes.Clone(k[8:24]), 0xff, 'p'), binary.BigEndian.AppendUint64(nil, 1))
 		},
 		"missing archived entry": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey)
@@ -720,7 +737,7 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			defer s.Close()
 			mustWrite(t, s, "notes:/a.md", strings.Join(tenKBLines(), ""))
 			// The first content is archived whole and shared (blobs), the
-			// second as a delta under the item's prefix.
+			// second as a trim delta.
 			for _, line := range []int64{3, 5} {
 				if _, err := s.Edit(ctx, mustRef(t, "notes:/a.md"), []Patch{{StartLine: line, EndLine: line, Content: "changed"}}, ""); err != nil {
 					t.Fatal(err)
@@ -746,6 +763,19 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// revisionOf returns revision rev of item id, found down its chain.
+func revisionOf(t *txn, id []byte, rev int64) (revRec, error) {
+	head, _ := t.itemHead(id)
+	r, err := t.revisionDown(id, head, rev)
+	if err == nil && r == nil {
+		err = fmt.Errorf("item %x has no revision %d", id, rev)
+	}
+	if err != nil {
+		return revRec{}, err
+	}
+	return *r, nil
 }
 
 // lastKey returns (copies of) the last key of b that match reports true for, and its value.

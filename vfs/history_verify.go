@@ -27,6 +27,7 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 	baseUses := map[string]int64{}   // entry key -> deltas based on it
 	metaRefs := map[string]int64{}   // meta key -> references
 	latest := map[string]revRec{}
+	byItem := map[string][]revRec{}
 	named := map[string][32]byte{} // entry key -> the content a revision naming it has
 	var revs []revRec
 	nRevs := 0
@@ -38,7 +39,7 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 		case isEntryKey(k):
 			entries = append(entries, entryAt{k, v})
 			continue
-		case len(k) == 26 && k[16] == 0xff && k[17] == 'm':
+		case isMetaKey(k):
 			continue // below, once the references are counted
 		case !isRevKey(k):
 			fail("unknown key %x in the revisions", k)
@@ -55,19 +56,19 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			continue
 		}
 		revs = append(revs, r)
+		byItem[string(r.id)] = append(byItem[string(r.id)], r)
 		metaRefs[string(metaKey(r.id, r.meta))]++
-		if t.revActor.Get(append(actorPrefix(r.actor), logKey(r.time, r.id, r.rev)...)) == nil {
+		if t.revActor.Get(append(actorPrefix(r.actor), k...)) == nil {
 			fail("revision %x: not in the log", k)
 		}
-		if p, ok := latest[string(r.id)]; ok && p.entry == 0 && r.entry != 0 {
-			fail("item %x: pending revision %d is older than archived revision %d", r.id, p.rev, r.rev)
+		if p, ok := latest[string(r.id)]; !ok || r.rev > p.rev {
+			latest[string(r.id)] = r
 		}
-		latest[string(r.id)] = r
-		if r.entry != 0 {
-			ek := string(entryKey(r.id, r.entry))
+		if r.entry.rev != 0 {
+			ek := string(r.entry.entryKey(r.id))
 			entryRefs[ek]++
 			if h, ok := named[ek]; ok && h != r.hash {
-				fail("item %x: revisions with contents %x and %x name archived content %d", r.id, h, r.hash, r.entry)
+				fail("item %x: revisions with contents %x and %x name archived content %d", r.id, h, r.hash, r.entry.rev)
 			}
 			named[ek] = r.hash
 		}
@@ -75,6 +76,10 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 	if n := t.revActor.Stats().Keys; n != int64(nRevs) {
 		fail("%d log entries for %d revisions", n, nRevs)
 	}
+	for id, rs := range byItem {
+		t.verifyChain([]byte(id), rs, latest[id], fail)
+	}
+	t.verifyHeads(byItem, fail)
 	gap := t.tx.Bucket([]byte(bucketMeta)).Get([]byte(keyHistoryGap)) != nil
 	items := map[string]*Item{}
 	for id, r := range latest {
@@ -92,7 +97,7 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 		}
 	}
 	for _, r := range revs {
-		if r.entry != 0 {
+		if r.entry.rev != 0 {
 			continue
 		}
 		switch it := items[string(r.id)]; {
@@ -103,7 +108,7 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 		}
 	}
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(k) != 26 || k[16] != 0xff || k[17] != 'm' {
+		if !isMetaKey(k) {
 			continue
 		}
 		var m Item
@@ -129,8 +134,8 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			continue
 		}
 		decoded = append(decoded, e)
-		if base := e.base(); base != 0 {
-			bk := string(entryKey(e.key[:16], base))
+		if base := e.base(); base.rev != 0 {
+			bk := string(base.entryKey(e.key[8:24]))
 			entryRefs[bk]++
 			baseUses[bk]++
 		}
@@ -144,7 +149,7 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 				return err
 			}
 		}
-		id, ek := e.key[:16], string(e.key)
+		id, ek := e.key[8:24], string(e.key)
 		if e.refs != entryRefs[ek] {
 			fail("item %x: content %x has reference count %d, but %d references", id, e.hash, e.refs, entryRefs[ek])
 		}
@@ -152,30 +157,30 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			fail("item %x: content %x is the base of %d deltas by its count, but of %d", id, e.hash, e.uses, baseUses[ek])
 		}
 		if h, ok := named[ek]; ok && h != e.hash {
-			fail("item %x: archived content %d is %x, not the %x its revisions have", id, e.rev(), e.hash, h)
+			fail("item %x: archived content %d is %x, not the %x its revisions have", id, e.pos().rev, e.hash, h)
 		}
 		delete(entryRefs, ek)
 		delete(baseUses, ek)
-		if base := e.base(); base != 0 {
+		if base := e.base(); base.rev != 0 {
 			b, err := t.entryAt(id, base)
 			switch {
 			case err != nil:
-				fail("item %x: content %x: delta base %d is missing (%v)", id, e.hash, base, err)
+				fail("item %x: content %x: delta base %d is missing (%v)", id, e.hash, base.rev, err)
 			case e.kind == blobDelta && !b.whole():
-				fail("item %x: content %x: delta base %d is not stored whole", id, e.hash, base)
+				fail("item %x: content %x: delta base %d is not stored whole", id, e.hash, base.rev)
 			case e.kind == blobTrim && e.depth() != b.depth()+1:
 				fail("item %x: content %x: depth %d on a base of depth %d", id, e.hash, e.depth(), b.depth())
 			}
 		}
-		if _, err := t.blobContent(id, e.rev()); err != nil {
+		if _, err := t.blobContent(id, e.pos()); err != nil {
 			fail("%v", err)
 		}
 	}
 	for ek, n := range entryRefs {
-		fail("item %x: %d references to archived content %d, which is missing", ek[:16], n, int64(binary.BigEndian.Uint64([]byte(ek[16:24]))))
+		fail("item %x: %d references to archived content %d, which is missing", ek[8:24], n, posOfKey([]byte(ek)).rev)
 	}
 	for ek, n := range baseUses {
-		fail("item %x: %d deltas based on archived content %d, which is missing", ek[:16], n, int64(binary.BigEndian.Uint64([]byte(ek[16:24]))))
+		fail("item %x: %d deltas based on archived content %d, which is missing", ek[8:24], n, posOfKey([]byte(ek)).rev)
 	}
 	bc := t.blobs.Cursor()
 	for k, v := bc.First(); k != nil; k, v = bc.Next() {
@@ -215,7 +220,7 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 	}
 	dc := t.deleted.Cursor()
 	for k, v := dc.First(); k != nil; k, v = dc.Next() {
-		if len(k) < 17 || len(v) != 8 {
+		if len(k) < 17 || len(v) != 16 {
 			fail("malformed deleted entry %x", k)
 			continue
 		}
@@ -224,11 +229,59 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 		switch {
 		case t.items.Get(id) != nil:
 			fail("deleted entry %x: the item lives", k)
-		case !ok || !r.deleted || r.rev != int64(binary.BigEndian.Uint64(v)):
+		case !ok || !r.deleted || r.pos() != decodePos(v):
 			fail("deleted entry %x: not the item's latest revision, a delete", k)
 		case !bytes.Equal(k, deletedKey(r.drive, r.path, id)):
 			fail("deleted entry %x: not at the deleted item's path", k)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// verifyChain checks item id's revisions rs (latest, its newest): its head
+// names the newest, every revision is reached from it along the chain, and
+// its pending revisions are its newest.
+func (t *txn) verifyChain(id []byte, rs []revRec, latest revRec, fail func(string, ...any)) {
+	head, ok := t.itemHead(id)
+	if !ok || head != latest.pos() {
+		fail("item %x: its head %v does not name its latest revision %d", id, head, latest.rev)
+		return
+	}
+	reached, archived := 0, false
+	err := t.revsDown(id, head, func(r revLink) bool {
+		reached++
+		if r.entry.rev != 0 {
+			archived = true
+		} else if archived {
+			fail("item %x: pending revision %d is older than an archived one", id, r.rev)
+		}
+		return true
+	})
+	if err != nil {
+		fail("item %x: %v", id, err)
+	} else if reached != len(rs) {
+		fail("item %x: %d of its %d revisions are reached from its latest", id, reached, len(rs))
+	}
+}
+
+// verifyHeads checks that every head names an item with revisions
+// (byItem): those in item records, and those of items without a record.
+func (t *txn) verifyHeads(byItem map[string][]revRec, fail func(string, ...any)) {
+	c := t.items.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if _, ok := recordHead(v); ok && byItem[string(k)] == nil {
+			fail("item %x: its record names a head but it has no revisions", k)
+		}
+	}
+	hc := t.revHeads.Cursor()
+	for k, v := hc.First(); k != nil; k, v = hc.Next() {
+		switch {
+		case len(k) != 16 || len(v) != 16:
+			fail("malformed head %x", k)
+		case t.items.Get(k) != nil:
+			fail("item %x: a head of a live item outside its record", k)
+		case byItem[string(k)] == nil:
+			fail("item %x: a head but no revisions", k)
+		}
+	}
 }

@@ -30,10 +30,10 @@ const (
 	bucketPaths   = "paths" // one nested bucket per drive: encoded path -> pathVal
 	bucketText    = "text"  // id (16 bytes) -> searchable text of a binary item
 	keySchema     = "schema_version"
-	// schemaVersion 2 changed the history's archive (history_migrate.go)
-	// and 3 dropped its time index (bucketRevLog); Open converts stores of
-	// versions 1 and 2.
-	schemaVersion = 3
+	// schemaVersion 2 changed the history's archive (history_migrate.go),
+	// 3 dropped its time index (bucketRevLog) and 4 keeps it in time order
+	// (bucketRevs); Open converts stores of versions 1 to 3.
+	schemaVersion = 4
 )
 
 // Options configures Open.
@@ -171,13 +171,20 @@ func New(db backend.DB, opts Options) (*Store, error) {
 			}
 			fallthrough
 		case string(v) == "2":
-			if err := dropTimeIndex(tx, meta); err != nil {
+			if err := dropTimeIndex(tx); err != nil {
+				return err
+			}
+			fallthrough
+		case string(v) == "3":
+			// The schema says the current version from the start, so an
+			// earlier ctxd refuses a half-converted store.
+			if err := meta.Put([]byte(keySchema), []byte(strconv.Itoa(schemaVersion))); err != nil {
 				return err
 			}
 		case string(v) != strconv.Itoa(schemaVersion):
 			return fmt.Errorf("schema version %q is not supported (this ctxd reads versions 1 to %d); use a matching ctxd build", v, schemaVersion)
 		}
-		migrating = meta.Get([]byte(keyHistoryMigrate)) != nil
+		migrating = tx.Bucket(nameRevsByItem) != nil
 		for _, name := range []string{bucketDrives, bucketCounters, bucketReplicas} {
 			if _, err := meta.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
@@ -188,7 +195,7 @@ func New(db backend.DB, opts Options) (*Store, error) {
 		}
 		for _, name := range []string{bucketItems, bucketContent, bucketText, bucketPaths, bucketChunks, bucketEmbedQ, bucketChunkQ, bucketVectors, bucketOutbox,
 			bucketQuestions, bucketQVectors, bucketQEmbedQ,
-			bucketRevs, bucketRevActor, bucketDeleted, bucketBlobs, bucketRepack, bucketClaims, bucketRecords} {
+			bucketRevs, bucketRevActor, bucketRevHeads, bucketDeleted, bucketBlobs, bucketRepack, bucketClaims, bucketRecords} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
@@ -291,6 +298,9 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 		if err := fn(t); err != nil {
 			return err
 		}
+		if err := t.checkHeadsStored(); err != nil {
+			return err
+		}
 		written = len(t.written)
 		return t.dropOrphanQuestions()
 	})
@@ -358,8 +368,11 @@ type txn struct {
 	op       string // the history operation of the public mutation running (update only)
 
 	// History buckets (see history.go); historyOff skips recording.
-	revs, revActor, deleted, blobs, repack backend.Bucket
-	historyOff                             bool
+	revs, revActor, revHeads, deleted, blobs, repack backend.Bucket
+	historyOff                                       bool
+	// pendingHeads holds the heads of items this transaction recorded a
+	// revision of before storing their record (history_head.go).
+	pendingHeads map[[16]byte]revPos
 
 	// Question buckets (see questions.go).
 	questions, qvectors, qembedq, chunkhash backend.Bucket
@@ -405,6 +418,7 @@ var (
 	nameQuestions = []byte(bucketQuestions)
 	nameRepack    = []byte(bucketRepack)
 	nameRevActor  = []byte(bucketRevActor)
+	nameRevHeads  = []byte(bucketRevHeads)
 	nameRevs      = []byte(bucketRevs)
 	nameText      = []byte(bucketText)
 	nameVectors   = []byte(bucketVectors)
@@ -436,6 +450,7 @@ func (s *Store) newTxn(tx backend.Tx) *txn {
 
 		revs:       tx.Bucket(nameRevs),
 		revActor:   tx.Bucket(nameRevActor),
+		revHeads:   tx.Bucket(nameRevHeads),
 		deleted:    tx.Bucket(nameDeleted),
 		blobs:      tx.Bucket(nameBlobs),
 		repack:     tx.Bucket(nameRepack),
@@ -579,7 +594,7 @@ func (t *txn) item(id []byte) (Item, error) {
 		return Item{}, fmt.Errorf("item %x: metadata missing", id)
 	}
 	var it Item
-	if err := json.Unmarshal(v, &it); err != nil {
+	if err := json.Unmarshal(recordJSON(v), &it); err != nil {
 		return Item{}, fmt.Errorf("item %x: decode metadata: %w", id, err)
 	}
 	if it.ID == "" { // see putMeta
@@ -686,6 +701,9 @@ func (t *txn) putRecord(id []byte, it *Item) error {
 	if err != nil {
 		return fmt.Errorf("encode item %s: %w", it.ID, err)
 	}
+	if rec, err = t.recordValue(id, rec); err != nil {
+		return err
+	}
 	if err := t.items.Put(id, rec); err != nil {
 		return fmt.Errorf("put item %s: %w", it.ID, err)
 	}
@@ -723,6 +741,9 @@ func (t *txn) removeItem(drive string, key []byte) error {
 	}
 	if err := b.Delete(key); err != nil {
 		return fmt.Errorf("delete path: %w", err)
+	}
+	if err := t.keepHead(id); err != nil {
+		return err
 	}
 	if err := t.items.Delete(id); err != nil {
 		return fmt.Errorf("delete item: %w", err)

@@ -1,7 +1,6 @@
 package vfs
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -200,7 +199,7 @@ func (t *txn) write(w *preparedWrite) (WriteResult, error) {
 func (t *txn) newItemID(want string) (string, error) {
 	if want != "" {
 		u := uuid.MustParse(want)
-		if k, _ := t.revs.Cursor().Seek(u[:]); t.items.Get(u[:]) == nil && !bytes.HasPrefix(k, u[:]) {
+		if _, has := t.itemHead(u[:]); t.items.Get(u[:]) == nil && !has {
 			return want, nil
 		}
 	}
