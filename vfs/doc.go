@@ -20,8 +20,8 @@
 //	paths/<drive>              encoded path -> flags (1) | id (16) | size (8) | mime
 //	meta/history_gap           present while history is off (see Options.HistoryOff)
 //	history                    time (8) | id | rev (8) -> revision record, naming the time of the
-//	                           item's previous one and the position of its archived content
-//	                           (none: pending, the item's current content);
+//	                           item's previous one, the position of the content its write
+//	                           archived, and (a delete's) of its own;
 //	                           time | id | rev | 1 -> archived content, beside the revision
 //	                           whose write archived it: refs | uses (uvarints) | kind |
 //	                           SHA-256 | zstd frame, delta or none;
@@ -53,8 +53,9 @@
 // rewrites anyway) and moved to revision_heads when the item is deleted
 // (history_head.go). Content still current is not copied: an item's
 // pending revisions read the content bucket. When content is replaced or
-// deleted it is archived beside the revision the write appends, and the
-// revisions that had it name that entry (content an item had a few
+// deleted it is archived beside the revision the write appends, which
+// names that entry; the revisions that had it find it there, so a record
+// is never written again (content an item had a few
 // revisions before shares that revision's entry; older content that comes
 // back is archived again): as the bytes between the common prefix and suffix it
 // shares with the item's previous archived content (chains at most 32

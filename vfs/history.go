@@ -302,7 +302,7 @@ func (s *Store) History(ctx context.Context, ref Ref, limit int, beforeRev int64
 			out = append(out, r)
 		}
 		var ferr error
-		err = t.revsDown(h.id, h.latest.pos(), func(l revLink) bool {
+		err = t.revsDown(h.id, func(l revLink) bool {
 			if beforeRev > 0 && l.rev >= beforeRev {
 				return true
 			}
@@ -382,7 +382,7 @@ func (s *Store) findRevision(t *txn, ref Ref, rev int64) (historyOf, *revRec, er
 	case h.baseline != nil && rev == h.baseline.rev:
 		return h, nil, nil
 	}
-	rec, err := t.revisionDown(h.id, h.latest.pos(), rev)
+	rec, err := t.revisionDown(h.id, rev)
 	if err != nil {
 		return h, nil, fmt.Errorf("revision %d of %s: %w", rev, h.ref, err)
 	}
@@ -398,11 +398,11 @@ func (s *Store) findRevision(t *txn, ref Ref, rev int64) (historyOf, *revRec, er
 	return h, rec, nil
 }
 
-// revisionDown returns revision rev of item u, found down the chain from
-// its revision at from; nil when the chain ends first (pruned).
-func (t *txn) revisionDown(u []byte, from revPos, rev int64) (*revRec, error) {
+// revisionDown returns revision rev of item u, found down its chain; nil
+// when the chain ends first (pruned).
+func (t *txn) revisionDown(u []byte, rev int64) (*revRec, error) {
 	var out *revRec
-	err := t.revsDown(u, from, func(l revLink) bool {
+	err := t.revsDown(u, func(l revLink) bool {
 		if l.rev == rev {
 			r := l.record()
 			out = &r

@@ -183,7 +183,8 @@ type revLink struct {
 	time, rev   int64
 	size, lines int64
 	prev        int64
-	entry       revPos
+	entry       revPos // as resolved by revsDown
+	archived    revPos
 	hash        [32]byte
 	meta        [8]byte
 	strs        [4][]byte // op, actor, drive, path
@@ -221,15 +222,20 @@ func decodeRevLink(k, v []byte) (revLink, error) {
 		}
 		l.strs[i], p = v[p+n:p+n+int(x)], p+n+int(x)
 	}
-	if len(v)-p < 9 {
+	for _, e := range []*revPos{&l.archived, &l.entry} {
+		if len(v)-p < 9 {
+			return l, errBadRecord
+		}
+		e.time = int64(binary.BigEndian.Uint64(v[p:]))
+		x, n := binary.Uvarint(v[p+8:])
+		if n <= 0 || x > math.MaxInt64 {
+			return l, errBadRecord
+		}
+		e.rev, p = int64(x), p+8+n
+	}
+	if p != len(v) {
 		return l, errBadRecord
 	}
-	l.entry.time = int64(binary.BigEndian.Uint64(v[p:]))
-	x, n := binary.Uvarint(v[p+8:])
-	if n <= 0 || p+8+n != len(v) || x > math.MaxInt64 {
-		return l, errBadRecord
-	}
-	l.entry.rev = int64(x)
 	return l, nil
 }
 
@@ -239,12 +245,16 @@ func (l *revLink) withEntry(entry revPos) []byte {
 	return appendEntryRef(append(make([]byte, 0, len(l.val)+8), l.val[:len(l.val)-9]...), entry)
 }
 
-// revsDown calls fn with item u's revision records from the one at from
-// down its chain, newest first, until fn returns false or the chain ends
-// (at revision 1, or where PruneHistory dropped the older ones). The
+// revsDown calls fn with item u's revision records from its head down its
+// chain, newest first, until fn returns false or the chain ends (at
+// revision 1, or where PruneHistory dropped the older ones), each with its
+// entry resolved: a record that names none has the entry of the revision
+// after it when that has the same content, else that one's archived. The
 // records' bytes are copies.
-func (t *txn) revsDown(u []byte, from revPos, fn func(r revLink) bool) error {
-	for p := from; p.rev > 0; {
+func (t *txn) revsDown(u []byte, fn func(r revLink) bool) error {
+	p, ok := t.itemHead(u)
+	var newer revLink
+	for ok && p.rev > 0 {
 		k := p.key(u)
 		v := t.revs.Get(k)
 		if v == nil {
@@ -254,10 +264,15 @@ func (t *txn) revsDown(u []byte, from revPos, fn func(r revLink) bool) error {
 		if err != nil {
 			return fmt.Errorf("history: revision %x: %w", k, err)
 		}
+		if r.entry.rev == 0 && newer.rev != 0 {
+			if r.entry = newer.archived; r.hash == newer.hash {
+				r.entry = newer.entry
+			}
+		}
 		if !fn(r) {
 			return nil
 		}
-		p = revPos{r.prev, r.rev - 1}
+		newer, p = r, revPos{r.prev, r.rev - 1}
 	}
 	return nil
 }
@@ -268,34 +283,39 @@ func (t *txn) revsDown(u []byte, from revPos, fn func(r revLink) bool) error {
 const recentArchived = 4
 
 // archive keeps content (item u's content with this hash, about to be
-// replaced or deleted) for u's pending revisions (the one at from and those
-// before it without an entry), which then name its entry: that of a recent
-// revision with the same content, else a new one at at, a trim delta against
-// the content u had before when that is small, else compressed (and queued
-// to become a delta).
-func (t *txn) archive(hash [32]byte, u []byte, from, at revPos, content []byte) error {
-	var pending, older []revLink
-	err := t.revsDown(u, from, func(r revLink) bool {
+// replaced or deleted) for u's pending revisions (its newest, which name no
+// entry) and extra revisions about to be recorded naming it: that of a
+// recent revision with the same content, else a new one at at, a trim delta
+// against the content u had before when that is small, else compressed (and
+// queued to become a delta). It returns the entry, for the revision the
+// write records to name (revRec.archived); with history off, when the write
+// records none, the pending records are rewritten to name it (attach).
+// pending reports whether there were pending revisions.
+func (t *txn) archive(hash [32]byte, u []byte, at revPos, content []byte, extra int64, attach bool) (e revPos, pending bool, err error) {
+	var pend, older []revLink
+	err = t.revsDown(u, func(r revLink) bool {
 		if r.entry.rev == 0 && older == nil {
-			pending = append(pending, r)
+			pend = append(pend, r)
 		} else {
 			older = append(older, r)
 		}
 		return len(older) < recentArchived
 	})
-	if err != nil || len(pending) == 0 {
-		return err
+	if err != nil || len(pend)+int(extra) == 0 {
+		return revPos{}, false, err
 	}
-	at, err = t.archiveEntry(hash, u, at, content, int64(len(pending)), older)
-	if err != nil {
-		return err
+	if at, err = t.archiveEntry(hash, u, at, content, int64(len(pend))+extra, older); err != nil {
+		return revPos{}, false, err
 	}
-	for _, r := range pending {
+	for _, r := range pend {
+		if !attach {
+			break
+		}
 		if err := t.revs.Put(r.key, r.withEntry(at)); err != nil {
-			return fmt.Errorf("put revision: %w", err)
+			return revPos{}, false, fmt.Errorf("put revision: %w", err)
 		}
 	}
-	return nil
+	return at, len(pend) > 0, nil
 }
 
 // archiveEntry returns the position of the entry holding content for refs
@@ -499,12 +519,8 @@ func (t *txn) repackOne(hash, u []byte, p revPos) error {
 // the entry whose entry is stored whole (or the base of a delta), so that
 // zstd deltas are never chained. base.rev is 0 when there is none.
 func (t *txn) deltaBase(u []byte, at revPos, not [32]byte) (base revPos, content []byte, err error) {
-	head, ok := t.itemHead(u)
-	if !ok {
-		return revPos{}, nil, nil
-	}
 	seen := 0
-	err = t.revsDown(u, head, func(r revLink) bool {
+	err = t.revsDown(u, func(r revLink) bool {
 		if r.rev >= at.rev || r.entry.rev == 0 || r.hash == not {
 			return true
 		}

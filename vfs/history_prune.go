@@ -6,7 +6,6 @@ package vfs
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/ctxd/ctxd/vfs/backend"
@@ -71,9 +70,10 @@ func (s *Store) repackBlobs(ctx context.Context) error {
 	}
 }
 
-// prune removes the revisions retention no longer keeps. Each batch is
-// examined in a read transaction, so a run that finds nothing to drop
-// writes (and syncs) nothing; the drops are checked again in the write.
+// prune removes the revisions retention no longer keeps, walking the
+// history in time order up to the cutoff. Each batch is examined in a read
+// transaction, so a run that finds nothing to drop writes (and syncs)
+// nothing; the drops are checked again in the write.
 func (s *Store) prune(ctx context.Context) (int, error) {
 	cutoff := s.now().Add(-s.retention.MinAge).UnixNano()
 	keep := int64(s.retention.Keep)
@@ -88,27 +88,24 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 		err := s.db.View(ctx, func(tx backend.Tx) error {
 			t := s.newTxn(tx)
 			drop = drop[:0]
-			// Each actor's part of the log, oldest first, up to the cutoff.
-			c := t.revActor.Cursor()
+			c := t.revs.Cursor()
 			k, _ := c.First()
 			if start != nil {
 				k, _ = c.Seek(start)
 			}
 			for examined := 0; k != nil && examined < pruneBatch; examined++ {
-				prefix, lk, err := splitLogKey(k)
-				if err != nil {
-					return err
-				}
-				if int64(binary.BigEndian.Uint64(lk[:8])) >= cutoff {
-					k, _ = c.Seek(logEnd(prefix, nil)) // the next actor's
-					continue
-				}
-				expired, err := t.expired(lk, keep, cutoff)
-				if err != nil {
-					return err
-				}
-				if expired {
-					drop = append(drop, bytes.Clone(k))
+				if isRevKey(k) {
+					if posOfKey(k).time >= cutoff {
+						k = nil // every later revision is younger
+						break
+					}
+					expired, err := t.expired(k, keep, cutoff)
+					if err != nil {
+						return err
+					}
+					if expired {
+						drop = append(drop, bytes.Clone(k))
+					}
 				}
 				k, _ = c.Next()
 			}
@@ -120,23 +117,35 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 			err = s.db.Update(ctx, func(tx backend.Tx) error {
 				t := s.newTxn(tx)
 				n = 0
+				chains := map[string][]revLink{} // per item, its revisions newest first
 				for _, k := range drop {
-					if t.revActor.Get(k) == nil {
-						continue // dropped since the read
+					if t.revs.Get(k) == nil {
+						continue // dropped since the read, or below with an older one
 					}
-					lk := k[len(k)-32:] // the revision's key
 					// A write since the read may have changed the item.
-					expired, err := t.expired(lk, keep, cutoff)
+					expired, err := t.expired(k, keep, cutoff)
 					if err != nil {
 						return err
 					}
 					if !expired {
 						continue
 					}
-					if err := t.dropRevision(lk); err != nil {
-						return err
+					id := string(k[8:24])
+					chain, ok := chains[id]
+					if !ok {
+						if err := t.revsDown(k[8:24], func(r revLink) bool { chain = append(chain, r); return true }); err != nil {
+							return err
+						}
 					}
-					n++
+					// The oldest first, up to this one: a chain ends at its
+					// oldest revision kept.
+					for rev := posOfKey(k).rev; len(chain) > 0 && chain[len(chain)-1].rev <= rev; chain = chain[:len(chain)-1] {
+						if err := t.dropRevision(&chain[len(chain)-1]); err != nil {
+							return err
+						}
+						n++
+					}
+					chains[id] = chain
 				}
 				return nil
 			})
@@ -156,7 +165,7 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 // before cutoff and not restored, so a deleted item's history lasts MinAge
 // after the delete and no longer.
 func (t *txn) expired(lk []byte, keep, cutoff int64) (bool, error) {
-	id, rev := lk[8:24], int64(binary.BigEndian.Uint64(lk[24:]))
+	id, rev := lk[8:24], posOfKey(lk).rev
 	latest, err := t.latestRev(id)
 	if err != nil {
 		return false, err
@@ -165,14 +174,11 @@ func (t *txn) expired(lk []byte, keep, cutoff int64) (bool, error) {
 	return latest.rev-rev >= keep || gone, nil
 }
 
-// dropRevision removes the revision at key lk with its log entry and
-// references; dropping a deleted item's latest drops its head. The
-// revision after it in its item's chain, if any, then ends the chain.
-func (t *txn) dropRevision(lk []byte) error {
-	rec, err := decodeRevRec(lk, t.revs.Get(lk))
-	if err != nil {
-		return fmt.Errorf("revision %x: %w", lk, err)
-	}
+// dropRevision removes the oldest revision of its item, r (its entry
+// resolved), with its log entry and references; dropping a deleted item's
+// latest drops its head.
+func (t *txn) dropRevision(r *revLink) error {
+	rec := r.record()
 	if rec.deleted {
 		dk := deletedKey(rec.drive, rec.path, rec.id)
 		if v := t.deleted.Get(dk); len(v) == 16 && decodePos(v) == rec.pos() {
@@ -189,10 +195,10 @@ func (t *txn) dropRevision(lk []byte) error {
 			return err
 		}
 	}
-	if err := t.revs.Delete(lk); err != nil {
+	if err := t.revs.Delete(r.key); err != nil {
 		return err
 	}
-	if err := t.revActor.Delete(append(actorPrefix(rec.actor), lk...)); err != nil {
+	if err := t.revActor.Delete(append(actorPrefix(rec.actor), r.key...)); err != nil {
 		return err
 	}
 	if rec.entry.rev != 0 { // a pending revision holds no reference

@@ -44,7 +44,7 @@ func posOfKey(k []byte) revPos {
 // revRec is a decoded revision record, keyed time (8) | id (16) | rev (8).
 // Layout: version (1) | flags (1) | uvarint size | uvarint lines | hash (32) |
 // meta id (8) | prev (8) | op, actor, drive, path as uvarint length | bytes |
-// entry time (8) | uvarint entry rev.
+// archived and entry, each time (8) | uvarint rev.
 type revRec struct {
 	deleted     bool
 	time        int64
@@ -61,10 +61,18 @@ type revRec struct {
 	drive, path string
 	// entry is the archive entry holding this revision's content, or rev 0
 	// while the revision is pending: its content is its live item's
-	// current content.
+	// current content. A record is written once: its entry is stored in it
+	// only when known then (a delete's, a conversion's) or when history is
+	// off. Else it follows from the revision after it (revsDown): the
+	// same entry when that has the same content, else that one's archived.
 	entry revPos
-	id    []byte
-	rev   int64
+	// archived is the entry this revision's write archived the content it
+	// replaced in: that of the revisions before it back to the previous
+	// content change. So a write names it in its own record instead of
+	// rewriting the records of the revisions that had it.
+	archived revPos
+	id       []byte
+	rev      int64
 }
 
 // revRecVersion 3 keys records by time and chains them; versions 1 and 2
@@ -91,7 +99,7 @@ func (r *revRec) encode() []byte {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	return appendEntryRef(b, r.entry)
+	return appendEntryRef(appendEntryRef(b, r.archived), r.entry)
 }
 
 // appendEntryRef appends the entry a record names: time (8) | uvarint rev.
@@ -112,7 +120,7 @@ func decodeRevRec(k, v []byte) (revRec, error) {
 // record is the revRec of l, copied out of the transaction.
 func (l *revLink) record() revRec {
 	return revRec{id: bytes.Clone(l.key[8:24]), rev: l.rev, time: l.time,
-		deleted: l.deleted, size: l.size, lines: l.lines, hash: l.hash, meta: l.meta, prev: l.prev, entry: l.entry,
+		deleted: l.deleted, size: l.size, lines: l.lines, hash: l.hash, meta: l.meta, prev: l.prev, entry: l.entry, archived: l.archived,
 		op: string(l.strs[0]), actor: string(l.strs[1]), drive: string(l.strs[2]), path: string(l.strs[3])}
 }
 
@@ -239,9 +247,11 @@ func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) (settled bool,
 		}
 	}
 	// Pending revisions (the latest is one) need the content this write
-	// replaces, archived beside the revision this write appends.
+	// replaces, archived beside the revision this write appends, which
+	// names it.
+	var archived revPos
 	if exists && latest.rev > 0 && latest.entry.rev == 0 && content != nil && hex.EncodeToString(latest.hash[:]) != it.ContentHash {
-		if err := t.archive(latest.hash, u, latest.pos(), revPos{t.histNow(), latest.rev + 1}, t.content.Get(u)); err != nil {
+		if archived, _, err = t.archive(latest.hash, u, revPos{t.histNow(), latest.rev + 1}, t.content.Get(u), 0, t.historyOff); err != nil {
 			return false, err
 		}
 	}
@@ -249,7 +259,7 @@ func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) (settled bool,
 		return false, nil
 	}
 	settled = !exists || t.metaSettled(u, latest.meta, meta)
-	return settled, t.appendRev(u, latest.pos(), it, meta, false, t.operation(), t.actor.Name, t.histNow())
+	return settled, t.appendRev(u, latest.pos(), it, meta, revPos{}, archived, t.operation(), t.actor.Name, t.histNow())
 }
 
 // recordRemove records the deletion of item u, before it is removed.
@@ -259,7 +269,8 @@ func (t *txn) recordRemove(u []byte) error {
 		if err != nil || latest.rev == 0 || latest.entry.rev != 0 {
 			return err
 		}
-		return t.archive(latest.hash, u, latest.pos(), revPos{t.histNow(), latest.rev + 1}, t.content.Get(u))
+		_, _, err = t.archive(latest.hash, u, revPos{t.histNow(), latest.rev + 1}, t.content.Get(u), 0, true)
+		return err
 	}
 	prev, err := t.prevState(u)
 	if err != nil {
@@ -272,12 +283,15 @@ func (t *txn) recordRemove(u []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := t.appendRev(u, latest.pos(), &prev.it, nil, true, t.operation(), t.actor.Name, t.histNow()); err != nil {
+	// The delete revision too keeps the content, which is going: it names
+	// the entry itself, and the pending revisions before it, which have the
+	// same content, follow it.
+	del := revPos{t.histNow(), latest.rev + 1}
+	e, _, err := t.archive(latest.hash, u, del, prev.content, 1, false)
+	if err != nil {
 		return err
 	}
-	// The delete revision too keeps the content, which is going.
-	del := revPos{t.histNow(), latest.rev + 1}
-	if err := t.archive(latest.hash, u, del, del, prev.content); err != nil {
+	if err := t.appendRev(u, latest.pos(), &prev.it, nil, e, revPos{}, t.operation(), t.actor.Name, t.histNow()); err != nil {
 		return err
 	}
 	return t.deleted.Put(deletedKey(prev.it.Drive, prev.it.Path, u), appendPos(nil, del))
@@ -311,7 +325,7 @@ func (t *txn) baseline(u []byte, prev *prevItem) (revRec, error) {
 		return latest, err
 	}
 	tm := prev.it.UpdatedAt.UnixNano()
-	if err := t.appendRev(u, latest.pos(), &prev.it, nil, false, OpBaseline, "", tm); err != nil {
+	if err := t.appendRev(u, latest.pos(), &prev.it, nil, revPos{}, revPos{}, OpBaseline, "", tm); err != nil {
 		return revRec{}, err
 	}
 	return t.latestRev(u)
@@ -326,14 +340,15 @@ func matchesLatest(latest revRec, it *Item) bool {
 // appendRev stores the revision of item u after latest (its latest
 // revision; rev 0 when it has none) with it's content hash and metadata
 // (meta: it's metadata snapshot, or nil to encode it here), its log entry,
-// and makes it u's head. The revision is pending (no entry): its content is
-// (or is about to be) u's current content.
-func (t *txn) appendRev(u []byte, latest revPos, it *Item, meta []byte, deleted bool, op, actor string, tm int64) error {
+// and makes it u's head. A delete's revision names its content's entry
+// (deleted); any other is pending: its content is (or is about to be) u's
+// current content. archived is the entry of the content the write replaced.
+func (t *txn) appendRev(u []byte, latest revPos, it *Item, meta []byte, deleted, archived revPos, op, actor string, tm int64) error {
 	if op == "" {
 		return fmt.Errorf("history: change of %s names no operation", it.Ref())
 	}
-	r := revRec{deleted: deleted, time: max(tm, 0), size: it.Size, lines: it.LineCount, op: op, actor: actor, drive: it.Drive, path: it.Path,
-		id: u, rev: latest.rev + 1, prev: latest.time}
+	r := revRec{deleted: deleted.rev != 0, entry: deleted, archived: archived, time: max(tm, 0), size: it.Size, lines: it.LineCount,
+		op: op, actor: actor, drive: it.Drive, path: it.Path, id: u, rev: latest.rev + 1, prev: latest.time}
 	if _, err := hex.Decode(r.hash[:], []byte(it.ContentHash)); err != nil || len(it.ContentHash) != 64 {
 		return fmt.Errorf("history: %s has a malformed content hash", it.Ref())
 	}
@@ -349,7 +364,7 @@ func (t *txn) appendRev(u []byte, latest revPos, it *Item, meta []byte, deleted 
 	// one's (see detachMeta). A delete stores it, counting the revisions
 	// that reference it.
 	mk := metaKey(u, r.meta)
-	if v := t.revs.Get(mk); len(v) >= 8 || deleted {
+	if v := t.revs.Get(mk); len(v) >= 8 || r.deleted {
 		n := int64(1)
 		if len(v) >= 8 {
 			n += int64(binary.BigEndian.Uint64(v))
@@ -426,14 +441,12 @@ func (t *txn) detachMeta(u, next []byte) error {
 // what history retains of one item, read only when its metadata changes.
 func (t *txn) metaUses(u []byte, h [8]byte) int64 {
 	var n int64
-	if head, ok := t.itemHead(u); ok {
-		t.revsDown(u, head, func(r revLink) bool { // a broken chain counts what it reached
-			if r.meta == h {
-				n++
-			}
-			return true
-		})
-	}
+	t.revsDown(u, func(r revLink) bool { // a broken chain counts what it reached
+		if r.meta == h {
+			n++
+		}
+		return true
+	})
 	return n
 }
 
@@ -490,10 +503,11 @@ func metaSnapshot(it *Item) ([]byte, error) {
 //
 //	time (8) | id | rev (8) | 1  -> uvarint refs | uvarint uses | kind (1) | SHA-256 (32) | payload
 //
-// where time and rev are those of the revision being appended (revPos).
-// Each revision record names its entry (revRec.entry), so a write adds no
-// key away from the end of the history. refs counts the item's revisions
-// (not pending) naming the entry plus the item's entries that are deltas
+// where time and rev are those of the revision being appended (revPos),
+// which names it (revRec.archived; a delete's, revRec.entry), so a write
+// adds no key away from the end of the history. refs counts the item's
+// revisions (not pending) whose content it holds (as revsDown resolves
+// them) plus the item's entries that are deltas
 // against it; uses counts the latter. Content an item had a few revisions
 // before is found among those revisions and shares their entry; content
 // that comes back later is archived again, as a delta like any other.

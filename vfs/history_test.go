@@ -610,6 +610,84 @@ func TestStore_History_Errors(t *testing.T) {
 	}
 }
 
+// TestStore_History_AppendsInTimeOrder: recording a change appends to the
+// end of the history and rewrites no earlier revision record, whatever the
+// change (a rewrite, an edit, a move, a delete, a revert), so a
+// transaction's history lands beside the rest of its own.
+func TestStore_History_AppendsInTimeOrder(t *testing.T) {
+	s := mustOpenStore(t)
+	clock := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	for i := range 3 {
+		for v := range 2 {
+			ref := mustRef(t, fmt.Sprintf("notes:/n%d.md", i))
+			content := strings.Repeat(fmt.Sprintf("item %d version %d\n", i, v), 40)
+			if _, err := s.Write(ctx, WriteParams{Ref: ref, Content: []byte(content), IsText: true, OnConflict: ConflictOverwrite}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	snapshot := func() map[string]string {
+		out := map[string]string{}
+		err := s.db.View(ctx, func(tx backend.Tx) error {
+			return s.newTxn(tx).revs.ForEach(func(k, v []byte) error {
+				out[string(k)] = string(v)
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	changes := map[string]func() error{
+		"rewrite": func() error {
+			_, err := s.Write(ctx, WriteParams{Ref: mustRef(t, "notes:/n0.md"), Content: []byte("rewritten\n"), IsText: true, OnConflict: ConflictOverwrite})
+			return err
+		},
+		"edit": func() error {
+			_, err := s.Edit(ctx, mustRef(t, "notes:/n1.md"), []Patch{{StartLine: 2, EndLine: 2, Content: "edited"}}, "")
+			return err
+		},
+		"move": func() error {
+			_, err := s.Move(ctx, mustRef(t, "notes:/n2.md"), mustRef(t, "notes:/m2.md"), ConflictError)
+			return err
+		},
+		"delete": func() error { _, err := s.Delete(ctx, mustRef(t, "notes:/n1.md"), false); return err },
+		"revert": func() error { _, err := s.Revert(ctx, mustRef(t, "notes:/n0.md"), 1); return err },
+	}
+	for _, name := range []string{"rewrite", "edit", "move", "delete", "revert"} {
+		before := snapshot()
+		last := ""
+		for k := range before {
+			if isRevKey([]byte(k)) {
+				last = max(last, k)
+			}
+		}
+		if err := changes[name](); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		added := 0
+		for k, v := range snapshot() {
+			old, had := before[k]
+			switch {
+			case !had && !isMetaKey([]byte(k)) && k <= last:
+				t.Errorf("%s: added key %x before the end of the history", name, k)
+			case !had:
+				added++
+			case isRevKey([]byte(k)) && old != v:
+				t.Errorf("%s: rewrote revision record %x", name, k)
+			}
+		}
+		if added == 0 {
+			t.Errorf("%s: recorded nothing", name)
+		}
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestStore_History_Paging: History pages back with beforeRev.
 func TestStore_History_Paging(t *testing.T) {
 	s := mustOpenStore(t)
@@ -649,11 +727,11 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 		},
 		"pending revision among archived ones": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey) // a.md's
-			r, err := revisionOf(t, k[8:24], 1)
-			if err != nil || r.entry.rev == 0 {
-				return fmt.Errorf("revision 1 of %x: %v, entry %d", k[8:24], err, r.entry.rev)
+			r, err := revisionOf(t, k[8:24], 2)
+			if err != nil || r.archived.rev == 0 {
+				return fmt.Errorf("revision 2 of %x: %v, archived %d", k[8:24], err, r.archived.rev)
 			}
-			r.entry = revPos{}
+			r.archived, r.entry = revPos{}, revPos{} // its entry as stored: none, the next one's
 			return t.revs.Put(r.key(), r.encode())
 		},
 		"chain broken": func(t *txn) error {
@@ -767,8 +845,7 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 
 // revisionOf returns revision rev of item id, found down its chain.
 func revisionOf(t *txn, id []byte, rev int64) (revRec, error) {
-	head, _ := t.itemHead(id)
-	r, err := t.revisionDown(id, head, rev)
+	r, err := t.revisionDown(id, rev)
 	if err == nil && r == nil {
 		err = fmt.Errorf("item %x has no revision %d", id, rev)
 	}

@@ -27,9 +27,9 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 	baseUses := map[string]int64{}   // entry key -> deltas based on it
 	metaRefs := map[string]int64{}   // meta key -> references
 	latest := map[string]revRec{}
-	byItem := map[string][]revRec{}
+	byItem := map[string]int{}     // item -> revisions stored
 	named := map[string][32]byte{} // entry key -> the content a revision naming it has
-	var revs []revRec
+	var revs []revRec              // as reached from their items' heads, entries resolved
 	nRevs := 0
 	type entryAt struct{ k, v []byte }
 	var entries []entryAt
@@ -55,8 +55,7 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			fail("revision %x: %v", k, err)
 			continue
 		}
-		revs = append(revs, r)
-		byItem[string(r.id)] = append(byItem[string(r.id)], r)
+		byItem[string(r.id)]++
 		metaRefs[string(metaKey(r.id, r.meta))]++
 		if t.revActor.Get(append(actorPrefix(r.actor), k...)) == nil {
 			fail("revision %x: not in the log", k)
@@ -64,6 +63,14 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 		if p, ok := latest[string(r.id)]; !ok || r.rev > p.rev {
 			latest[string(r.id)] = r
 		}
+	}
+	if n := t.revActor.Stats().Keys; n != int64(nRevs) {
+		fail("%d log entries for %d revisions", n, nRevs)
+	}
+	for id, n := range byItem {
+		revs = append(revs, t.verifyChain([]byte(id), n, latest[id], fail)...)
+	}
+	for _, r := range revs {
 		if r.entry.rev != 0 {
 			ek := string(r.entry.entryKey(r.id))
 			entryRefs[ek]++
@@ -72,12 +79,6 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			}
 			named[ek] = r.hash
 		}
-	}
-	if n := t.revActor.Stats().Keys; n != int64(nRevs) {
-		fail("%d log entries for %d revisions", n, nRevs)
-	}
-	for id, rs := range byItem {
-		t.verifyChain([]byte(id), rs, latest[id], fail)
 	}
 	t.verifyHeads(byItem, fail)
 	gap := t.tx.Bucket([]byte(bucketMeta)).Get([]byte(keyHistoryGap)) != nil
@@ -238,18 +239,20 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// verifyChain checks item id's revisions rs (latest, its newest): its head
+// verifyChain checks item id's n revisions (latest, its newest): its head
 // names the newest, every revision is reached from it along the chain, and
-// its pending revisions are its newest.
-func (t *txn) verifyChain(id []byte, rs []revRec, latest revRec, fail func(string, ...any)) {
+// its pending revisions are its newest. It returns them as reached, their
+// entries resolved.
+func (t *txn) verifyChain(id []byte, n int, latest revRec, fail func(string, ...any)) []revRec {
 	head, ok := t.itemHead(id)
 	if !ok || head != latest.pos() {
 		fail("item %x: its head %v does not name its latest revision %d", id, head, latest.rev)
-		return
+		return nil
 	}
-	reached, archived := 0, false
-	err := t.revsDown(id, head, func(r revLink) bool {
-		reached++
+	var out []revRec
+	archived := false
+	err := t.revsDown(id, func(r revLink) bool {
+		out = append(out, r.record())
 		if r.entry.rev != 0 {
 			archived = true
 		} else if archived {
@@ -259,17 +262,18 @@ func (t *txn) verifyChain(id []byte, rs []revRec, latest revRec, fail func(strin
 	})
 	if err != nil {
 		fail("item %x: %v", id, err)
-	} else if reached != len(rs) {
-		fail("item %x: %d of its %d revisions are reached from its latest", id, reached, len(rs))
+	} else if len(out) != n {
+		fail("item %x: %d of its %d revisions are reached from its latest", id, len(out), n)
 	}
+	return out
 }
 
 // verifyHeads checks that every head names an item with revisions
 // (byItem): those in item records, and those of items without a record.
-func (t *txn) verifyHeads(byItem map[string][]revRec, fail func(string, ...any)) {
+func (t *txn) verifyHeads(byItem map[string]int, fail func(string, ...any)) {
 	c := t.items.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if _, ok := recordHead(v); ok && byItem[string(k)] == nil {
+		if _, ok := recordHead(v); ok && byItem[string(k)] == 0 {
 			fail("item %x: its record names a head but it has no revisions", k)
 		}
 	}
@@ -280,7 +284,7 @@ func (t *txn) verifyHeads(byItem map[string][]revRec, fail func(string, ...any))
 			fail("malformed head %x", k)
 		case t.items.Get(k) != nil:
 			fail("item %x: a head of a live item outside its record", k)
-		case byItem[string(k)] == nil:
+		case byItem[string(k)] == 0:
 			fail("item %x: a head but no revisions", k)
 		}
 	}
