@@ -128,32 +128,66 @@ func (t *txn) entryAt(u []byte, p revPos) (entry, error) {
 }
 
 // addRefs adjusts the reference and base-use counts of item u's archive
-// entry at p, deleting the entry (and its references) at zero.
-func (t *txn) addRefs(u []byte, p revPos, dRefs, dUses int64) error {
+// entry at p, releasing it at zero refs unless keep has it (see adjustRefs).
+func (t *txn) addRefs(u []byte, p revPos, dRefs, dUses int64, keep map[revPos]bool) error {
 	e, err := t.entryAt(u, p)
 	if err != nil {
 		return err
 	}
-	return t.adjustRefs(u, e, dRefs, dUses)
+	return t.adjustRefs(u, e, dRefs, dUses, keep)
 }
 
-// adjustRefs is addRefs of entry e, read in this transaction.
-func (t *txn) adjustRefs(u []byte, e entry, dRefs, dUses int64) error {
+// adjustRefs is addRefs of entry e, read in this transaction. refs counts
+// the revisions whose content e holds and the zstd deltas based on it; the
+// trim deltas based on it are not counted, so that archiving a one-line
+// edit rewrites no older entry. So an entry at zero refs is deleted, with
+// its references released, only when no trim delta still needed is based
+// on it: keep holds those (trimBases), which only PruneHistory, the one
+// caller that lowers refs, computes.
+func (t *txn) adjustRefs(u []byte, e entry, dRefs, dUses int64, keep map[revPos]bool) error {
 	e.refs, e.uses = e.refs+dRefs, e.uses+dUses
-	if e.refs > 0 {
+	if e.refs > 0 || keep[e.pos()] {
+		if dRefs == 0 && dUses == 0 {
+			return nil
+		}
 		return t.revs.Put(bytes.Clone(e.key), e.encode())
 	}
-	base, shared, hash := e.base(), e.kind == blobShared, e.hash
+	base, hash := e.base(), e.hash
 	if err := t.revs.Delete(bytes.Clone(e.key)); err != nil {
 		return err
 	}
-	if base.rev != 0 {
-		return t.addRefs(u, base, -1, -1)
-	}
-	if shared {
+	switch e.kind {
+	case blobDelta:
+		return t.addRefs(u, base, -1, -1, keep)
+	case blobTrim:
+		return t.addRefs(u, base, 0, 0, keep) // released if nothing else holds it
+	case blobShared:
 		return t.addBlobRefs(hash[:], -1)
 	}
 	return nil
+}
+
+// trimBases returns the entries of item u that trim deltas the revisions
+// chain (u's, newest first, entries resolved) still need are based on,
+// directly or down a chain of trims.
+func (t *txn) trimBases(u []byte, chain []revLink) (map[revPos]bool, error) {
+	keep := map[revPos]bool{}
+	seen := map[revPos]bool{}
+	for _, r := range chain {
+		for p := r.entry; p.rev != 0 && !seen[p]; {
+			seen[p] = true
+			e, err := t.entryAt(u, p)
+			if err != nil {
+				return nil, err
+			}
+			if e.kind != blobTrim {
+				break
+			}
+			p = e.base()
+			keep[p] = true
+		}
+	}
+	return keep, nil
 }
 
 func (t *txn) blobRefs(hash []byte) int64 {
@@ -324,7 +358,7 @@ func (t *txn) archive(hash [32]byte, u []byte, at revPos, content []byte, extra 
 func (t *txn) archiveEntry(hash [32]byte, u []byte, at revPos, content []byte, refs int64, older []revLink) (revPos, error) {
 	for _, r := range older {
 		if r.hash == hash {
-			return r.entry, t.addRefs(u, r.entry, refs, 0)
+			return r.entry, t.addRefs(u, r.entry, refs, 0, nil)
 		}
 	}
 	e := entry{key: at.entryKey(u), refs: refs, hash: hash}
@@ -346,10 +380,7 @@ func (t *txn) archiveEntry(hash [32]byte, u []byte, at revPos, content []byte, r
 		if middle := content[p : len(content)-q]; len(middle) <= len(content)/4 && len(middle) <= maxInlineBlob {
 			val := append(appendPos(make([]byte, 0, 40+len(middle)), base.pos()), byte(base.depth()+1))
 			e.kind, e.payload = blobTrim, append(binary.AppendUvarint(binary.AppendUvarint(val, uint64(p)), uint64(q)), middle...)
-			if err := t.putEntry(&e); err != nil {
-				return revPos{}, err
-			}
-			return at, t.adjustRefs(u, base, 1, 1)
+			return at, t.putEntry(&e)
 		}
 	}
 	// Stored whole, compressed; PruneHistory makes it a zstd delta later,
@@ -505,7 +536,7 @@ func (t *txn) repackOne(hash, u []byte, p revPos) error {
 	if err := t.revs.Put(bytes.Clone(e.key), e.encode()); err != nil {
 		return err
 	}
-	if err := t.addRefs(u, base, 1, 1); err != nil {
+	if err := t.addRefs(u, base, 1, 1, nil); err != nil {
 		return err
 	}
 	if shared {

@@ -162,6 +162,9 @@ func (t *txn) migrateItemHistory(legacy backend.Bucket, u []byte, v1 bool) (int,
 		times[r.rev] = r.time
 	}
 	at := func(rev int64) revPos { return revPos{times[rev], rev} }
+	if err := uncountTrims(li.entries); err != nil {
+		return 0, fmt.Errorf("history: item %x: %w", u, err)
+	}
 	for rev, v := range li.entries {
 		v, err := convertEntry(v, at)
 		if err != nil {
@@ -327,6 +330,40 @@ func convertEntry(v []byte, at func(rev int64) revPos) ([]byte, error) {
 	p := head + 33
 	out := appendPos(bytes.Clone(v[:p]), at(int64(binary.BigEndian.Uint64(v[p:]))))
 	return append(out, v[p+8:]...), nil
+}
+
+// uncountTrims takes the trim deltas out of the counts of their bases in
+// an item's entries kept by item (by rev), which counted them: now only
+// revisions and zstd deltas are counted (see adjustRefs).
+func uncountTrims(entries map[int64][]byte) error {
+	for rev, v := range entries {
+		head, err := entryHeadLen(v)
+		if err != nil {
+			return fmt.Errorf("archived content %d: %w", rev, err)
+		}
+		if v[head] != blobTrim {
+			continue
+		}
+		if len(v) < head+33+8 {
+			return fmt.Errorf("archived content %d: %w", rev, errBadRecord)
+		}
+		base := int64(binary.BigEndian.Uint64(v[head+33:]))
+		bv, ok := entries[base]
+		if !ok {
+			return fmt.Errorf("archived content %d: its delta base %d is missing", rev, base)
+		}
+		bhead, err := entryHeadLen(bv)
+		if err != nil {
+			return fmt.Errorf("archived content %d: %w", base, err)
+		}
+		refs, n := binary.Uvarint(bv)
+		uses, _ := binary.Uvarint(bv[n:])
+		if refs == 0 || uses == 0 {
+			return fmt.Errorf("archived content %d: a trim delta is based on it but its counts are %d, %d", base, refs, uses)
+		}
+		entries[base] = append(binary.AppendUvarint(binary.AppendUvarint(nil, refs-1), uses-1), bv[bhead:]...)
+	}
+	return nil
 }
 
 // entryHeadLen is the length of an entry value's reference counts.

@@ -5,8 +5,11 @@ package vfs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/ctxd/ctxd/vfs/backend"
 )
@@ -139,13 +142,21 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 					}
 					// The oldest first, up to this one: a chain ends at its
 					// oldest revision kept.
+					freed := map[revPos]int64{} // entries the dropped revisions held
 					for rev := posOfKey(k).rev; len(chain) > 0 && chain[len(chain)-1].rev <= rev; chain = chain[:len(chain)-1] {
-						if err := t.dropRevision(&chain[len(chain)-1]); err != nil {
+						r := &chain[len(chain)-1]
+						if err := t.dropRevision(r); err != nil {
 							return err
+						}
+						if r.entry.rev != 0 { // a pending revision holds no reference
+							freed[r.entry]++
 						}
 						n++
 					}
 					chains[id] = chain
+					if err := t.releaseEntries([]byte(id), chain, freed); err != nil {
+						return err
+					}
 				}
 				return nil
 			})
@@ -174,9 +185,9 @@ func (t *txn) expired(lk []byte, keep, cutoff int64) (bool, error) {
 	return latest.rev-rev >= keep || gone, nil
 }
 
-// dropRevision removes the oldest revision of its item, r (its entry
-// resolved), with its log entry and references; dropping a deleted item's
-// latest drops its head.
+// dropRevision removes the oldest revision of its item, r, with its log
+// entry and metadata reference (its entry's, releaseEntries drops);
+// dropping a deleted item's latest drops its head.
 func (t *txn) dropRevision(r *revLink) error {
 	rec := r.record()
 	if rec.deleted {
@@ -201,12 +212,25 @@ func (t *txn) dropRevision(r *revLink) error {
 	if err := t.revActor.Delete(append(actorPrefix(rec.actor), r.key...)); err != nil {
 		return err
 	}
-	if rec.entry.rev != 0 { // a pending revision holds no reference
-		if err := t.addRefs(rec.id, rec.entry, -1, 0); err != nil {
+	return t.unrefMeta(rec.id, rec.meta)
+}
+
+// releaseEntries drops the references dropped revisions of item u held
+// (freed: per entry, how many), chain being u's revisions left.
+func (t *txn) releaseEntries(u []byte, chain []revLink, freed map[revPos]int64) error {
+	if len(freed) == 0 {
+		return nil
+	}
+	keep, err := t.trimBases(u, chain)
+	if err != nil {
+		return err
+	}
+	for _, p := range slices.SortedFunc(maps.Keys(freed), func(a, b revPos) int { return cmp.Or(cmp.Compare(a.rev, b.rev), cmp.Compare(a.time, b.time)) }) {
+		if err := t.addRefs(u, p, -freed[p], 0, keep); err != nil {
 			return err
 		}
 	}
-	return t.unrefMeta(rec.id, rec.meta)
+	return nil
 }
 
 // openHistory runs in Open's transaction: it remembers that history is off,

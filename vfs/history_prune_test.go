@@ -160,3 +160,51 @@ func TestStore_PruneHistory_ManyBatches(t *testing.T) {
 		t.Errorf("Log after pruning = %d revisions, %v; want %d", len(logged), err, writers)
 	}
 }
+
+// TestStore_PruneHistory_TrimChains: one-line edits are archived as trim
+// deltas, each against the content before, which their bases do not count;
+// pruning keeps the bases the kept revisions need and frees the rest, and
+// once the item's whole history expires nothing of it is left.
+func TestStore_PruneHistory_TrimChains(t *testing.T) {
+	s := mustOpenStore(t, Options{History: Retention{Keep: 3, MinAge: time.Hour}})
+	clock := time.Now()
+	s.now = func() time.Time { return clock }
+	ref := mustRef(t, "notes:/edited.md")
+	lines := tenKBLines()
+	var contents []string
+	for i := range 10 {
+		lines[i*7] = fmt.Sprintf("line changed in version %d\n", i)
+		contents = append(contents, strings.Join(lines, ""))
+		if _, err := s.Write(ctx, WriteParams{Ref: ref, Content: []byte(contents[i]), IsText: true, OnConflict: ConflictOverwrite}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k := blobKinds(t, s); k[blobTrim] != 8 {
+		t.Fatalf("archived = %v, want 8 trim deltas", k)
+	}
+	clock = clock.Add(2 * time.Hour)
+	if n, err := s.PruneHistory(ctx); err != nil || n != 7 {
+		t.Fatalf("PruneHistory = %d, %v; want 7", n, err)
+	}
+	for rev := int64(8); rev <= 10; rev++ {
+		if _, got := mustRevContent(t, s, ref, rev); got != contents[rev-1] {
+			t.Errorf("revision %d differs from what was written", rev)
+		}
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Errorf("Verify after pruning: %v", err)
+	}
+	if _, err := s.Delete(ctx, ref, false); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(2 * time.Hour)
+	if n, err := s.PruneHistory(ctx); err != nil || n != 4 {
+		t.Fatalf("PruneHistory after the delete expired = %d, %v; want 4", n, err)
+	}
+	if k := blobKinds(t, s); len(k) != 0 {
+		t.Errorf("archived after the whole history expired = %v, want nothing", k)
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Errorf("Verify after expiry: %v", err)
+	}
+}

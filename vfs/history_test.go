@@ -787,7 +787,7 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 		},
 		"archived reference count": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey)
-			return t.addRefs(k[8:24], posOfKey(k), 1, 0)
+			return t.addRefs(k[8:24], posOfKey(k), 1, 0, nil)
 		},
 		"revision names another entry": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey)

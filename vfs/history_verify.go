@@ -67,8 +67,13 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 	if n := t.revActor.Stats().Keys; n != int64(nRevs) {
 		fail("%d log entries for %d revisions", n, nRevs)
 	}
+	trimBases := map[string]bool{} // entry key -> a trim delta a revision needs is based on it
 	for id, n := range byItem {
-		revs = append(revs, t.verifyChain([]byte(id), n, latest[id], fail)...)
+		rs, keep := t.verifyChain([]byte(id), n, latest[id], fail)
+		revs = append(revs, rs...)
+		for p := range keep {
+			trimBases[string(p.entryKey([]byte(id)))] = true
+		}
 	}
 	for _, r := range revs {
 		if r.entry.rev != 0 {
@@ -135,7 +140,7 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 			continue
 		}
 		decoded = append(decoded, e)
-		if base := e.base(); base.rev != 0 {
+		if base := e.base(); e.kind == blobDelta { // trim deltas are not counted in their base
 			bk := string(base.entryKey(e.key[8:24]))
 			entryRefs[bk]++
 			baseUses[bk]++
@@ -159,6 +164,9 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 		}
 		if h, ok := named[ek]; ok && h != e.hash {
 			fail("item %x: archived content %d is %x, not the %x its revisions have", id, e.pos().rev, e.hash, h)
+		}
+		if e.refs == 0 && !trimBases[ek] {
+			fail("item %x: archived content %d is held by nothing", id, e.pos().rev)
 		}
 		delete(entryRefs, ek)
 		delete(baseUses, ek)
@@ -242,17 +250,18 @@ func (t *txn) verifyHistory(ctx context.Context) error {
 // verifyChain checks item id's n revisions (latest, its newest): its head
 // names the newest, every revision is reached from it along the chain, and
 // its pending revisions are its newest. It returns them as reached, their
-// entries resolved.
-func (t *txn) verifyChain(id []byte, n int, latest revRec, fail func(string, ...any)) []revRec {
+// entries resolved, and the entries trim deltas they need are based on.
+func (t *txn) verifyChain(id []byte, n int, latest revRec, fail func(string, ...any)) ([]revRec, map[revPos]bool) {
 	head, ok := t.itemHead(id)
 	if !ok || head != latest.pos() {
 		fail("item %x: its head %v does not name its latest revision %d", id, head, latest.rev)
-		return nil
+		return nil, nil
 	}
 	var out []revRec
+	var chain []revLink
 	archived := false
 	err := t.revsDown(id, func(r revLink) bool {
-		out = append(out, r.record())
+		out, chain = append(out, r.record()), append(chain, r)
 		if r.entry.rev != 0 {
 			archived = true
 		} else if archived {
@@ -265,7 +274,11 @@ func (t *txn) verifyChain(id []byte, n int, latest revRec, fail func(string, ...
 	} else if len(out) != n {
 		fail("item %x: %d of its %d revisions are reached from its latest", id, len(out), n)
 	}
-	return out
+	keep, err := t.trimBases(id, chain)
+	if err != nil {
+		fail("item %x: %v", id, err)
+	}
+	return out, keep
 }
 
 // verifyHeads checks that every head names an item with revisions
