@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-
 	"slices"
 	"time"
 
@@ -21,8 +20,9 @@ import (
 // Bucket and key names of item history; see doc.go for the layout.
 const (
 	// bucketRevs holds the history in time order: time (8) | id (16) | rev
-	// (8) -> revision record (naming its entry and the time of the item's
-	// previous one); that key | 1 -> archived content (an entry, see
+	// (8) -> revision record (naming the time of the item's previous one
+	// and the entries of the content its write archived and, a delete's,
+	// of its own); that key | 1 -> archived content (an entry, see
 	// revPos); and per item id | 0xff 'm' | metaID (8) -> reference count
 	// (8) | metadata snapshot (JSON; no entry while it is the item's record,
 	// see detachMeta). A transaction's revisions, whatever items they

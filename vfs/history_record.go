@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
 	"time"
 
 	"github.com/ctxd/ctxd/vfs/backend"
@@ -79,9 +78,8 @@ type revRec struct {
 // (keyed by item) are converted on open (history_migrate.go).
 const revRecVersion = 3
 
-func (r *revRec) pos() revPos     { return revPos{r.time, r.rev} }
-func (r *revRec) key() []byte     { return logKey(r.time, r.id, r.rev) }
-func (r *revRec) prevPos() revPos { return revPos{r.prev, r.rev - 1} }
+func (r *revRec) pos() revPos { return revPos{r.time, r.rev} }
+func (r *revRec) key() []byte { return logKey(r.time, r.id, r.rev) }
 
 func (r *revRec) encode() []byte {
 	b := make([]byte, 0, 112+len(r.op)+len(r.actor)+len(r.drive)+len(r.path))
