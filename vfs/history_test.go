@@ -803,6 +803,16 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 			k, _ := lastKey(t.revs, isEntryKey)
 			return t.revs.Put(append(bytes.Clone(k[8:24]), 0xff, 'p'), binary.BigEndian.AppendUint64(nil, 1))
 		},
+		"archived content held by nothing": func(t *txn) error {
+			k, v := lastKey(t.revs, isEntryKey) // a.md's trim delta
+			e, err := decodeEntry(k, v)
+			if err != nil {
+				return err
+			}
+			p := posOfKey(k)
+			e.key, e.refs = revPos{p.time + 1, p.rev}.entryKey(k[8:24]), 0
+			return t.revs.Put(e.key, e.encode())
+		},
 		"missing archived entry": func(t *txn) error {
 			k, _ := lastKey(t.revs, isEntryKey)
 			return t.revs.Delete(k)
