@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
@@ -66,7 +65,10 @@ func TestAnalyzeDoc_AsTheMappingMapsIt(t *testing.T) {
 // TestSearchBM25_PruningKeepsTheHits: without a filter the BM25 searcher
 // skips documents that cannot reach the top k (MaxScore); its hits, scores
 // and ties included, are those of the same search unpruned, which a filter
-// every document passes gives.
+// every document passes gives, but for which of the documents tied at the
+// cut fill the last places (sameHits): that follows their order in the
+// index, which Bleve's merging of segments in the background can change
+// between the two searches.
 func TestSearchBM25_PruningKeepsTheHits(t *testing.T) {
 	ps := loadPassages(t, 4000)
 	x := mustOpen(t, filepath.Join(t.TempDir(), "idx"))
@@ -83,7 +85,7 @@ func TestSearchBM25_PruningKeepsTheHits(t *testing.T) {
 	for _, q := range append(words, phrases...) {
 		for _, k := range []int{1, 10, 100} {
 			pruned, whole := mustBM25(t, x, q, Filter{}, k), mustBM25(t, x, q, everything, k)
-			if !slices.Equal(pruned, whole) {
+			if !sameHits(pruned, whole) {
 				t.Fatalf("SearchBM25(%q, k=%d) pruned:\n%v\nunpruned:\n%v", q, k, pruned, whole)
 			}
 			compared += len(whole)
