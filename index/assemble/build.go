@@ -125,7 +125,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (Result, error) {
 		a.add(s)
 	}
 	if len(contextual) > 0 || req.MatchChunks && len(chunks) > 0 {
-		w, err := b.weigh(ctx, &a, match, req.MatchChunks)
+		w, err := b.weigh(ctx, &a, match, req.MatchChunks, req.StatsExcept)
 		if err != nil {
 			return Result{}, err
 		}
@@ -240,9 +240,10 @@ type weights struct {
 }
 
 // weigh analyses task and reads the store's statistics of its terms
-// (Engine.TermStats); while the index cannot give them it warns that the
-// documents ranked weigh the terms themselves.
-func (b *Builder) weigh(ctx context.Context, a *assembler, task string, chunks bool) (weights, error) {
+// (Engine.TermStats), less the chunks under the prefix except names; while
+// the index cannot give them it warns that the documents ranked weigh the
+// terms themselves.
+func (b *Builder) weigh(ctx context.Context, a *assembler, task string, chunks bool, except func(context.Context) (string, error)) (weights, error) {
 	an, err := analyzer()
 	if err != nil {
 		return weights{}, err
@@ -255,7 +256,13 @@ func (b *Builder) weigh(ctx context.Context, a *assembler, task string, chunks b
 	for i, qt := range w.q {
 		terms[i] = qt.term
 	}
-	stats, err := b.engine.TermStats(ctx, terms)
+	prefix := ""
+	if except != nil {
+		if prefix, err = except(ctx); err != nil {
+			return weights{}, err
+		}
+	}
+	stats, err := b.engine.TermStats(ctx, terms, prefix)
 	why := ""
 	switch {
 	case ctx.Err() != nil:

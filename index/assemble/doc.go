@@ -111,7 +111,9 @@
 // holds count in its weight too (as if one document held each), since a
 // prompt about something the memory lacks should match nothing, where the
 // task of BuildContext only picks among files. Exclude drops the results
-// of items outside the caller's scope (another project's sessions).
+// of items outside the caller's scope (another project's sessions), and
+// StatsExcept leaves a directory's chunks out of the term statistics (the
+// asking session's own events, which echo its prompt).
 //
 // # Limits
 //

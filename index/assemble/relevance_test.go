@@ -118,7 +118,7 @@ func TestBuild_RareWordMatchesInALargeStore(t *testing.T) {
 	for _, qt := range q {
 		terms = append(terms, qt.term)
 	}
-	st, err := e.eng.TermStats(context.Background(), terms)
+	st, err := e.eng.TermStats(context.Background(), terms, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ctxd/ctxd/index/search"
@@ -68,6 +69,13 @@ type Request struct {
 	// and path) it reports: items outside the caller's scope (another
 	// project's sessions), which are not listed as omitted.
 	Exclude func(drive, path string) bool
+	// StatsExcept, when set, names a path prefix ("drive:/dir", or "" for
+	// none) whose chunks the term statistics of the relevance rule leave
+	// out: the caller's own documents that echo the task (a session's
+	// recorded prompt), which would otherwise weigh down the task's own
+	// words. It is called right before the statistics are read, so that it
+	// sees what they see.
+	StatsExcept func(context.Context) (string, error)
 }
 
 // Section is one part of an assembled context.

@@ -1,8 +1,11 @@
 package lexical
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 // TermStats are the index-wide statistics BM25 weighs terms with.
@@ -18,9 +21,20 @@ type TermStats struct {
 // text field of each term, from one snapshot of the index (live documents
 // only, so both agree). Terms are looked up as given: pass terms as the
 // text field's analyzer produces them (en: lower case, Porter stemmed).
-// The cost is one dictionary lookup per term; TermStats stops with ctx's
+// except, unless "", is a path prefix ("/dir" or "drive:/dir", as
+// Filter.PathPrefixes) whose documents neither count nor hold terms: a
+// caller's own documents that echo the terms it weighs. The cost is one
+// dictionary lookup per term, and with except a walk of its documents plus
+// one posting lookup per term and document. TermStats stops with ctx's
 // error once ctx ends.
-func (x *Index) TermStats(ctx context.Context, terms []string) (TermStats, error) {
+func (x *Index) TermStats(ctx context.Context, terms []string, except string) (TermStats, error) {
+	prefix := ""
+	if except != "" {
+		var err error
+		if prefix, err = prefixTerm(except); err != nil {
+			return TermStats{}, err
+		}
+	}
 	bi, done, err := x.get()
 	if err != nil {
 		return TermStats{}, err
@@ -39,6 +53,13 @@ func (x *Index) TermStats(ctx context.Context, terms []string) (TermStats, error
 	if st.Docs, err = r.DocCount(); err != nil {
 		return TermStats{}, fmt.Errorf("term stats: count: %w", err)
 	}
+	var left []index.IndexInternalID
+	if prefix != "" {
+		if left, err = postings(ctx, r, fieldDirs, prefix); err != nil {
+			return TermStats{}, fmt.Errorf("term stats: %w", err)
+		}
+		st.Docs -= min(st.Docs, uint64(len(left)))
+	}
 	for i, t := range terms {
 		if i%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -48,6 +69,70 @@ func (x *Index) TermStats(ctx context.Context, terms []string) (TermStats, error
 		if st.DF[i], err = docFreq(ctx, r, fieldText, t); err != nil {
 			return TermStats{}, fmt.Errorf("term stats: %w", err)
 		}
+		if st.DF[i] > 0 && len(left) > 0 {
+			n, err := holding(ctx, r, fieldText, t, left)
+			if err != nil {
+				return TermStats{}, fmt.Errorf("term stats: %w", err)
+			}
+			st.DF[i] -= min(st.DF[i], n)
+		}
 	}
 	return st, nil
+}
+
+// postings returns the documents holding term in field, in index order.
+func postings(ctx context.Context, r index.IndexReader, field, term string) ([]index.IndexInternalID, error) {
+	tfr, err := r.TermFieldReader(ctx, []byte(term), field, false, false, false)
+	if err != nil {
+		return nil, fmt.Errorf("term %s:%q: %w", field, term, err)
+	}
+	defer tfr.Close()
+	var ids []index.IndexInternalID
+	for {
+		if len(ids)%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		d, err := tfr.Next(nil)
+		if err != nil {
+			return nil, fmt.Errorf("term %s:%q: %w", field, term, err)
+		}
+		if d == nil {
+			return ids, nil
+		}
+		ids = append(ids, bytes.Clone(d.ID))
+	}
+}
+
+// holding counts the documents of ids (in index order) that hold term in
+// field, advancing through its postings rather than reading them all.
+func holding(ctx context.Context, r index.IndexReader, field, term string, ids []index.IndexInternalID) (uint64, error) {
+	tfr, err := r.TermFieldReader(ctx, []byte(term), field, false, false, false)
+	if err != nil {
+		return 0, fmt.Errorf("term %s:%q: %w", field, term, err)
+	}
+	defer tfr.Close()
+	var n uint64
+	var at *index.TermFieldDoc
+	for i, id := range ids {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		if at != nil && at.ID.Compare(id) > 0 {
+			continue // the postings are past id: id lacks the term
+		}
+		if at, err = tfr.Advance(id, nil); err != nil {
+			return 0, fmt.Errorf("term %s:%q: %w", field, term, err)
+		}
+		if at == nil {
+			break
+		}
+		if at.ID.Equals(id) {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -64,7 +64,11 @@
 // budget, each whole or left out. For a prompt: the contextual files and
 // the memory chunks the prompt matches by BuildContext's relevance rule
 // (assemble.Request.MatchChunks), other projects' sessions and the asking
-// session's own events left out; nothing when nothing matches.
+// session's own events left out; nothing when nothing matches. The asking
+// session's events do not count in the term statistics either
+// (assemble.Request.StatsExcept): its recorded prompt would otherwise make
+// every word of the prompt look common, depending on whether the record
+// was indexed before the recall ran.
 //
 // # Retention
 //

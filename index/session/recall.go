@@ -93,6 +93,18 @@ func (s *Sessions) Recall(ctx context.Context, p RecallParams) (assemble.Result,
 			_, id, _ := splitDir(dir)
 			return id == p.SessionID
 		}
+		if p.SessionID != "" {
+			// The session's own events are left out of the statistics too:
+			// the prompt, recorded as the host recalls for it, would
+			// otherwise count as a document holding every word of it.
+			req.StatsExcept = func(ctx context.Context) (string, error) {
+				k, ok, err := s.find(ctx, project, p.SessionID)
+				if err != nil || !ok {
+					return "", err
+				}
+				return k.ref().String(), nil
+			}
+		}
 	}
 	res, err := s.builder.Build(ctx, req)
 	return res, project, err

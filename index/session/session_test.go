@@ -438,6 +438,37 @@ func TestSessions_Recall(t *testing.T) {
 	})
 }
 
+// The host records a prompt as it recalls for it, so the recall may run
+// before or after the prompt's event is indexed: either way it is the same.
+// Counted, the event holds every word of the prompt, and in a small store
+// that takes a file's match below the relevance share.
+func TestSessions_Recall_OwnPromptDoesNotCount(t *testing.T) {
+	e := newEnv(t, Options{})
+	ctx := context.Background()
+	e.write("self:/rules.md", "---\nloading: always\n---\nAlways run make lint before committing.\n")
+	e.write("self:/factorial.md", "---\nloading: contextual\ntitle: Factorial helpers\n---\nThe factorial function lives in mathx/factorial.go.\n")
+	e.start("s1", "ctxd")
+	e.sync()
+	const prompt = "Write a function to calculate the factorial of a number"
+	recall := func() string {
+		t.Helper()
+		res, _, err := e.s.Recall(ctx, RecallParams{Project: "ctxd", SessionID: "s1", Prompt: prompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Markdown
+	}
+	before := recall()
+	if !strings.Contains(before, "mathx/factorial.go") {
+		t.Fatalf("before the prompt is recorded, the recall lacks the factorial file: %q", before)
+	}
+	e.append("s1", "ctxd", Event{Kind: KindPrompt, Text: prompt})
+	e.sync()
+	if after := recall(); after != before {
+		t.Errorf("once the prompt is recorded the recall changes:\n%q\nwant %q", after, before)
+	}
+}
+
 // chatServer is a loopback OpenAI-compatible endpoint: it answers every
 // chat completion with answer, or with status when it is not 200, and
 // keeps the last request's messages.

@@ -55,7 +55,7 @@ func TestHub_IDFWeighting(t *testing.T) {
 	e.write("notes", "/c.md", "Another budget line.")
 	e.write("notes", "/x.md", "A xylophone in the hall.")
 	m := nextMatch(t, s, "/x.md")
-	st, err := e.eng.TermStats(context.Background(), []string{"budget", "xylophon"})
+	st, err := e.eng.TermStats(context.Background(), []string{"budget", "xylophon"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

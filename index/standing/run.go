@@ -155,7 +155,7 @@ func (h *Hub) newMatcher(ctx context.Context, subs []*Sub, idf map[string]float6
 		}
 	}
 	if len(missing) > 0 {
-		st, err := h.engine.TermStats(ctx, missing)
+		st, err := h.engine.TermStats(ctx, missing, "")
 		if err != nil {
 			return nil, err
 		}
