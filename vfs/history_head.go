@@ -59,20 +59,14 @@ func (t *txn) itemHead(u []byte) (revPos, bool) {
 	return revPos{}, false
 }
 
-// setItemHead makes p item u's head: in its record when it has one, else
-// held for the record putItem is about to store (putRecord takes it).
-func (t *txn) setItemHead(u []byte, p revPos) error {
-	if v := t.items.Get(u); v != nil {
-		if err := t.items.Put(u, withHead(recordJSON(v), p)); err != nil {
-			return fmt.Errorf("put item %x: %w", u, err)
-		}
-		return nil
-	}
+// setItemHead makes p item u's head. It is held until the record is
+// stored: the write that recorded the revision is about to store it anyway
+// (putRecord takes the head), and what no write stores, storeHeads does.
+func (t *txn) setItemHead(u []byte, p revPos) {
 	if t.pendingHeads == nil {
 		t.pendingHeads = map[[16]byte]revPos{}
 	}
 	t.pendingHeads[[16]byte(u)] = p
-	return nil
 }
 
 // recordValue is the stored record of item id with metadata rec: with the
@@ -106,18 +100,29 @@ func (t *txn) recordValue(id, rec []byte) ([]byte, error) {
 // keepHead moves the head of item id, whose record is about to go, to
 // revision_heads.
 func (t *txn) keepHead(id []byte) error {
-	head, ok := recordHead(t.items.Get(id))
-	if !ok {
+	head, ok := t.pendingHeads[[16]byte(id)]
+	if ok {
+		delete(t.pendingHeads, [16]byte(id))
+	} else if head, ok = recordHead(t.items.Get(id)); !ok {
 		return nil
 	}
 	return t.revHeads.Put(bytes.Clone(id), appendPos(nil, head))
 }
 
-// checkHeadsStored fails a transaction that recorded a revision of an item
-// whose record it then did not store: the head would be lost.
-func (t *txn) checkHeadsStored() error {
-	for id := range t.pendingHeads {
-		return fmt.Errorf("history: the head of item %x was not stored", id)
+// storeHeads writes the heads no write of the transaction stored into
+// their items' records (a baseline revision recorded for an unchanged
+// item), before the transaction commits. It fails when an item has no
+// record: the head would be lost.
+func (t *txn) storeHeads() error {
+	for id, p := range t.pendingHeads {
+		v := t.items.Get(id[:])
+		if v == nil {
+			return fmt.Errorf("history: the head of item %x was not stored", id)
+		}
+		if err := t.items.Put(id[:], withHead(recordJSON(v), p)); err != nil {
+			return fmt.Errorf("put item %x: %w", id, err)
+		}
+		delete(t.pendingHeads, id)
 	}
 	return nil
 }

@@ -281,6 +281,9 @@ func (s *Store) closeHistoryGap() error {
 					return err
 				}
 			}
+			if err := t.storeHeads(); err != nil {
+				return err
+			}
 			if done {
 				return tx.Bucket([]byte(bucketMeta)).Delete([]byte(keyHistoryGap))
 			}

@@ -380,7 +380,8 @@ func (t *txn) appendRev(u []byte, latest revPos, it *Item, meta []byte, deleted,
 	if err := t.revActor.Put(append(actorPrefix(actor), k...), nil); err != nil {
 		return fmt.Errorf("put revision log: %w", err)
 	}
-	return t.setItemHead(u, r.pos())
+	t.setItemHead(u, r.pos())
+	return nil
 }
 
 // Metadata snapshots. The snapshot of an item's current metadata is not

@@ -298,7 +298,7 @@ func (s *Store) update(ctx context.Context, fn func(t *txn) error) error {
 		if err := fn(t); err != nil {
 			return err
 		}
-		if err := t.checkHeadsStored(); err != nil {
+		if err := t.storeHeads(); err != nil {
 			return err
 		}
 		written = len(t.written)
@@ -371,7 +371,7 @@ type txn struct {
 	revs, revActor, revHeads, deleted, blobs, repack backend.Bucket
 	historyOff                                       bool
 	// pendingHeads holds the heads of items this transaction recorded a
-	// revision of before storing their record (history_head.go).
+	// revision of, until their record is stored (history_head.go).
 	pendingHeads map[[16]byte]revPos
 
 	// Question buckets (see questions.go).
