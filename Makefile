@@ -154,9 +154,10 @@ bench-vfs: setup-run ## VFS latency percentiles and write throughput over the un
 	go test -run='^$$' -bench='Read|Write|Tree' -benchtime=$(BENCHTIME) -count=1 ./daemon/ | tee bench-results/vfs.txt
 	go test -run='^$$' -bench='History_BytesPerEdit' -benchtime=10x -count=1 ./vfs/ | tee bench-results/history.txt
 
-bench-history: $(VENV)/.deps ## What history costs durable writes: 16 writers, fsync per acknowledged write, history off and on in 3 interleaved rounds, on bbolt then PostgreSQL (writes/s, KB written per write); last line `history cost_pct=<bbolt's median of (1 - on/off)*100>` (CTXD_BENCH_HISTORY_ROUNDS, CTXD_BENCH_HISTORY_WRITES)
+bench-history: $(VENV)/.deps ## What history costs durable writes: 16 writers, fsync per acknowledged write, history off and on in 3 interleaved rounds, on bbolt then PostgreSQL (writes/s, KB written per write); then reading history on both (a page of 50 revisions, the oldest revision's content, ns/op); last line `history cost_pct=<bbolt's median of (1 - on/off)*100>` (CTXD_BENCH_HISTORY_ROUNDS, CTXD_BENCH_HISTORY_WRITES)
 	mkdir -p bench-results
 	CTXD_PG_BIN=$(PG_BIN) CTXD_BENCH_HISTORY_BACKENDS=bolt,postgres go test -run='^$$' -bench=History_Cost -benchtime=1x -count=1 -timeout=30m ./vfs/ | tee bench-results/history-cost.txt
+	CTXD_PG_BIN=$(PG_BIN) go test -run='^$$' -bench=History_Read -count=1 ./vfs/ | tee bench-results/history-read.txt
 	grep '^history cost_pct=' bench-results/history-cost.txt
 
 bench-index: setup-run ## Tokenizer and chunker speed, embedding throughput per batch size and model, query latency

@@ -269,3 +269,57 @@ func wchar(b *testing.B) int64 {
 	b.Fatal("/proc/self/io has no wchar")
 	return 0
 }
+
+// BenchmarkHistory_Read is what reading history costs on bbolt and on
+// PostgreSQL in the same run (make bench-history), where an item's
+// revisions are a chain of point reads (a round trip each on PostgreSQL):
+// a 10 KB item edited 200 times, one line each, then pruned once (its
+// archived content stored as deltas). The cases list a page of 50
+// revisions (the newest, and the one before revision 100) and read the
+// content of the oldest revision.
+func BenchmarkHistory_Read(b *testing.B) {
+	const edits = 200
+	for _, backend := range []string{"bolt", "postgres"} {
+		b.Run("backend="+backend, func(b *testing.B) {
+			loc := filepath.Join(b.TempDir(), "ctxd.db")
+			if backend == "postgres" {
+				loc = pgtest.NewDatabase(b)
+			}
+			s, err := Open(loc, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ref := Ref{Drive: "agent", Path: "/notes.md"}
+			lines := tenKBLines()
+			if _, err := s.Write(ctx, WriteParams{Ref: ref, Content: []byte(strings.Join(lines, "")), IsText: true}); err != nil {
+				b.Fatal(err)
+			}
+			for i := range edits {
+				line := int64(i*37%len(lines)) + 1
+				if _, err := s.Edit(ctx, ref, []Patch{{StartLine: line, EndLine: line, Content: fmt.Sprintf("edit %d replaced this line", i)}}, ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := s.PruneHistory(ctx); err != nil {
+				b.Fatal(err)
+			}
+			for _, c := range []struct {
+				name string
+				run  func() (int, error)
+			}{
+				{"list=newest-50", func() (int, error) { revs, err := s.History(ctx, ref, 50, 0); return len(revs), err }},
+				{"list=50-before-100", func() (int, error) { revs, err := s.History(ctx, ref, 50, 100); return len(revs), err }},
+				{"read=oldest", func() (int, error) { _, body, err := s.ReadRevision(ctx, ref, 1); return len(body), err }},
+			} {
+				b.Run(c.name, func(b *testing.B) {
+					for range b.N {
+						if n, err := c.run(); err != nil || n == 0 {
+							b.Fatalf("%s: %d, %v", c.name, n, err)
+						}
+					}
+				})
+			}
+		})
+	}
+}
