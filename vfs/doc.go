@@ -51,7 +51,9 @@
 // instead of landing on a page of each item's. An item's revisions form a
 // chain from its head, kept in front of its record (which the write
 // rewrites anyway) and moved to revision_heads when the item is deleted
-// (history_head.go). Content still current is not copied: an item's
+// (history_head.go). Each record names the times of the 9 revisions before
+// it, so that on PostgreSQL a walk down the chain reads them in one round
+// trip, not one each. Content still current is not copied: an item's
 // pending revisions read the content bucket. When content is replaced or
 // deleted it is archived beside the revision the write appends, which
 // names that entry; the revisions that had it find it there, so a record

@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/ctxd/ctxd/vfs/backend"
 )
 
 // Archive entry kinds. Superseded content is stored once for the run of an
@@ -217,6 +219,7 @@ type revLink struct {
 	time, rev   int64
 	size, lines int64
 	prev        int64
+	back        revBack
 	entry       revPos // as resolved by revsDown
 	archived    revPos
 	hash        [32]byte
@@ -226,6 +229,7 @@ type revLink struct {
 }
 
 func (l *revLink) pos() revPos { return revPos{l.time, l.rev} }
+func (l *revLink) tip() revTip { return revTip{l.pos(), l.back.after(l.rev, l.prev)} }
 
 // decodeRevLink decodes the revision record k, v.
 func decodeRevLink(k, v []byte) (revLink, error) {
@@ -255,6 +259,20 @@ func decodeRevLink(k, v []byte) (revLink, error) {
 			return l, errBadRecord
 		}
 		l.strs[i], p = v[p+n:p+n+int(x)], p+n+int(x)
+	}
+	x, n := binary.Uvarint(v[p:])
+	if n <= 0 || x > backLinks {
+		return l, errBadRecord
+	}
+	l.back.n, p = int(x), p+n
+	last := l.prev
+	for i := range l.back.n {
+		d, n := binary.Varint(v[p:])
+		if n <= 0 {
+			return l, errBadRecord
+		}
+		last -= d
+		l.back.t[i], p = last, p+n
 	}
 	for _, e := range []*revPos{&l.archived, &l.entry} {
 		if len(v)-p < 9 {
@@ -288,6 +306,10 @@ func (l *revLink) withEntry(entry revPos) []byte {
 func (t *txn) revsDown(u []byte, fn func(r revLink) bool) error {
 	p, ok := t.itemHead(u)
 	var newer revLink
+	// On a backend of round trips, the records a record names the times of
+	// (prev and back) are read together, once the walk goes past it.
+	pf, _ := t.revs.(backend.Prefetcher)
+	fetched := int64(math.MaxInt64) // the oldest revision read ahead
 	for ok && p.rev > 0 {
 		k := p.key(u)
 		v := t.revs.Get(k)
@@ -305,6 +327,14 @@ func (t *txn) revsDown(u []byte, fn func(r revLink) bool) error {
 		}
 		if !fn(r) {
 			return nil
+		}
+		if pf != nil && r.rev-1 < fetched && r.back.n > 0 {
+			keys := append(make([][]byte, 0, 1+r.back.n), logKey(r.prev, u, r.rev-1))
+			for i, tm := range r.back.t[:r.back.n] {
+				keys = append(keys, logKey(tm, u, r.rev-2-int64(i)))
+			}
+			pf.Prefetch(keys)
+			fetched = r.rev - 1 - int64(r.back.n)
 		}
 		newer, p = r, revPos{r.prev, r.rev - 1}
 	}

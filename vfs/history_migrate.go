@@ -176,6 +176,13 @@ func (t *txn) migrateItemHistory(legacy backend.Bucket, u []byte, v1 bool) (int,
 	}
 	for _, r := range li.recs {
 		r.prev = times[r.rev-1]
+		for i := range backLinks {
+			tm, ok := times[r.rev-2-int64(i)]
+			if !ok {
+				break
+			}
+			r.back.t[i], r.back.n = tm, i+1
+		}
 		if r.entry.rev != 0 {
 			r.entry = at(r.entry.rev)
 		}

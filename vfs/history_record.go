@@ -43,7 +43,8 @@ func posOfKey(k []byte) revPos {
 // revRec is a decoded revision record, keyed time (8) | id (16) | rev (8).
 // Layout: version (1) | flags (1) | uvarint size | uvarint lines | hash (32) |
 // meta id (8) | prev (8) | op, actor, drive, path as uvarint length | bytes |
-// archived and entry, each time (8) | uvarint rev.
+// uvarint back count | back times, each a varint step down from the one
+// before (prev first) | archived and entry, each time (8) | uvarint rev.
 type revRec struct {
 	deleted     bool
 	time        int64
@@ -56,6 +57,7 @@ type revRec struct {
 	// transaction, whatever item it changes. A record missing at prev was
 	// pruned: the chain ends there.
 	prev        int64
+	back        revBack
 	op, actor   string
 	drive, path string
 	// entry is the archive entry holding this revision's content, or rev 0
@@ -79,7 +81,39 @@ type revRec struct {
 const revRecVersion = 3
 
 func (r *revRec) pos() revPos { return revPos{r.time, r.rev} }
+func (r *revRec) tip() revTip { return revTip{r.pos(), r.back.after(r.rev, r.prev)} }
 func (r *revRec) key() []byte { return logKey(r.time, r.id, r.rev) }
+
+// backLinks is how many revisions past prev a record names the times of,
+// so that a walk down an item's chain reads the next backLinks+1 records
+// in one round trip on a backend of round trips (revsDown).
+const backLinks = 8
+
+// revBack is the times of revisions rev-2, rev-3, … of a record's item,
+// nearest first: as many as it has, up to backLinks.
+type revBack struct {
+	n int
+	t [backLinks]int64
+}
+
+// after is the revBack of the revision recorded after one at rev, with
+// prev and back b.
+func (b revBack) after(rev, prev int64) revBack {
+	var out revBack
+	if rev < 2 {
+		return out // rev names no revision before it
+	}
+	out.t[0] = prev
+	out.n = 1 + copy(out.t[1:], b.t[:b.n])
+	return out
+}
+
+// revTip is what appending after an item's latest revision takes from it:
+// its position, and the back times of the record appended.
+type revTip struct {
+	pos  revPos
+	back revBack
+}
 
 func (r *revRec) encode() []byte {
 	b := make([]byte, 0, 112+len(r.op)+len(r.actor)+len(r.drive)+len(r.path))
@@ -96,6 +130,11 @@ func (r *revRec) encode() []byte {
 	for _, s := range []string{r.op, r.actor, r.drive, r.path} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, uint64(r.back.n))
+	last := r.prev
+	for _, tm := range r.back.t[:r.back.n] {
+		b, last = binary.AppendVarint(b, last-tm), tm
 	}
 	return appendEntryRef(appendEntryRef(b, r.archived), r.entry)
 }
@@ -118,7 +157,7 @@ func decodeRevRec(k, v []byte) (revRec, error) {
 // record is the revRec of l, copied out of the transaction.
 func (l *revLink) record() revRec {
 	return revRec{id: bytes.Clone(l.key[8:24]), rev: l.rev, time: l.time,
-		deleted: l.deleted, size: l.size, lines: l.lines, hash: l.hash, meta: l.meta, prev: l.prev, entry: l.entry, archived: l.archived,
+		deleted: l.deleted, size: l.size, lines: l.lines, hash: l.hash, meta: l.meta, prev: l.prev, back: l.back, entry: l.entry, archived: l.archived,
 		op: string(l.strs[0]), actor: string(l.strs[1]), drive: string(l.strs[2]), path: string(l.strs[3])}
 }
 
@@ -257,7 +296,7 @@ func (t *txn) recordPut(u []byte, it *Item, content, meta []byte) (settled bool,
 		return false, nil
 	}
 	settled = !exists || t.metaSettled(u, latest.meta, meta)
-	return settled, t.appendRev(u, latest.pos(), it, meta, revPos{}, archived, t.operation(), t.actor.Name, t.histNow())
+	return settled, t.appendRev(u, latest.tip(), it, meta, revPos{}, archived, t.operation(), t.actor.Name, t.histNow())
 }
 
 // recordRemove records the deletion of item u, before it is removed.
@@ -289,7 +328,7 @@ func (t *txn) recordRemove(u []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := t.appendRev(u, latest.pos(), &prev.it, nil, e, revPos{}, t.operation(), t.actor.Name, t.histNow()); err != nil {
+	if err := t.appendRev(u, latest.tip(), &prev.it, nil, e, revPos{}, t.operation(), t.actor.Name, t.histNow()); err != nil {
 		return err
 	}
 	return t.deleted.Put(deletedKey(prev.it.Drive, prev.it.Path, u), appendPos(nil, del))
@@ -323,7 +362,7 @@ func (t *txn) baseline(u []byte, prev *prevItem) (revRec, error) {
 		return latest, err
 	}
 	tm := prev.it.UpdatedAt.UnixNano()
-	if err := t.appendRev(u, latest.pos(), &prev.it, nil, revPos{}, revPos{}, OpBaseline, "", tm); err != nil {
+	if err := t.appendRev(u, latest.tip(), &prev.it, nil, revPos{}, revPos{}, OpBaseline, "", tm); err != nil {
 		return revRec{}, err
 	}
 	return t.latestRev(u)
@@ -341,12 +380,12 @@ func matchesLatest(latest revRec, it *Item) bool {
 // and makes it u's head. A delete's revision names its content's entry
 // (deleted); any other is pending: its content is (or is about to be) u's
 // current content. archived is the entry of the content the write replaced.
-func (t *txn) appendRev(u []byte, latest revPos, it *Item, meta []byte, deleted, archived revPos, op, actor string, tm int64) error {
+func (t *txn) appendRev(u []byte, latest revTip, it *Item, meta []byte, deleted, archived revPos, op, actor string, tm int64) error {
 	if op == "" {
 		return fmt.Errorf("history: change of %s names no operation", it.Ref())
 	}
 	r := revRec{deleted: deleted.rev != 0, entry: deleted, archived: archived, time: max(tm, 0), size: it.Size, lines: it.LineCount,
-		op: op, actor: actor, drive: it.Drive, path: it.Path, id: u, rev: latest.rev + 1, prev: latest.time}
+		op: op, actor: actor, drive: it.Drive, path: it.Path, id: u, rev: latest.pos.rev + 1, prev: latest.pos.time, back: latest.back}
 	if _, err := hex.Decode(r.hash[:], []byte(it.ContentHash)); err != nil || len(it.ContentHash) != 64 {
 		return fmt.Errorf("history: %s has a malformed content hash", it.Ref())
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/ctxd/ctxd/vfs/backend"
 )
 
@@ -708,6 +710,77 @@ func TestStore_History_Paging(t *testing.T) {
 	}
 }
 
+// readAheadSpy is a revisions bucket that records what revsDown reads
+// ahead (backend.Prefetcher) and which revision records it reads without.
+type readAheadSpy struct {
+	spiedBucket
+	ahead  map[string]bool
+	calls  int
+	missed []int64 // revisions read that were not read ahead
+}
+
+func (b *readAheadSpy) Prefetch(keys [][]byte) {
+	b.calls++
+	for _, k := range keys {
+		b.ahead[string(k)] = true
+	}
+}
+
+func (b *readAheadSpy) Get(k []byte) []byte {
+	if isRevKey(k) && !b.ahead[string(k)] {
+		b.missed = append(b.missed, posOfKey(k).rev)
+	}
+	return b.spiedBucket.Get(k)
+}
+
+// spiedBucket names the embedded bucket: embedded as backend.Bucket, the
+// field would hide the interface's Bucket method.
+type spiedBucket = backend.Bucket
+
+// TestStore_History_WalkReadsAhead: a walk down an item's chain reads the
+// records ahead from the times each record names, so that a backend of
+// round trips makes one per backLinks+1 revisions, not one per revision;
+// and a record appended after a revert or a delete names the right times.
+func TestStore_History_WalkReadsAhead(t *testing.T) {
+	s := mustOpenStore(t)
+	ref := mustRef(t, "notes:/walk.md")
+	const revs = 30
+	var id string
+	for i := range revs - 2 {
+		res, err := s.Write(ctx, WriteParams{Ref: ref, Content: []byte(fmt.Sprint(i)), IsText: true, OnConflict: ConflictOverwrite})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id = res.Item.ID
+	}
+	if _, err := s.Revert(ctx, ref, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, ref, false); err != nil {
+		t.Fatal(err)
+	}
+	u := uuid.MustParse(id)
+	err := s.view(ctx, func(t *txn) error {
+		spy := &readAheadSpy{spiedBucket: t.revs, ahead: map[string]bool{}}
+		t.revs = spy
+		var seen []int64
+		if err := t.revsDown(u[:], func(r revLink) bool { seen = append(seen, r.rev); return true }); err != nil {
+			return err
+		}
+		want := (revs - 1 + backLinks) / (backLinks + 1)
+		if len(seen) != revs || seen[0] != revs || seen[revs-1] != 1 || spy.calls != want || !slices.Equal(spy.missed, []int64{revs}) {
+			return fmt.Errorf("walked %v with %d reads ahead (want %d), reading %v not read ahead (want only the head)", seen, spy.calls, want, spy.missed)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestStore_Verify_CatchesCorruptHistory: Verify reports history that does
 // not agree with the items.
 func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
@@ -742,6 +815,15 @@ func TestStore_Verify_CatchesCorruptHistory(t *testing.T) {
 				return err
 			}
 			r.prev++
+			return t.revs.Put(r.key(), r.encode())
+		},
+		"back times": func(t *txn) error {
+			k, _ := lastKey(t.revs, isEntryKey) // a.md's
+			r, err := revisionOf(t, k[8:24], 3)
+			if err != nil || r.back.n == 0 {
+				return fmt.Errorf("revision 3 of %x: %v, %d back times", k[8:24], err, r.back.n)
+			}
+			r.back.t[0]--
 			return t.revs.Put(r.key(), r.encode())
 		},
 		"head names an older revision": func(t *txn) error {

@@ -274,6 +274,13 @@ func (t *txn) verifyChain(id []byte, n int, latest revRec, fail func(string, ...
 	} else if len(out) != n {
 		fail("item %x: %d of its %d revisions are reached from its latest", id, len(out), n)
 	}
+	for i, r := range out {
+		for j, tm := range r.back.t[:r.back.n] {
+			if o := i + 2 + j; o < len(out) && out[o].time != tm {
+				fail("item %x: revision %d names revision %d's time as %d, not %d", id, r.rev, out[o].rev, tm, out[o].time)
+			}
+		}
+	}
 	keep, err := t.trimBases(id, chain)
 	if err != nil {
 		fail("item %x: %v", id, err)
