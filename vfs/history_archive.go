@@ -219,7 +219,7 @@ type revLink struct {
 	time, rev   int64
 	size, lines int64
 	prev        int64
-	back        revBack
+	back        []byte // encoded (decodeBack): most walks need none of it
 	entry       revPos // as resolved by revsDown
 	archived    revPos
 	hash        [32]byte
@@ -229,7 +229,9 @@ type revLink struct {
 }
 
 func (l *revLink) pos() revPos { return revPos{l.time, l.rev} }
-func (l *revLink) tip() revTip { return revTip{l.pos(), l.back.after(l.rev, l.prev)} }
+func (l *revLink) tip() revTip {
+	return revTip{l.pos(), decodeBack(l.back, l.prev).after(l.rev, l.prev)}
+}
 
 // decodeRevLink decodes the revision record k, v.
 func decodeRevLink(k, v []byte) (revLink, error) {
@@ -261,19 +263,10 @@ func decodeRevLink(k, v []byte) (revLink, error) {
 		l.strs[i], p = v[p+n:p+n+int(x)], p+n+int(x)
 	}
 	x, n := binary.Uvarint(v[p:])
-	if n <= 0 || x > backLinks {
+	if n <= 0 || x > uint64(len(v)-p-n) {
 		return l, errBadRecord
 	}
-	l.back.n, p = int(x), p+n
-	last := l.prev
-	for i := range l.back.n {
-		d, n := binary.Varint(v[p:])
-		if n <= 0 {
-			return l, errBadRecord
-		}
-		last -= d
-		l.back.t[i], p = last, p+n
-	}
+	l.back, p = v[p+n:p+n+int(x)], p+n+int(x)
 	for _, e := range []*revPos{&l.archived, &l.entry} {
 		if len(v)-p < 9 {
 			return l, errBadRecord
@@ -328,13 +321,14 @@ func (t *txn) revsDown(u []byte, fn func(r revLink) bool) error {
 		if !fn(r) {
 			return nil
 		}
-		if pf != nil && r.rev-1 < fetched && r.back.n > 0 {
-			keys := append(make([][]byte, 0, 1+r.back.n), logKey(r.prev, u, r.rev-1))
-			for i, tm := range r.back.t[:r.back.n] {
+		if pf != nil && r.rev-1 < fetched && len(r.back) > 0 {
+			back := decodeBack(r.back, r.prev)
+			keys := append(make([][]byte, 0, 1+back.n), logKey(r.prev, u, r.rev-1))
+			for i, tm := range back.t[:back.n] {
 				keys = append(keys, logKey(tm, u, r.rev-2-int64(i)))
 			}
 			pf.Prefetch(keys)
-			fetched = r.rev - 1 - int64(r.back.n)
+			fetched = r.rev - 1 - int64(back.n)
 		}
 		newer, p = r, revPos{r.prev, r.rev - 1}
 	}

@@ -43,8 +43,8 @@ func posOfKey(k []byte) revPos {
 // revRec is a decoded revision record, keyed time (8) | id (16) | rev (8).
 // Layout: version (1) | flags (1) | uvarint size | uvarint lines | hash (32) |
 // meta id (8) | prev (8) | op, actor, drive, path as uvarint length | bytes |
-// uvarint back count | back times, each a varint step down from the one
-// before (prev first) | archived and entry, each time (8) | uvarint rev.
+// uvarint length | back times, each a varint step down from the one before
+// (prev first) | archived and entry, each time (8) | uvarint rev.
 type revRec struct {
 	deleted     bool
 	time        int64
@@ -108,6 +108,33 @@ func (b revBack) after(rev, prev int64) revBack {
 	return out
 }
 
+// appendBack appends the encoding of b, the back times of a record with prev.
+func appendBack(dst []byte, b revBack, prev int64) []byte {
+	var enc [backLinks * binary.MaxVarintLen64]byte
+	e, last := enc[:0], prev
+	for _, tm := range b.t[:b.n] {
+		e, last = binary.AppendVarint(e, last-tm), tm
+	}
+	return append(binary.AppendUvarint(dst, uint64(len(e))), e...)
+}
+
+// decodeBack decodes the back times of a record with prev; malformed
+// bytes end them (they only tell a walk what to read ahead, and Verify
+// checks them against the chain).
+func decodeBack(enc []byte, prev int64) revBack {
+	var b revBack
+	last := prev
+	for b.n < backLinks && len(enc) > 0 {
+		d, n := binary.Varint(enc)
+		if n <= 0 {
+			break
+		}
+		last -= d
+		b.t[b.n], b.n, enc = last, b.n+1, enc[n:]
+	}
+	return b
+}
+
 // revTip is what appending after an item's latest revision takes from it:
 // its position, and the back times of the record appended.
 type revTip struct {
@@ -131,11 +158,7 @@ func (r *revRec) encode() []byte {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	b = binary.AppendUvarint(b, uint64(r.back.n))
-	last := r.prev
-	for _, tm := range r.back.t[:r.back.n] {
-		b, last = binary.AppendVarint(b, last-tm), tm
-	}
+	b = appendBack(b, r.back, r.prev)
 	return appendEntryRef(appendEntryRef(b, r.archived), r.entry)
 }
 
@@ -157,7 +180,7 @@ func decodeRevRec(k, v []byte) (revRec, error) {
 // record is the revRec of l, copied out of the transaction.
 func (l *revLink) record() revRec {
 	return revRec{id: bytes.Clone(l.key[8:24]), rev: l.rev, time: l.time,
-		deleted: l.deleted, size: l.size, lines: l.lines, hash: l.hash, meta: l.meta, prev: l.prev, back: l.back, entry: l.entry, archived: l.archived,
+		deleted: l.deleted, size: l.size, lines: l.lines, hash: l.hash, meta: l.meta, prev: l.prev, back: decodeBack(l.back, l.prev), entry: l.entry, archived: l.archived,
 		op: string(l.strs[0]), actor: string(l.strs[1]), drive: string(l.strs[2]), path: string(l.strs[3])}
 }
 
