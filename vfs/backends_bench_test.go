@@ -12,6 +12,23 @@ import (
 	"github.com/ctxd/ctxd/internal/pgtest"
 )
 
+// openBenchStore opens a store with history on, on backend: "bolt" (a file
+// in b's temporary directory) or "postgres" (a private database), closed
+// when b ends.
+func openBenchStore(b *testing.B, backend string) *Store {
+	b.Helper()
+	loc := filepath.Join(b.TempDir(), "ctxd.db")
+	if backend == "postgres" {
+		loc = pgtest.NewDatabase(b)
+	}
+	s, err := Open(loc, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
 // BenchmarkBackends_Write16 is durable item write throughput with 16
 // concurrent writers, on bbolt and on PostgreSQL in the same run (the
 // store alone; the daemon's figures are in daemon's BenchmarkReplicas).
@@ -19,15 +36,7 @@ func BenchmarkBackends_Write16(b *testing.B) {
 	body := strings.Repeat(strings.Repeat("z", 63)+"\n", 16) // 1 KiB
 	for _, backend := range []string{"bolt", "postgres"} {
 		b.Run("backend="+backend, func(b *testing.B) {
-			loc := filepath.Join(b.TempDir(), "ctxd.db")
-			if backend == "postgres" {
-				loc = pgtest.NewDatabase(b)
-			}
-			s, err := Open(loc, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s := openBenchStore(b, backend)
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			var failed atomic.Value

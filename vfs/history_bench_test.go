@@ -281,15 +281,7 @@ func BenchmarkHistory_Read(b *testing.B) {
 	const edits = 200
 	for _, backend := range []string{"bolt", "postgres"} {
 		b.Run("backend="+backend, func(b *testing.B) {
-			loc := filepath.Join(b.TempDir(), "ctxd.db")
-			if backend == "postgres" {
-				loc = pgtest.NewDatabase(b)
-			}
-			s, err := Open(loc, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s := openBenchStore(b, backend)
 			ref := Ref{Drive: "agent", Path: "/notes.md"}
 			lines := tenKBLines()
 			if _, err := s.Write(ctx, WriteParams{Ref: ref, Content: []byte(strings.Join(lines, "")), IsText: true}); err != nil {
