@@ -66,15 +66,13 @@ func (x *Index) TermStats(ctx context.Context, terms []string, except string) (T
 				return TermStats{}, err
 			}
 		}
-		if st.DF[i], err = docFreq(ctx, r, fieldText, t); err != nil {
-			return TermStats{}, fmt.Errorf("term stats: %w", err)
+		if len(left) == 0 {
+			st.DF[i], err = docFreq(ctx, r, fieldText, t)
+		} else {
+			st.DF[i], err = docFreqExcept(ctx, r, fieldText, t, left)
 		}
-		if st.DF[i] > 0 && len(left) > 0 {
-			n, err := holding(ctx, r, fieldText, t, left)
-			if err != nil {
-				return TermStats{}, fmt.Errorf("term stats: %w", err)
-			}
-			st.DF[i] -= min(st.DF[i], n)
+		if err != nil {
+			return TermStats{}, fmt.Errorf("term stats: %w", err)
 		}
 	}
 	return st, nil
@@ -105,17 +103,21 @@ func postings(ctx context.Context, r index.IndexReader, field, term string) ([]i
 	}
 }
 
-// holding counts the documents of ids (in index order) that hold term in
-// field, advancing through its postings rather than reading them all.
-func holding(ctx context.Context, r index.IndexReader, field, term string, ids []index.IndexInternalID) (uint64, error) {
+// docFreqExcept is docFreq less the documents of ids (in index order):
+// one postings reader counts the term's documents, then advances over ids
+// rather than reading every posting.
+func docFreqExcept(ctx context.Context, r index.IndexReader, field, term string, ids []index.IndexInternalID) (uint64, error) {
 	tfr, err := r.TermFieldReader(ctx, []byte(term), field, false, false, false)
 	if err != nil {
 		return 0, fmt.Errorf("term %s:%q: %w", field, term, err)
 	}
 	defer tfr.Close()
-	var n uint64
+	df := tfr.Count()
 	var at *index.TermFieldDoc
 	for i, id := range ids {
+		if df == 0 {
+			break
+		}
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return 0, err
@@ -131,8 +133,8 @@ func holding(ctx context.Context, r index.IndexReader, field, term string, ids [
 			break
 		}
 		if at.ID.Equals(id) {
-			n++
+			df--
 		}
 	}
-	return n, nil
+	return df, nil
 }
